@@ -1,0 +1,102 @@
+package api
+
+import (
+	_ "embed"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/service"
+)
+
+//go:embed openapi.json
+var openAPIDocument []byte
+
+// OpenAPIDocument is the OpenAPI 3.1 description of every REST endpoint.
+func OpenAPIDocument() []byte { return openAPIDocument }
+
+// NewRouter builds the whole HTTP interface: every route, in one block.
+func NewRouter(svc *service.Service) *gin.Engine {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.Use(logRequests, recoverPanics)
+	_ = r.SetTrustedProxies(nil) // ClientIP is the peer address unless configured otherwise
+	r.HandleMethodNotAllowed = false
+	r.RedirectTrailingSlash = false
+	r.RedirectFixedPath = false
+
+	r.GET("/healthz", health(svc))
+	r.GET("/api/openapi.json", func(c *gin.Context) {
+		c.Data(http.StatusOK, "application/json", openAPIDocument)
+	})
+
+	tasks := tasksHandler{svc}
+	bearer := r.Group("/api", requireBearer(svc))
+	bearer.GET("/tasks", tasks.list)
+	bearer.POST("/tasks", tasks.create)
+	bearer.DELETE("/tasks/done", tasks.deleteDone)
+	bearer.GET("/tasks/:id", tasks.get)
+	bearer.DELETE("/tasks/:id", tasks.delete)
+	bearer.PUT("/tasks/:id/status", tasks.setStatus)
+	bearer.PUT("/tasks/:id/agent", tasks.setAgent)
+	bearer.PUT("/tasks/:id/steps/:stepNum/status", tasks.setStepStatus)
+	bearer.POST("/tasks/:id/respond", tasks.respond)
+	bearer.GET("/projects/:projectId/tasks", tasks.list)
+	bearer.GET("/projects/:projectId/tasks/:id", tasks.get)
+
+	r.NoRoute(func(c *gin.Context) {
+		if strings.HasPrefix(c.Request.URL.Path, "/api/") || c.Request.URL.Path == "/api" {
+			fail(c, errs.Missing("no endpoint %s %s; /api/openapi.json lists them all", c.Request.Method, c.Request.URL.Path))
+			return
+		}
+		c.String(http.StatusNotFound, "404 page not found\n")
+	})
+	return r
+}
+
+// health answers GET /healthz: 200 while the database answers.
+func health(svc *service.Service) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := svc.Store().Ping(c.Request.Context()); err != nil {
+			slog.Error("health check", "err", err)
+			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable"})
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"status": "ok"})
+	}
+}
+
+// logRequests writes one structured line per request. It logs the path only: query
+// strings may carry credentials (access_token), and headers are never logged.
+func logRequests(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	slog.LogAttrs(c.Request.Context(), slog.LevelInfo, "request",
+		slog.String("method", c.Request.Method),
+		slog.String("path", c.Request.URL.Path),
+		slog.Int("status", c.Writer.Status()),
+		slog.Float64("ms", float64(time.Since(start).Microseconds())/1000),
+		slog.Int("bytes", max(c.Writer.Size(), 0)),
+		slog.String("remote", c.ClientIP()),
+	)
+}
+
+// recoverPanics turns a panic in a handler into a 500 in the error envelope.
+func recoverPanics(c *gin.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			if r == http.ErrAbortHandler {
+				panic(r)
+			}
+			slog.Error("handler panicked", "path", c.Request.URL.Path, "panic", r, "stack", string(debug.Stack()))
+			fail(c, fmt.Errorf("handler panicked: %v", r))
+		}
+	}()
+	c.Next()
+}

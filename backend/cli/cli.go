@@ -1,0 +1,353 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/server"
+	"github.com/agentdesk/agentdesk/backend/service"
+	"github.com/agentdesk/agentdesk/backend/store"
+	"github.com/agentdesk/agentdesk/backend/version"
+)
+
+// Desktop opens the desktop window; it returns the exit status.
+type Desktop func(cfg server.Config) int
+
+const usage = `agentdesk: tasks and conversations for software agents and people.
+
+Usage:
+  agentdesk [--data DIR]                       open the desktop window
+  agentdesk --serve [--addr HOST:PORT] [--data DIR] [--log-format text|json]
+                                               run the server headless
+  agentdesk project create --name N [--namespace NS]
+  agentdesk agent create --project ID --name N
+  agentdesk agent env --project ID --name N [--url URL]
+  agentdesk token create --project ID --name N --scopes a,b [--type platform|data] [--expires 90d]
+  agentdesk backup --out FILE
+  agentdesk version
+
+Every command takes --data DIR (env AGENTDESK_DATA; default %s).
+--addr defaults to env AGENTDESK_ADDR, else %s.
+`
+
+// usageError is a bad flag or argument: one line on stderr, exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// Main runs the command line and returns the exit status.
+func Main(args []string, stdout, stderr io.Writer, desktop Desktop) int {
+	err := run(args, stdout, stderr, desktop)
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "agentdesk: %s (see agentdesk --help)\n", ue.msg)
+		return 2
+	case errors.Is(err, errExit2):
+		return 2
+	default:
+		fmt.Fprintf(stderr, "agentdesk: %s\n", err)
+		return 1
+	}
+}
+
+var errExit2 = errors.New("exit 2")
+
+func defaultDataDir() string {
+	if d := os.Getenv("AGENTDESK_DATA"); d != "" {
+		return d
+	}
+	return server.DefaultDataDir()
+}
+
+func defaultAddr() string {
+	if a := os.Getenv("AGENTDESK_ADDR"); a != "" {
+		return a
+	}
+	return server.DefaultAddr
+}
+
+// newFlags makes a flag set that reports errors to us instead of printing usage.
+func newFlags(name string, dataDir *string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(dataDir, "data", *dataDir, "data directory")
+	return fs
+}
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usagef("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
+	dataDir := defaultDataDir()
+	fs := newFlags("agentdesk", &dataDir)
+	serve := fs.Bool("serve", false, "run the server headless")
+	addr := fs.String("addr", defaultAddr(), "listen address")
+	logFormat := fs.String("log-format", "text", "text or json")
+	help := fs.Bool("help", false, "show usage")
+	fs.BoolVar(help, "h", false, "show usage")
+	if err := fs.Parse(args); err != nil {
+		return usagef("%v", err)
+	}
+	if *help {
+		fmt.Fprintf(stdout, usage, server.DefaultDataDir(), server.DefaultAddr)
+		return nil
+	}
+	if fs.NArg() > 0 {
+		if *serve {
+			return usagef("--serve takes no subcommand")
+		}
+		return runCommand(fs.Args(), dataDir, stdout, stderr)
+	}
+	switch *logFormat {
+	case "text":
+		slog.SetDefault(slog.New(slog.NewTextHandler(stderr, nil)))
+	case "json":
+		slog.SetDefault(slog.New(slog.NewJSONHandler(stderr, nil)))
+	default:
+		return usagef("--log-format must be text or json")
+	}
+	cfg := server.Config{DataDir: dataDir, Addr: *addr}
+	if !*serve {
+		if code := desktop(cfg); code != 0 {
+			return errExit2
+		}
+		return nil
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return server.Run(ctx, cfg)
+}
+
+func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
+	cmd := args[0]
+	if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+		cmd += " " + args[1]
+		args = args[2:]
+	} else {
+		args = args[1:]
+	}
+	switch cmd {
+	case "version":
+		if err := parse(newFlags(cmd, &dataDir), args); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, version.Version)
+		return nil
+	case "project create":
+		return projectCreate(args, dataDir, stdout)
+	case "agent create":
+		return agentCreate(args, dataDir, stdout)
+	case "agent env":
+		return agentEnv(args, dataDir, stdout)
+	case "token create":
+		return tokenCreate(args, dataDir, stdout)
+	case "backup":
+		return backup(args, dataDir, stdout)
+	}
+	return usagef("unknown command %q", cmd)
+}
+
+// withService opens the data directory's database for one command.
+func withService(dataDir string, fn func(ctx context.Context, svc *service.Service) error) error {
+	ctx := context.Background()
+	st, err := store.Open(ctx, server.DBPath(dataDir), store.Options{})
+	if err != nil {
+		return fmt.Errorf("open database %s: %w", server.DBPath(dataDir), err)
+	}
+	svc := service.New(st, service.Options{})
+	err = svc.EnsureDefaultProject(ctx)
+	if err == nil {
+		err = fn(ctx, svc)
+	}
+	svc.Close()
+	return errors.Join(err, st.Close())
+}
+
+func required(name, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return usagef("--%s is required", name)
+	}
+	return nil
+}
+
+func printJSON(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
+}
+
+func projectCreate(args []string, dataDir string, stdout io.Writer) error {
+	fs := newFlags("project create", &dataDir)
+	name := fs.String("name", "", "project name")
+	namespace := fs.String("namespace", "", "orchestration namespace")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := required("name", *name); err != nil {
+		return err
+	}
+	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
+		p, err := svc.CreateProject(ctx, auth.Owner(""), *name, *namespace)
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, map[string]string{"id": p.ID, "name": p.Name, "namespace": p.Namespace, "token_secret": p.TokenSecret})
+	})
+}
+
+func agentCreate(args []string, dataDir string, stdout io.Writer) error {
+	fs := newFlags("agent create", &dataDir)
+	project := fs.String("project", "", "project id")
+	name := fs.String("name", "", "agent name")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := errors.Join(required("project", *project), required("name", *name)); err != nil {
+		return usagef("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
+		a, err := svc.CreateAgent(ctx, auth.Owner(*project), *name)
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, map[string]any{"id": a.ID, "name": a.Name})
+	})
+}
+
+func agentEnv(args []string, dataDir string, stdout io.Writer) error {
+	fs := newFlags("agent env", &dataDir)
+	project := fs.String("project", "", "project id")
+	name := fs.String("name", "", "agent name")
+	url := fs.String("url", "", "agentdesk's base URL as the agent reaches it")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := errors.Join(required("project", *project), required("name", *name)); err != nil {
+		return usagef("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	if *url == "" {
+		*url = "http://" + defaultAddr()
+	}
+	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
+		env, err := svc.AgentEnv(ctx, auth.Owner(*project), *name, *url)
+		if err != nil {
+			return err
+		}
+		for _, v := range env {
+			fmt.Fprintf(stdout, "export %s=%s\n", v.Name, shellQuote(v.Value))
+		}
+		return nil
+	})
+}
+
+// shellQuote quotes v for a POSIX shell when it holds anything but safe characters.
+func shellQuote(v string) string {
+	safe := v != ""
+	for _, r := range v {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.:/@%+=,", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return v
+	}
+	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
+}
+
+func tokenCreate(args []string, dataDir string, stdout io.Writer) error {
+	fs := newFlags("token create", &dataDir)
+	project := fs.String("project", "", "project id")
+	name := fs.String("name", "", "token name")
+	scopes := fs.String("scopes", "", "comma-separated scopes")
+	typ := fs.String("type", "platform", "platform or data")
+	expires := fs.String("expires", "", "lifetime, e.g. 90d or 12h (default: no expiry)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := errors.Join(required("project", *project), required("name", *name), required("scopes", *scopes)); err != nil {
+		return usagef("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	if *typ != "platform" && *typ != "data" {
+		return usagef("--type must be platform or data")
+	}
+	in := service.CreateTokenInput{Name: *name, Type: *typ, Scopes: auth.SplitScopes(*scopes)}
+	if *expires != "" {
+		d, err := parseLifetime(*expires)
+		if err != nil {
+			return err
+		}
+		at := time.Now().Add(d).UTC()
+		in.ExpiresAt = &at
+	}
+	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
+		value, _, err := svc.CreateToken(ctx, auth.Owner(*project), in)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(stdout, value)
+		return err
+	})
+}
+
+// parseLifetime reads a Go duration, or a whole number of days such as 90d.
+func parseLifetime(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err == nil && n > 0 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	} else if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return d, nil
+	}
+	return 0, usagef("--expires must be a positive lifetime such as 90d or 12h, not %q", s)
+}
+
+func backup(args []string, dataDir string, stdout io.Writer) error {
+	fs := newFlags("backup", &dataDir)
+	out := fs.String("out", "", "file to write")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := required("out", *out); err != nil {
+		return err
+	}
+	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
+		path, err := svc.Backup(ctx, auth.Owner(""), *out)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(stdout, path)
+		return err
+	})
+}

@@ -1,0 +1,61 @@
+// Package errs is the one error type that crosses agentdesk's layers. The service layer
+// returns it; REST and GraphQL translate its Code into a status and an error body.
+package errs
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is one of the contract's error codes.
+type Code string
+
+const (
+	InvalidArgument Code = "invalid_argument"
+	Unauthenticated Code = "unauthenticated"
+	Forbidden       Code = "forbidden"
+	NotFound        Code = "not_found"
+	Conflict        Code = "conflict"
+	PayloadTooLarge Code = "payload_too_large"
+	RateLimited     Code = "rate_limited"
+	Internal        Code = "internal"
+)
+
+// Error is a failure a caller can act on: Message is a sentence meant for people and
+// never carries SQL, stack traces or secrets.
+type Error struct {
+	Code    Code
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func newf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func Invalid(format string, args ...any) *Error     { return newf(InvalidArgument, format, args...) }
+func Unauth(format string, args ...any) *Error      { return newf(Unauthenticated, format, args...) }
+func Forbid(format string, args ...any) *Error      { return newf(Forbidden, format, args...) }
+func Missing(format string, args ...any) *Error     { return newf(NotFound, format, args...) }
+func Conflicting(format string, args ...any) *Error { return newf(Conflict, format, args...) }
+func TooLarge(format string, args ...any) *Error    { return newf(PayloadTooLarge, format, args...) }
+
+// CodeOf reports the code of err, Internal for anything that is not an *Error.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return Internal
+}
+
+// Public returns the code and a message that is safe to show: an internal error's text
+// is replaced, since it may hold details of the machine or the database.
+func Public(err error) (Code, string) {
+	var e *Error
+	if errors.As(err, &e) && e.Code != Internal {
+		return e.Code, e.Message
+	}
+	return Internal, "internal error; the server log has the details"
+}

@@ -1,0 +1,49 @@
+package model
+
+import "time"
+
+// Project owns agents, tokens, tasks and conversations; nothing crosses projects.
+type Project struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Namespace   string    `json:"namespace"`
+	TokenSecret string    `json:"-"` // shared secret of the project's agents; shown only by the CLI
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Agent is a software agent registered in a project.
+type Agent struct {
+	ID        int64     `json:"id"`
+	ProjectID string    `json:"project_id"`
+	Name      string    `json:"name"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Token types.
+const (
+	TokenPlatform = "platform"
+	TokenData     = "data"
+)
+
+// Token is a stored token; its value is never kept, only a hash and a short hint.
+type Token struct {
+	ID         int64      `json:"id"`
+	ProjectID  string     `json:"project_id"`
+	Name       string     `json:"name"`
+	Type       string     `json:"type"`
+	Scopes     []string   `json:"scopes"`
+	Hint       string     `json:"hint"`
+	CreatedAt  time.Time  `json:"created_at"`
+	ExpiresAt  *time.Time `json:"expires_at"`
+	LastUsedAt *time.Time `json:"last_used_at"`
+	RevokedAt  *time.Time `json:"revoked_at"`
+}
+
+// Event is one stored change, as the events stream will send it.
+type Event struct {
+	Seq       int64     `json:"seq"`
+	Type      string    `json:"type"`
+	ProjectID string    `json:"projectId"`
+	At        time.Time `json:"at"`
+	Data      any       `json:"data"`
+}

@@ -1,0 +1,121 @@
+package model
+
+import "time"
+
+// Task statuses, case-sensitive as the spec writes them.
+const (
+	StatusBacklog = "Backlog"
+	StatusTodo    = "Todo"
+	StatusDoing   = "Doing"
+	StatusWaiting = "Waiting"
+	StatusDone    = "Done"
+	StatusFailed  = "Failed"
+)
+
+// TaskStatuses lists every task status in board order.
+var TaskStatuses = []string{StatusBacklog, StatusTodo, StatusDoing, StatusWaiting, StatusDone, StatusFailed}
+
+// IsTaskStatus reports whether s is one of the task statuses.
+func IsTaskStatus(s string) bool {
+	for _, v := range TaskStatuses {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Step statuses. Requests may also use the task vocabulary; see ParseStepStatus.
+const (
+	StepPending    = "pending"
+	StepInProgress = "in_progress"
+	StepCompleted  = "completed"
+	StepSkipped    = "skipped"
+)
+
+// ParseStepStatus maps a requested step status to the stored one. It accepts the step
+// vocabulary and, as the contract allows, Todo, Doing and Done.
+func ParseStepStatus(s string) (string, bool) {
+	switch s {
+	case StepPending, StepInProgress, StepCompleted, StepSkipped:
+		return s, true
+	case StatusTodo:
+		return StepPending, true
+	case StatusDoing:
+		return StepInProgress, true
+	case StatusDone:
+		return StepCompleted, true
+	}
+	return "", false
+}
+
+// Task sources.
+const (
+	SourceUser  = "user"
+	SourceAgent = "agent"
+	SourceJob   = "job"
+)
+
+// DefaultTaskType is the taskType of a task whose request names none.
+const DefaultTaskType = "standard"
+
+// Task is one unit of work, as every Task response shows it.
+type Task struct {
+	ID             int64         `json:"id"`
+	ProjectID      string        `json:"project_id"`
+	AgentID        *int64        `json:"agent_id"`
+	AgentName      string        `json:"agent_name"`
+	Summary        string        `json:"summary"`
+	Details        string        `json:"details"`
+	Steps          []Step        `json:"steps"`
+	Conversation   []TaskMessage `json:"conversation,omitzero"` // nil in lists, [] when empty
+	Status         string        `json:"status"`
+	Source         string        `json:"source"`
+	TaskType       string        `json:"taskType"`
+	CurrentStepNum int           `json:"current_step_num"`
+	IsActive       bool          `json:"is_active"`
+	IsWaiting      bool          `json:"is_waiting"`
+	WaitingDetails *string       `json:"waiting_details"`
+	WaitingVersion int64         `json:"waiting_version"`
+	CreatedAt      time.Time     `json:"created_at"`
+	UpdatedAt      time.Time     `json:"updated_at"`
+}
+
+// Step is one ordered subtask of a task.
+type Step struct {
+	ID     int64  `json:"id"`
+	Title  string `json:"title"`
+	Status string `json:"status"`
+}
+
+// Conversation roles of a task.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// TaskMessage is one entry of a task's conversation.
+type TaskMessage struct {
+	Role      string    `json:"role"`
+	Content   string    `json:"content"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Derive sets the fields that follow from the others.
+func (t *Task) Derive() {
+	t.IsActive = t.Status == StatusDoing
+	t.IsWaiting = t.Status == StatusWaiting
+	if !t.IsWaiting {
+		t.WaitingDetails = nil
+	}
+	if t.Steps == nil {
+		t.Steps = []Step{}
+	}
+	t.CurrentStepNum = len(t.Steps)
+	for i, s := range t.Steps {
+		if s.Status == StepPending || s.Status == StepInProgress {
+			t.CurrentStepNum = i
+			break
+		}
+	}
+}

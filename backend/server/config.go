@@ -1,0 +1,42 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// Config is how a server runs.
+type Config struct {
+	DataDir string // holds agentdesk.db
+	Addr    string // host:port to listen on
+}
+
+// DefaultAddr is where the server listens unless told otherwise: loopback only, so that
+// agents on this machine reach it and nothing else does.
+const DefaultAddr = "127.0.0.1:8080"
+
+// DBFile is the database's file name inside the data directory.
+const DBFile = "agentdesk.db"
+
+// DBPath is the database file of a data directory.
+func DBPath(dataDir string) string { return filepath.Join(dataDir, DBFile) }
+
+// DefaultDataDir is where the OS keeps this user's application data:
+// $XDG_DATA_HOME/agentdesk or ~/.local/share/agentdesk on Linux,
+// ~/Library/Application Support/agentdesk on macOS, %AppData%\agentdesk on Windows.
+func DefaultDataDir() string {
+	home, _ := os.UserHomeDir()
+	switch runtime.GOOS {
+	case "darwin":
+		return filepath.Join(home, "Library", "Application Support", "agentdesk")
+	case "windows":
+		if d := os.Getenv("AppData"); d != "" {
+			return filepath.Join(d, "agentdesk")
+		}
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "agentdesk")
+	}
+	return filepath.Join(home, ".local", "share", "agentdesk")
+}

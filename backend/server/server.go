@@ -1,0 +1,102 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/api"
+	"github.com/agentdesk/agentdesk/backend/service"
+	"github.com/agentdesk/agentdesk/backend/store"
+)
+
+// Server is a running agentdesk service.
+type Server struct {
+	Service *service.Service
+	store   *store.Store
+	http    *http.Server
+	ln      net.Listener
+	served  chan error
+}
+
+// Start opens the database (migrating it), makes sure the default project exists, and
+// starts serving on cfg.Addr. It returns once the server accepts connections.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	st, err := store.Open(ctx, DBPath(cfg.DataDir), store.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", DBPath(cfg.DataDir), err)
+	}
+	svc := service.New(st, service.Options{})
+	if err := svc.EnsureDefaultProject(ctx); err != nil {
+		svc.Close()
+		st.Close()
+		return nil, fmt.Errorf("prepare database: %w", err)
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		svc.Close()
+		st.Close()
+		return nil, listenError(cfg.Addr, err)
+	}
+	s := &Server{
+		Service: svc,
+		store:   st,
+		ln:      ln,
+		served:  make(chan error, 1),
+		http: &http.Server{
+			Handler:           api.NewRouter(svc),
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
+		},
+	}
+	go func() { s.served <- s.http.Serve(ln) }()
+	return s, nil
+}
+
+func listenError(addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("cannot listen on %s: the address is already in use by another program; choose another with --addr 127.0.0.1:PORT or AGENTDESK_ADDR", addr)
+	}
+	return fmt.Errorf("cannot listen on %s: %w", addr, err)
+}
+
+// URL is the base address the server answers on.
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+
+// Shutdown stops accepting connections, lets in-flight requests finish (until ctx ends),
+// then closes the service and the database.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.http.Shutdown(ctx)
+	if serveErr := <-s.served; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		err = errors.Join(err, serveErr)
+	}
+	s.Service.Close()
+	return errors.Join(err, s.store.Close())
+}
+
+// Run serves until ctx ends (a signal), then shuts down gracefully.
+func Run(ctx context.Context, cfg Config) error {
+	s, err := Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	slog.Info("agentdesk is listening", "url", s.URL(), "data", cfg.DataDir)
+	<-ctx.Done()
+	slog.Info("shutting down: finishing in-flight requests")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := s.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	slog.Info("stopped cleanly")
+	return nil
+}
+
+// Handler is the server's HTTP handler, for the desktop window to serve in-process.
+func (s *Server) Handler() http.Handler { return s.http.Handler }

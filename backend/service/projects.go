@@ -1,0 +1,212 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/store"
+)
+
+// The project created on first start.
+const (
+	DefaultProjectName      = "Personal"
+	DefaultProjectNamespace = "default"
+)
+
+var (
+	namespacePattern = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	agentNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+)
+
+// EnsureDefaultProject creates the Personal project and the local owner when the
+// database has no project yet. Safe to call from several processes at once: the check
+// and the insert share one write transaction.
+func (s *Service) EnsureDefaultProject(ctx context.Context) error {
+	now := s.clock()
+	return s.store.Write(ctx, func(tx *store.Tx) error {
+		if err := tx.InsertOwner(ctx, "owner", now); err != nil {
+			return internal("create owner", err)
+		}
+		projects, err := tx.Projects(ctx)
+		if err != nil || len(projects) > 0 {
+			return err
+		}
+		_, err = insertProject(ctx, tx, DefaultProjectName, DefaultProjectNamespace, now)
+		return err
+	})
+}
+
+func insertProject(ctx context.Context, tx *store.Tx, name, namespace string, now time.Time) (*model.Project, error) {
+	p := &model.Project{
+		ID:          "prj_" + auth.RandomString(16),
+		Name:        name,
+		Namespace:   namespace,
+		TokenSecret: auth.RandomString(40),
+		CreatedAt:   now,
+	}
+	if err := tx.InsertProject(ctx, p); err != nil {
+		return nil, internal("create project", err)
+	}
+	return p, nil
+}
+
+// CreateProject makes a new project. Only the local owner creates projects.
+func (s *Service) CreateProject(ctx context.Context, p *auth.Principal, name, namespace string) (*model.Project, error) {
+	if p == nil || p.Kind != auth.KindOwner {
+		return nil, errs.Forbid("only the local owner creates projects")
+	}
+	if err := checkText("name", name, true, 200); err != nil {
+		return nil, err
+	}
+	if namespace == "" {
+		namespace = DefaultProjectNamespace
+	}
+	if !namespacePattern.MatchString(namespace) {
+		return nil, errs.Invalid("namespace %q is not valid: use 1 to 63 lowercase letters, digits and dashes, starting and ending with a letter or digit", namespace)
+	}
+	var out *model.Project
+	err := s.store.Write(ctx, func(tx *store.Tx) (err error) {
+		out, err = insertProject(ctx, tx, name, namespace, s.clock())
+		return err
+	})
+	return out, err
+}
+
+// Projects lists the projects the principal can see: its own, or every one for the owner.
+func (s *Service) Projects(ctx context.Context, p *auth.Principal) ([]model.Project, error) {
+	if p == nil {
+		return nil, errs.Unauth("authentication required")
+	}
+	all, err := s.store.Read().Projects(ctx)
+	if err != nil {
+		return nil, internal("list projects", err)
+	}
+	if p.Kind == auth.KindOwner {
+		return all, nil
+	}
+	for _, pr := range all {
+		if pr.ID == p.ProjectID {
+			return []model.Project{pr}, nil
+		}
+	}
+	return []model.Project{}, nil
+}
+
+// project loads a project, 404 when it does not exist.
+func (s *Service) project(ctx context.Context, r store.Reader, id string) (*model.Project, error) {
+	pr, err := r.Project(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errs.Missing("project %q not found", id)
+	}
+	if err != nil {
+		return nil, internal("load project", err)
+	}
+	return pr, nil
+}
+
+// Project loads the principal's project (or, for the owner, any project by id).
+func (s *Service) Project(ctx context.Context, p *auth.Principal, id string) (*model.Project, error) {
+	if p == nil {
+		return nil, errs.Unauth("authentication required")
+	}
+	if p.Kind != auth.KindOwner && id != p.ProjectID {
+		return nil, errs.Missing("project %q not found", id)
+	}
+	return s.project(ctx, s.store.Read(), id)
+}
+
+// CreateAgent registers an agent in the principal's project.
+func (s *Service) CreateAgent(ctx context.Context, p *auth.Principal, name string) (*model.Agent, error) {
+	if err := require(p, auth.Admin); err != nil {
+		return nil, err
+	}
+	if !agentNamePattern.MatchString(name) {
+		return nil, errs.Invalid("agent name %q is not valid: use 1 to 64 letters, digits, dots, dashes and underscores, starting with a letter or digit", name)
+	}
+	a := &model.Agent{ProjectID: p.ProjectID, Name: name, CreatedAt: s.clock()}
+	err := s.store.Write(ctx, func(tx *store.Tx) error {
+		if _, err := s.project(ctx, tx.Reader, p.ProjectID); err != nil {
+			return err
+		}
+		err := tx.InsertAgent(ctx, a)
+		if errors.Is(err, store.ErrDuplicate) {
+			return errs.Conflicting("an agent named %q already exists in this project", name)
+		}
+		if err != nil {
+			return internal("create agent", err)
+		}
+		return tx.AppendEvent(ctx, p.ProjectID, "agent.created", a, a.CreatedAt)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Agents lists the agents of the principal's project.
+func (s *Service) Agents(ctx context.Context, p *auth.Principal) ([]model.Agent, error) {
+	if err := require(p, auth.TaskRead); err != nil {
+		return nil, err
+	}
+	agents, err := s.store.Read().Agents(ctx, p.ProjectID)
+	if err != nil {
+		return nil, internal("list agents", err)
+	}
+	return agents, nil
+}
+
+// EnvVar is one variable of an agent's environment.
+type EnvVar struct{ Name, Value string }
+
+// AgentEnv is the environment an agent process needs to reach agentdesk, in a stable
+// order. It holds the project's secret, so it needs the admin scope.
+func (s *Service) AgentEnv(ctx context.Context, p *auth.Principal, agentName, baseURL string) ([]EnvVar, error) {
+	if err := require(p, auth.Admin); err != nil {
+		return nil, err
+	}
+	r := s.store.Read()
+	pr, err := s.project(ctx, r, p.ProjectID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.AgentByName(ctx, p.ProjectID, agentName); errors.Is(err, store.ErrNotFound) {
+		return nil, errs.Missing("no agent named %q in project %s; create it first with: agentdesk agent create --project %s --name %s", agentName, pr.ID, pr.ID, agentName)
+	} else if err != nil {
+		return nil, internal("load agent", err)
+	}
+	return []EnvVar{
+		{"SERVICE_NAMESPACE", pr.Namespace},
+		{"SERVICE_PROJECT_ID", pr.ID},
+		{"SERVICE_TOKEN_SECRET", pr.TokenSecret},
+		{"AGENT_NAME", agentName},
+		{"SERVICE_API_TOKEN", auth.AgentDigest(pr.ID, pr.TokenSecret)},
+		{"AGENTDESK_URL", baseURL},
+	}, nil
+}
+
+// Backup writes a consistent copy of the whole database to path (which must not exist)
+// while the service keeps running, and returns the absolute path written. It copies
+// every project, so only the local owner may call it.
+func (s *Service) Backup(ctx context.Context, p *auth.Principal, path string) (string, error) {
+	if p == nil || p.Kind != auth.KindOwner {
+		return "", errs.Forbid("only the local owner can back up the database")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", errs.Invalid("backup path %q is not usable: %v", path, err)
+	}
+	if _, err := os.Stat(abs); err == nil {
+		return "", errs.Conflicting("%s already exists; choose a new file name", abs)
+	}
+	if err := s.store.Backup(ctx, abs); err != nil {
+		return "", internal("back up", err)
+	}
+	return abs, nil
+}

@@ -1,0 +1,134 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/store"
+)
+
+// Service is the rules over one store.
+type Service struct {
+	store *store.Store
+	now   func() time.Time
+
+	usedMu sync.Mutex
+	used   map[int64]time.Time // token id -> last use not yet written
+
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+// Options tune a Service; the zero value is what agentdesk runs with.
+type Options struct {
+	Now func() time.Time // the clock; tests inject one
+}
+
+// IdempotencyKeyTTL is how long an Idempotency-Key is remembered (the contract says at
+// least 24 hours; pruning runs hourly, so a key lives 24 to 25 hours).
+const IdempotencyKeyTTL = 24 * time.Hour
+
+// New returns the service and starts its housekeeping (recording token use, forgetting
+// old idempotency keys). Close stops it.
+func New(st *store.Store, opts Options) *Service {
+	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{}, stop: make(chan struct{})}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.done.Add(1)
+	go s.housekeeping()
+	return s
+}
+
+// Close stops the housekeeping and writes what it still held.
+func (s *Service) Close() {
+	close(s.stop)
+	s.done.Wait()
+	s.flushTokenUse(context.Background())
+}
+
+// Store is the store under the service, for the few callers that need the file itself
+// (backup, health checks).
+func (s *Service) Store() *store.Store { return s.store }
+
+func (s *Service) housekeeping() {
+	defer s.done.Done()
+	flush := time.NewTicker(10 * time.Second)
+	prune := time.NewTicker(time.Hour)
+	defer flush.Stop()
+	defer prune.Stop()
+	s.pruneIdempotencyKeys()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-flush.C:
+			s.flushTokenUse(context.Background())
+		case <-prune.C:
+			s.pruneIdempotencyKeys()
+		}
+	}
+}
+
+func (s *Service) pruneIdempotencyKeys() {
+	before := s.clock().Add(-IdempotencyKeyTTL)
+	err := s.store.Write(context.Background(), func(tx *store.Tx) error {
+		_, err := tx.PruneIdempotencyKeys(context.Background(), before)
+		return err
+	})
+	if err != nil {
+		slog.Warn("prune idempotency keys", "err", err)
+	}
+}
+
+// clock is the current time at the store's precision (microseconds, UTC), so that an
+// object returned by a write equals the same object read back.
+func (s *Service) clock() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// require checks that the principal holds scope.
+func require(p *auth.Principal, scope string) error {
+	if p == nil {
+		return errs.Unauth("authentication required")
+	}
+	if p.Has(scope) {
+		return nil
+	}
+	if p.TokenType == "data" {
+		return errs.Forbid("data tokens are accepted only by the /api/vector endpoints; use a platform token with the %s scope", scope)
+	}
+	return errs.Forbid("this request needs the %s scope, which the caller does not hold", scope)
+}
+
+// internal wraps an unexpected failure; errs.Public hides its text from callers.
+func internal(what string, err error) error {
+	var e *errs.Error
+	if errors.As(err, &e) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// checkText validates a text field: required (non-blank) if asked, at most max characters.
+func checkText(field, v string, required bool, maxLen int) error {
+	if required && strings.TrimSpace(v) == "" {
+		return errs.Invalid("%s is required and must not be empty", field)
+	}
+	if !utf8.ValidString(v) {
+		return errs.Invalid("%s must be valid UTF-8 text", field)
+	}
+	if n := utf8.RuneCountInString(v); n > maxLen {
+		return errs.Invalid("%s is too long: %d characters, at most %d", field, n, maxLen)
+	}
+	return nil
+}

@@ -1,0 +1,402 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/store"
+)
+
+// Bounds on task input, also stated in the OpenAPI document.
+const (
+	MaxSummaryLen  = 1000
+	MaxDetailsLen  = 100_000
+	MaxSteps       = 500
+	MaxStepLen     = 1000
+	MaxTaskTypeLen = 64
+	MaxResponseLen = 100_000
+	MaxListLimit   = 1000
+)
+
+// Event types of tasks.
+const (
+	EventTaskCreated = "task.created"
+	EventTaskUpdated = "task.updated"
+	EventTaskDeleted = "task.deleted"
+)
+
+// StepInput is one step of a new task.
+type StepInput struct {
+	Title string `json:"title"`
+}
+
+// CreateTaskInput is a new task.
+type CreateTaskInput struct {
+	Summary  string      `json:"summary"`
+	Details  string      `json:"details"`
+	Steps    []StepInput `json:"steps"`
+	AgentID  *int64      `json:"agent_id"`
+	TaskType string      `json:"taskType"`
+}
+
+func (in *CreateTaskInput) validate() error {
+	if err := checkText("summary", in.Summary, true, MaxSummaryLen); err != nil {
+		return err
+	}
+	if err := checkText("details", in.Details, false, MaxDetailsLen); err != nil {
+		return err
+	}
+	if err := checkText("taskType", in.TaskType, false, MaxTaskTypeLen); err != nil {
+		return err
+	}
+	if len(in.Steps) > MaxSteps {
+		return errs.Invalid("too many steps: %d, at most %d", len(in.Steps), MaxSteps)
+	}
+	for i, st := range in.Steps {
+		if err := checkText("steps["+itoa(i)+"].title", st.Title, true, MaxStepLen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CreateTask makes a task in the principal's project: Todo when it has an agent, else
+// Backlog. With an idempotency key, a repeated request returns the first task again.
+func (s *Service) CreateTask(ctx context.Context, p *auth.Principal, in CreateTaskInput, idemKey string) (*model.Task, error) {
+	if err := require(p, auth.TaskWrite); err != nil {
+		return nil, err
+	}
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	if err := CheckIdempotencyKey(idemKey); err != nil {
+		return nil, err
+	}
+	now := s.clock()
+	var task *model.Task
+	err := s.store.Write(ctx, func(tx *store.Tx) (err error) {
+		task, _, err = idempotent(ctx, tx, p, idemKey, "create-task", in, now, func() (*model.Task, error) {
+			return s.insertTask(ctx, tx, p, in, now)
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return task, nil
+}
+
+func (s *Service) insertTask(ctx context.Context, tx *store.Tx, p *auth.Principal, in CreateTaskInput, now time.Time) (*model.Task, error) {
+	task := &model.Task{
+		ProjectID: p.ProjectID,
+		Summary:   in.Summary,
+		Details:   in.Details,
+		Status:    model.StatusBacklog,
+		Source:    model.SourceUser,
+		TaskType:  in.TaskType,
+		Steps:     make([]model.Step, len(in.Steps)),
+		CreatedAt: now,
+		UpdatedAt: now,
+	}
+	if p.Kind == auth.KindAgent {
+		task.Source = model.SourceAgent
+	}
+	if task.TaskType == "" {
+		task.TaskType = model.DefaultTaskType
+	}
+	for i, st := range in.Steps {
+		task.Steps[i] = model.Step{Title: st.Title, Status: model.StepPending}
+	}
+	if in.AgentID != nil {
+		agent, err := s.projectAgent(ctx, tx.Reader, p.ProjectID, *in.AgentID)
+		if err != nil {
+			return nil, err
+		}
+		task.AgentID, task.AgentName, task.Status = &agent.ID, agent.Name, model.StatusTodo
+	}
+	if err := tx.InsertTask(ctx, task); err != nil {
+		return nil, internal("create task", err)
+	}
+	task.Conversation = []model.TaskMessage{}
+	task.Derive()
+	if err := tx.AppendEvent(ctx, p.ProjectID, EventTaskCreated, task, now); err != nil {
+		return nil, internal("record event", err)
+	}
+	return task, nil
+}
+
+// projectAgent loads an agent of the project; any other id is a bad request.
+func (s *Service) projectAgent(ctx context.Context, r store.Reader, projectID string, id int64) (*model.Agent, error) {
+	agent, err := r.Agent(ctx, projectID, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errs.Invalid("agent_id %d is not an agent of this project", id)
+	}
+	if err != nil {
+		return nil, internal("load agent", err)
+	}
+	return agent, nil
+}
+
+// GetTask loads one task of the principal's project, with its conversation.
+func (s *Service) GetTask(ctx context.Context, p *auth.Principal, id int64) (*model.Task, error) {
+	if err := require(p, auth.TaskRead); err != nil {
+		return nil, err
+	}
+	return s.loadTask(ctx, s.store.Read(), p.ProjectID, id)
+}
+
+func (s *Service) loadTask(ctx context.Context, r store.Reader, projectID string, id int64) (*model.Task, error) {
+	task, err := r.Task(ctx, projectID, id, true)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errs.Missing("task %d not found", id)
+	}
+	if err != nil {
+		return nil, internal("load task", err)
+	}
+	return task, nil
+}
+
+// ListTasksInput filters and pages a task list. Limit 0 lists everything.
+type ListTasksInput struct {
+	Status     string
+	AgentID    *int64
+	AssignedMe bool // only the calling agent's tasks
+	AfterID    int64
+	Limit      int
+}
+
+// ListTasks lists the principal's project's tasks, oldest first, without conversations.
+// more says whether tasks remain after the last one.
+func (s *Service) ListTasks(ctx context.Context, p *auth.Principal, in ListTasksInput) (tasks []model.Task, more bool, err error) {
+	if err := require(p, auth.TaskRead); err != nil {
+		return nil, false, err
+	}
+	if in.Status != "" && !model.IsTaskStatus(in.Status) {
+		return nil, false, errs.Invalid("status %q is not a task status; use one of Backlog, Todo, Doing, Waiting, Done, Failed", in.Status)
+	}
+	if in.Limit < 0 || in.Limit > MaxListLimit {
+		return nil, false, errs.Invalid("limit must be between 1 and %d", MaxListLimit)
+	}
+	if in.AfterID < 0 {
+		return nil, false, errs.Invalid("after_id must not be negative")
+	}
+	f := store.TaskFilter{ProjectID: p.ProjectID, Status: in.Status, AgentID: in.AgentID, AfterID: in.AfterID, Limit: in.Limit}
+	if in.AssignedMe {
+		if p.Kind != auth.KindAgent {
+			return nil, false, errs.Invalid("assigned=me is for agents; filter by agent_id instead")
+		}
+		f.AgentID = &p.AgentID
+	}
+	tasks, more, err = s.store.Read().Tasks(ctx, f)
+	if err != nil {
+		return nil, false, internal("list tasks", err)
+	}
+	return tasks, more, nil
+}
+
+// updateTask is the shape of every task change: load the task in the write, let change
+// alter it, save it, append the event, and return the task as it now is.
+func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, change func(tx *store.Tx, t *model.Task) error) (*model.Task, error) {
+	if err := require(p, auth.TaskWrite); err != nil {
+		return nil, err
+	}
+	var task *model.Task
+	err := s.store.Write(ctx, func(tx *store.Tx) error {
+		var err error
+		if task, err = s.loadTask(ctx, tx.Reader, p.ProjectID, id); err != nil {
+			return err
+		}
+		if err := change(tx, task); err != nil {
+			return err
+		}
+		task.UpdatedAt = s.clock()
+		if err := tx.UpdateTask(ctx, task); err != nil {
+			return internal("update task", err)
+		}
+		if task, err = s.loadTask(ctx, tx.Reader, p.ProjectID, id); err != nil {
+			return err
+		}
+		return tx.AppendEvent(ctx, p.ProjectID, EventTaskUpdated, task, task.UpdatedAt)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return task, nil
+}
+
+// setStatus moves a task to status. Entering Waiting bumps waiting_version and records
+// what the agent waits for; leaving it clears that.
+func setStatus(t *model.Task, status string, waitingDetails *string) {
+	if status == model.StatusWaiting {
+		if t.Status != model.StatusWaiting {
+			t.WaitingVersion++
+		}
+		if waitingDetails != nil {
+			t.WaitingDetails = waitingDetails
+		}
+	} else {
+		t.WaitingDetails = nil
+	}
+	t.Status = status
+}
+
+// SetTaskStatus moves a task to any status. waitingDetails, if given, is what the task
+// waits for when the status is Waiting.
+func (s *Service) SetTaskStatus(ctx context.Context, p *auth.Principal, id int64, status string, waitingDetails *string) (*model.Task, error) {
+	if !model.IsTaskStatus(status) {
+		return nil, errs.Invalid("status %q is not a task status; use one of Backlog, Todo, Doing, Waiting, Done, Failed", status)
+	}
+	if waitingDetails != nil {
+		if err := checkText("waiting_details", *waitingDetails, false, MaxResponseLen); err != nil {
+			return nil, err
+		}
+	}
+	return s.updateTask(ctx, p, id, func(_ *store.Tx, t *model.Task) error {
+		setStatus(t, status, waitingDetails)
+		return nil
+	})
+}
+
+// AssignTask gives a task to an agent of the project, or to nobody when agentID is nil.
+// The status does not change.
+func (s *Service) AssignTask(ctx context.Context, p *auth.Principal, id int64, agentID *int64) (*model.Task, error) {
+	return s.updateTask(ctx, p, id, func(tx *store.Tx, t *model.Task) error {
+		if agentID == nil {
+			t.AgentID = nil
+			return nil
+		}
+		agent, err := s.projectAgent(ctx, tx.Reader, p.ProjectID, *agentID)
+		if err != nil {
+			return err
+		}
+		t.AgentID = &agent.ID
+		return nil
+	})
+}
+
+// SetStepStatus sets the status of step stepNum (0-based) of a task. It accepts the step
+// vocabulary and Todo, Doing, Done.
+func (s *Service) SetStepStatus(ctx context.Context, p *auth.Principal, id int64, stepNum int, status string) (*model.Task, error) {
+	stored, ok := model.ParseStepStatus(status)
+	if !ok {
+		return nil, errs.Invalid("step status %q is not valid; use one of pending, in_progress, completed, skipped", status)
+	}
+	if stepNum < 0 {
+		return nil, errs.Invalid("step number must be 0 or more (steps are numbered from 0)")
+	}
+	return s.updateTask(ctx, p, id, func(tx *store.Tx, t *model.Task) error {
+		if stepNum >= len(t.Steps) {
+			return errs.Missing("task %d has no step %d: it has %d steps, numbered from 0", id, stepNum, len(t.Steps))
+		}
+		if err := tx.UpdateStepStatus(ctx, id, stepNum, stored); err != nil {
+			return internal("update step", err)
+		}
+		return nil
+	})
+}
+
+// RespondInput answers a Waiting task.
+type RespondInput struct {
+	Response       string `json:"response"`
+	WaitingVersion *int64 `json:"waiting_version,omitempty"`
+}
+
+// Respond answers the question a Waiting task asks: the answer joins the conversation as
+// a user message and the task goes back to Doing. A task not Waiting, or a
+// waiting_version the task has moved past, is a conflict.
+func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in RespondInput, idemKey string) (*model.Task, error) {
+	if err := require(p, auth.TaskWrite); err != nil {
+		return nil, err
+	}
+	if err := checkText("response", in.Response, true, MaxResponseLen); err != nil {
+		return nil, err
+	}
+	if err := CheckIdempotencyKey(idemKey); err != nil {
+		return nil, err
+	}
+	now := s.clock()
+	var task *model.Task
+	err := s.store.Write(ctx, func(tx *store.Tx) (err error) {
+		input := struct {
+			ID int64 `json:"id"`
+			RespondInput
+		}{id, in}
+		task, _, err = idempotent(ctx, tx, p, idemKey, "respond", input, now, func() (*model.Task, error) {
+			t, err := s.loadTask(ctx, tx.Reader, p.ProjectID, id)
+			if err != nil {
+				return nil, err
+			}
+			if t.Status != model.StatusWaiting {
+				return nil, errs.Conflicting("task %d is not waiting for a response (its status is %s)", id, t.Status)
+			}
+			if in.WaitingVersion != nil && *in.WaitingVersion != t.WaitingVersion {
+				return nil, errs.Conflicting("task %d has moved on: this response answers waiting_version %d, the task is at %d", id, *in.WaitingVersion, t.WaitingVersion)
+			}
+			setStatus(t, model.StatusDoing, nil)
+			t.UpdatedAt = now
+			if err := tx.UpdateTask(ctx, t); err != nil {
+				return nil, internal("update task", err)
+			}
+			if err := tx.AppendTaskMessage(ctx, id, model.TaskMessage{Role: model.RoleUser, Content: in.Response, CreatedAt: now}); err != nil {
+				return nil, internal("append response", err)
+			}
+			if t, err = s.loadTask(ctx, tx.Reader, p.ProjectID, id); err != nil {
+				return nil, err
+			}
+			return t, tx.AppendEvent(ctx, p.ProjectID, EventTaskUpdated, t, now)
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return task, nil
+}
+
+// DeleteTask removes a task with its steps and conversation.
+func (s *Service) DeleteTask(ctx context.Context, p *auth.Principal, id int64) error {
+	if err := require(p, auth.TaskWrite); err != nil {
+		return err
+	}
+	now := s.clock()
+	return s.store.Write(ctx, func(tx *store.Tx) error {
+		err := tx.DeleteTask(ctx, p.ProjectID, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return errs.Missing("task %d not found", id)
+		}
+		if err != nil {
+			return internal("delete task", err)
+		}
+		return tx.AppendEvent(ctx, p.ProjectID, EventTaskDeleted, map[string]int64{"id": id}, now)
+	})
+}
+
+// DeleteDoneTasks removes every Done task of the principal's project and returns how many.
+func (s *Service) DeleteDoneTasks(ctx context.Context, p *auth.Principal) (int, error) {
+	if err := require(p, auth.TaskWrite); err != nil {
+		return 0, err
+	}
+	now := s.clock()
+	var n int
+	err := s.store.Write(ctx, func(tx *store.Tx) error {
+		ids, err := tx.DeleteTasksWithStatus(ctx, p.ProjectID, model.StatusDone)
+		if err != nil {
+			return internal("delete done tasks", err)
+		}
+		for _, id := range ids {
+			if err := tx.AppendEvent(ctx, p.ProjectID, EventTaskDeleted, map[string]int64{"id": id}, now); err != nil {
+				return err
+			}
+		}
+		n = len(ids)
+		return nil
+	})
+	return n, err
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

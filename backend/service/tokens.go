@@ -1,0 +1,144 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/store"
+)
+
+// CreateTokenInput describes a token to create.
+type CreateTokenInput struct {
+	Name      string
+	Type      string // platform (default) or data
+	Scopes    []string
+	ExpiresAt *time.Time
+}
+
+// CreateToken makes a token in the principal's project and returns its value, which is
+// never stored and cannot be shown again. A caller can only grant scopes it holds.
+func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in CreateTokenInput) (string, *model.Token, error) {
+	if err := require(p, auth.Admin); err != nil {
+		return "", nil, err
+	}
+	if in.Type == "" {
+		in.Type = model.TokenPlatform
+	}
+	if in.Type != model.TokenPlatform && in.Type != model.TokenData {
+		return "", nil, errs.Invalid("token type %q is not valid: use platform or data", in.Type)
+	}
+	if err := checkText("name", in.Name, true, 200); err != nil {
+		return "", nil, err
+	}
+	scopes, problem := auth.CheckScopes(in.Type, in.Scopes)
+	if problem != "" {
+		return "", nil, errs.Invalid("%s", problem)
+	}
+	for _, sc := range scopes {
+		if !p.Has(sc) {
+			return "", nil, errs.Forbid("cannot grant the %s scope: the caller does not hold it", sc)
+		}
+	}
+	now := s.clock()
+	if in.ExpiresAt != nil && !in.ExpiresAt.After(now) {
+		return "", nil, errs.Invalid("expiry must be in the future")
+	}
+	value := auth.NewTokenValue()
+	tok := &model.Token{ProjectID: p.ProjectID, Name: in.Name, Type: in.Type, Scopes: scopes,
+		Hint: auth.TokenHint(value), CreatedAt: now, ExpiresAt: in.ExpiresAt}
+	err := s.store.Write(ctx, func(tx *store.Tx) error {
+		if _, err := s.project(ctx, tx.Reader, p.ProjectID); err != nil {
+			return err
+		}
+		if err := tx.InsertToken(ctx, tok, auth.HashToken(value)); err != nil {
+			return internal("create token", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	return value, tok, nil
+}
+
+// AuthenticateToken resolves a Bearer token value to its principal. Unknown, revoked and
+// expired tokens get 401s that say which, never anything about other tokens.
+func (s *Service) AuthenticateToken(ctx context.Context, value string) (*auth.Principal, error) {
+	if !auth.LooksLikeToken(value) {
+		return nil, errs.Unauth("the bearer token is not an agentdesk token (they start with %q)", auth.TokenPrefix)
+	}
+	// The lookup is by SHA-256 of the value: the database never compares secrets
+	// themselves, so its timing reveals nothing usable about a valid token.
+	tok, err := s.store.Read().TokenByHash(ctx, auth.HashToken(value))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errs.Unauth("unknown token")
+	}
+	if err != nil {
+		return nil, internal("look up token", err)
+	}
+	now := s.clock()
+	if tok.RevokedAt != nil {
+		return nil, errs.Unauth("this token was revoked")
+	}
+	if tok.ExpiresAt != nil && !now.Before(*tok.ExpiresAt) {
+		return nil, errs.Unauth("this token expired at %s", tok.ExpiresAt.Format(time.RFC3339))
+	}
+	s.usedMu.Lock()
+	s.used[tok.ID] = now
+	s.usedMu.Unlock()
+	return &auth.Principal{Kind: auth.KindToken, ProjectID: tok.ProjectID, Name: tok.Name,
+		TokenID: tok.ID, TokenType: tok.Type, Scopes: tok.Scopes}, nil
+}
+
+// flushTokenUse writes the last-use times gathered since the previous flush. Writing them
+// in the background keeps a read request from costing a write.
+func (s *Service) flushTokenUse(ctx context.Context) {
+	s.usedMu.Lock()
+	used := s.used
+	s.used = map[int64]time.Time{}
+	s.usedMu.Unlock()
+	if len(used) == 0 {
+		return
+	}
+	if err := s.store.Write(ctx, func(tx *store.Tx) error { return tx.TouchTokens(ctx, used) }); err != nil {
+		slog.Warn("record token use", "err", err)
+	}
+}
+
+// Tokens lists the project's tokens, without values, with up-to-date last use.
+func (s *Service) Tokens(ctx context.Context, p *auth.Principal) ([]model.Token, error) {
+	if err := require(p, auth.Admin); err != nil {
+		return nil, err
+	}
+	toks, err := s.store.Read().Tokens(ctx, p.ProjectID)
+	if err != nil {
+		return nil, internal("list tokens", err)
+	}
+	s.usedMu.Lock()
+	for i := range toks {
+		if at, ok := s.used[toks[i].ID]; ok {
+			toks[i].LastUsedAt = &at
+		}
+	}
+	s.usedMu.Unlock()
+	return toks, nil
+}
+
+// RevokeToken revokes a token of the principal's project; it stops working at once.
+func (s *Service) RevokeToken(ctx context.Context, p *auth.Principal, id int64) error {
+	if err := require(p, auth.Admin); err != nil {
+		return err
+	}
+	return s.store.Write(ctx, func(tx *store.Tx) error {
+		err := tx.RevokeToken(ctx, p.ProjectID, id, s.clock())
+		if errors.Is(err, store.ErrNotFound) {
+			return errs.Missing("token %d not found", id)
+		}
+		return err
+	})
+}

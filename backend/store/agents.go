@@ -1,0 +1,77 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/agentdesk/agentdesk/backend/model"
+)
+
+// ErrDuplicate is returned when a unique name is already taken.
+var ErrDuplicate = errors.New("already exists")
+
+// InsertAgent stores a new agent and sets its id.
+func (t *Tx) InsertAgent(ctx context.Context, a *model.Agent) error {
+	var exists int
+	err := t.q.QueryRowContext(ctx, `SELECT 1 FROM agents WHERE project_id = ? AND name = ?`, a.ProjectID, a.Name).Scan(&exists)
+	if err == nil {
+		return ErrDuplicate
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	res, err := t.q.ExecContext(ctx, `INSERT INTO agents (project_id, name, created_at) VALUES (?, ?, ?)`,
+		a.ProjectID, a.Name, fmtTime(a.CreatedAt))
+	if err != nil {
+		return err
+	}
+	a.ID, err = res.LastInsertId()
+	return err
+}
+
+const agentColumns = `id, project_id, name, created_at`
+
+func scanAgent(row interface{ Scan(...any) error }) (*model.Agent, error) {
+	var a model.Agent
+	var created string
+	err := row.Scan(&a.ID, &a.ProjectID, &a.Name, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.CreatedAt = parseTime(created)
+	return &a, nil
+}
+
+// Agent loads an agent of the project by id.
+func (r Reader) Agent(ctx context.Context, projectID string, id int64) (*model.Agent, error) {
+	return scanAgent(r.q.QueryRowContext(ctx,
+		`SELECT `+agentColumns+` FROM agents WHERE project_id = ? AND id = ?`, projectID, id))
+}
+
+// AgentByName loads an agent of the project by name.
+func (r Reader) AgentByName(ctx context.Context, projectID, name string) (*model.Agent, error) {
+	return scanAgent(r.q.QueryRowContext(ctx,
+		`SELECT `+agentColumns+` FROM agents WHERE project_id = ? AND name = ?`, projectID, name))
+}
+
+// Agents lists the project's agents by id.
+func (r Reader) Agents(ctx context.Context, projectID string) ([]model.Agent, error) {
+	rows, err := r.q.QueryContext(ctx, `SELECT `+agentColumns+` FROM agents WHERE project_id = ? ORDER BY id`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []model.Agent
+	for rows.Next() {
+		a, err := scanAgent(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *a)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,53 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/model"
+)
+
+// AppendEvent stores an event of the project in this write's transaction, with the
+// project's next seq, so that the event exists exactly when the change does.
+func (t *Tx) AppendEvent(ctx context.Context, projectID, typ string, data any, at time.Time) error {
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	var seq int64
+	if err := t.q.QueryRowContext(ctx,
+		`UPDATE projects SET event_seq = event_seq + 1 WHERE id = ? RETURNING event_seq`, projectID).Scan(&seq); err != nil {
+		return err
+	}
+	if _, err := t.q.ExecContext(ctx,
+		`INSERT INTO events (project_id, seq, type, data, at) VALUES (?, ?, ?, ?, ?)`,
+		projectID, seq, typ, raw, fmtTime(at)); err != nil {
+		return err
+	}
+	t.events = append(t.events, model.Event{Seq: seq, Type: typ, ProjectID: projectID, At: at, Data: json.RawMessage(raw)})
+	return nil
+}
+
+// EventsSince lists a project's events after seq, oldest first, at most limit of them.
+func (r Reader) EventsSince(ctx context.Context, projectID string, seq int64, limit int) ([]model.Event, error) {
+	rows, err := r.q.QueryContext(ctx,
+		`SELECT seq, type, data, at FROM events WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+		projectID, seq, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []model.Event
+	for rows.Next() {
+		var e model.Event
+		var data []byte
+		var at string
+		if err := rows.Scan(&e.Seq, &e.Type, &data, &at); err != nil {
+			return nil, err
+		}
+		e.ProjectID, e.At, e.Data = projectID, parseTime(at), json.RawMessage(data)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,63 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/model"
+)
+
+// InsertProject stores a new project.
+func (t *Tx) InsertProject(ctx context.Context, p *model.Project) error {
+	_, err := t.q.ExecContext(ctx,
+		`INSERT INTO projects (id, name, namespace, token_secret, created_at) VALUES (?, ?, ?, ?, ?)`,
+		p.ID, p.Name, p.Namespace, p.TokenSecret, fmtTime(p.CreatedAt))
+	return err
+}
+
+// Project loads one project.
+func (r Reader) Project(ctx context.Context, id string) (*model.Project, error) {
+	var p model.Project
+	var created string
+	err := r.q.QueryRowContext(ctx,
+		`SELECT id, name, namespace, token_secret, created_at FROM projects WHERE id = ?`, id).
+		Scan(&p.ID, &p.Name, &p.Namespace, &p.TokenSecret, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.CreatedAt = parseTime(created)
+	return &p, nil
+}
+
+// Projects lists every project, oldest first.
+func (r Reader) Projects(ctx context.Context) ([]model.Project, error) {
+	rows, err := r.q.QueryContext(ctx, `SELECT id, name, namespace, token_secret, created_at FROM projects ORDER BY created_at, id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []model.Project
+	for rows.Next() {
+		var p model.Project
+		var created string
+		if err := rows.Scan(&p.ID, &p.Name, &p.Namespace, &p.TokenSecret, &created); err != nil {
+			return nil, err
+		}
+		p.CreatedAt = parseTime(created)
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// InsertOwner stores the local owner user if there is none yet.
+func (t *Tx) InsertOwner(ctx context.Context, name string, createdAt time.Time) error {
+	_, err := t.q.ExecContext(ctx,
+		`INSERT INTO users (name, is_owner, created_at) SELECT ?, 1, ? WHERE NOT EXISTS (SELECT 1 FROM users WHERE is_owner = 1)`,
+		name, fmtTime(createdAt))
+	return err
+}

@@ -1,0 +1,199 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/database"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/migrations"
+)
+
+// ErrNotFound is returned when a looked-up row does not exist (or is in another project).
+var ErrNotFound = errors.New("not found")
+
+// ErrClosed is returned by writes submitted after Close.
+var ErrClosed = errors.New("store is closed")
+
+// Options tune a Store; the zero value is what agentdesk runs with.
+type Options struct {
+	// Synchronous is SQLite's synchronous pragma: FULL (default) makes every commit
+	// survive power loss; NORMAL survives a crash of the process only.
+	Synchronous string
+	// OnCommit, if set, receives the events of each committed batch, in order.
+	OnCommit func([]model.Event)
+}
+
+// Store is the database: one writer connection, a pool of readers.
+type Store struct {
+	path   string
+	writer *sql.DB
+	reader *sql.DB
+	opts   Options
+
+	jobs      chan *job
+	stopOnce  sync.Once
+	stop      chan struct{}
+	writerEnd chan struct{}
+	closeMu   sync.RWMutex // held for reading while a write is being submitted
+	closed    bool
+}
+
+func dsn(path string, writer bool, sync string, queryOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+sync+")")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	if writer {
+		q.Set("_txlock", "immediate")
+	}
+	if queryOnly {
+		q.Add("_pragma", "query_only(1)")
+	}
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens (creating if needed) the database at path, applies pending migrations and
+// starts the writer. A database written by a newer agentdesk is refused.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if opts.Synchronous == "" {
+		opts.Synchronous = "FULL"
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	writer, err := sql.Open("sqlite", dsn(path, true, opts.Synchronous, false))
+	if err != nil {
+		return nil, err
+	}
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	writer.SetConnMaxLifetime(0)
+	writer.SetConnMaxIdleTime(0)
+	if err := migrate(ctx, writer); err != nil {
+		writer.Close()
+		return nil, err
+	}
+	reader, err := sql.Open("sqlite", dsn(path, false, opts.Synchronous, true))
+	if err != nil {
+		writer.Close()
+		return nil, err
+	}
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	reader.SetMaxOpenConns(n)
+	reader.SetMaxIdleConns(n)
+	reader.SetConnMaxIdleTime(0)
+	reader.SetConnMaxLifetime(0)
+
+	s := &Store{
+		path: path, writer: writer, reader: reader, opts: opts,
+		jobs:      make(chan *job, 1024),
+		stop:      make(chan struct{}),
+		writerEnd: make(chan struct{}),
+	}
+	go s.writeLoop()
+	return s, nil
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	sub, err := fs.Sub(migrations.FS, ".")
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(database.DialectSQLite3, db, sub)
+	if err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	current, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	sources := p.ListSources()
+	latest := sources[len(sources)-1].Version
+	if current > latest {
+		return fmt.Errorf("this database has schema version %d, written by a newer agentdesk; this one knows up to version %d: upgrade agentdesk, or restore a backup made by this version", current, latest)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate database: %w", err)
+	}
+	return nil
+}
+
+// Path is the database file.
+func (s *Store) Path() string { return s.path }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	return s.reader.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
+// Close finishes the writes already submitted, refuses new ones and closes the database.
+func (s *Store) Close() error {
+	s.closeMu.Lock()
+	s.closed = true
+	s.closeMu.Unlock()
+	s.stopOnce.Do(func() { close(s.stop) })
+	<-s.writerEnd
+	return errors.Join(s.reader.Close(), s.writer.Close())
+}
+
+// Backup writes a consistent copy of the live database to path, which must not exist.
+func (s *Store) Backup(ctx context.Context, path string) error {
+	if _, err := os.Stat(path); err == nil {
+		return fmt.Errorf("%s already exists; choose a new file name", path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	// VACUUM INTO reads one consistent snapshot while writers go on; it must not run on
+	// the query_only read pool, so it gets a connection of its own.
+	db, err := sql.Open("sqlite", dsn(s.path, false, s.opts.Synchronous, false))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, "VACUUM INTO ?", path)
+	return err
+}
+
+// Read gives the queries that run on the read pool.
+func (s *Store) Read() Reader { return Reader{q: s.reader} }
+
+// Timestamps are stored as fixed-width UTC text, so that they sort as strings.
+const timeLayout = "2006-01-02T15:04:05.000000Z"
+
+func fmtTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(timeLayout, s)
+	return t
+}
+
+func fmtTimePtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return fmtTime(*t)
+}
+
+func parseTimePtr(s sql.NullString) *time.Time {
+	if !s.Valid {
+		return nil
+	}
+	t := parseTime(s.String)
+	return &t
+}

@@ -1,0 +1,281 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"github.com/agentdesk/agentdesk/backend/model"
+)
+
+// InsertTask stores a new task with its steps, setting the ids.
+func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
+	res, err := t.q.ExecContext(ctx,
+		`INSERT INTO tasks (project_id, agent_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		task.ProjectID, task.AgentID, task.Summary, task.Details, task.Status, task.Source, task.TaskType,
+		task.WaitingDetails, task.WaitingVersion, fmtTime(task.CreatedAt), fmtTime(task.UpdatedAt))
+	if err != nil {
+		return err
+	}
+	if task.ID, err = res.LastInsertId(); err != nil {
+		return err
+	}
+	if len(task.Steps) == 0 {
+		return nil
+	}
+	// One statement for all the steps; RETURNING gives their ids in insertion order.
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO steps (task_id, position, title, status) VALUES `)
+	args := make([]any, 0, 4*len(task.Steps))
+	for i, s := range task.Steps {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("(?, ?, ?, ?)")
+		args = append(args, task.ID, i, s.Title, s.Status)
+	}
+	sb.WriteString(" RETURNING id")
+	rows, err := t.q.QueryContext(ctx, sb.String(), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for i := 0; rows.Next(); i++ {
+		if err := rows.Scan(&task.Steps[i].ID); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// UpdateTask writes a task's own fields (not its steps or conversation).
+func (t *Tx) UpdateTask(ctx context.Context, task *model.Task) error {
+	_, err := t.q.ExecContext(ctx,
+		`UPDATE tasks SET agent_id = ?, summary = ?, details = ?, status = ?, task_type = ?, waiting_details = ?, waiting_version = ?, updated_at = ?
+		 WHERE id = ? AND project_id = ?`,
+		task.AgentID, task.Summary, task.Details, task.Status, task.TaskType, task.WaitingDetails, task.WaitingVersion,
+		fmtTime(task.UpdatedAt), task.ID, task.ProjectID)
+	return err
+}
+
+// UpdateStepStatus sets the status of the step at position (0-based) of a task.
+func (t *Tx) UpdateStepStatus(ctx context.Context, taskID int64, position int, status string) error {
+	res, err := t.q.ExecContext(ctx, `UPDATE steps SET status = ? WHERE task_id = ? AND position = ?`, status, taskID, position)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// AppendTaskMessage adds an entry to a task's conversation.
+func (t *Tx) AppendTaskMessage(ctx context.Context, taskID int64, m model.TaskMessage) error {
+	_, err := t.q.ExecContext(ctx, `INSERT INTO task_messages (task_id, role, content, created_at) VALUES (?, ?, ?, ?)`,
+		taskID, m.Role, m.Content, fmtTime(m.CreatedAt))
+	return err
+}
+
+// DeleteTask removes a task of the project with its steps and conversation.
+func (t *Tx) DeleteTask(ctx context.Context, projectID string, id int64) error {
+	res, err := t.q.ExecContext(ctx, `DELETE FROM tasks WHERE id = ? AND project_id = ?`, id, projectID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// DeleteTasksWithStatus removes the project's tasks in a status and returns their ids.
+func (t *Tx) DeleteTasksWithStatus(ctx context.Context, projectID, status string) ([]int64, error) {
+	rows, err := t.q.QueryContext(ctx, `DELETE FROM tasks WHERE project_id = ? AND status = ? RETURNING id`, projectID, status)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// TaskFilter selects a project's tasks. Limit 0 means no limit.
+type TaskFilter struct {
+	ProjectID string
+	Status    string // "" for any
+	AgentID   *int64
+	AfterID   int64
+	Limit     int
+}
+
+func (f TaskFilter) where() (string, []any) {
+	var sb strings.Builder
+	args := []any{f.ProjectID}
+	sb.WriteString("t.project_id = ?")
+	if f.Status != "" {
+		sb.WriteString(" AND t.status = ?")
+		args = append(args, f.Status)
+	}
+	if f.AgentID != nil {
+		sb.WriteString(" AND t.agent_id = ?")
+		args = append(args, *f.AgentID)
+	}
+	return sb.String(), args
+}
+
+const taskColumns = `t.id, t.project_id, t.agent_id, COALESCE(a.name, ''), t.summary, t.details, t.status, t.source, t.task_type,
+	t.waiting_details, t.waiting_version, t.created_at, t.updated_at`
+
+func scanTask(row interface{ Scan(...any) error }) (*model.Task, error) {
+	var task model.Task
+	var agentID sql.NullInt64
+	var waiting sql.NullString
+	var created, updated string
+	err := row.Scan(&task.ID, &task.ProjectID, &agentID, &task.AgentName, &task.Summary, &task.Details, &task.Status,
+		&task.Source, &task.TaskType, &waiting, &task.WaitingVersion, &created, &updated)
+	if err != nil {
+		return nil, err
+	}
+	if agentID.Valid {
+		task.AgentID = &agentID.Int64
+	}
+	if waiting.Valid {
+		task.WaitingDetails = &waiting.String
+	}
+	task.CreatedAt, task.UpdatedAt = parseTime(created), parseTime(updated)
+	return &task, nil
+}
+
+// Task loads one task of the project with its steps and, if asked, its conversation.
+func (r Reader) Task(ctx context.Context, projectID string, id int64, withConversation bool) (*model.Task, error) {
+	task, err := scanTask(r.q.QueryRowContext(ctx,
+		`SELECT `+taskColumns+` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id WHERE t.id = ? AND t.project_id = ?`,
+		id, projectID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows, err := r.q.QueryContext(ctx, `SELECT id, title, status FROM steps WHERE task_id = ? ORDER BY position`, id)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var s model.Step
+		if err := rows.Scan(&s.ID, &s.Title, &s.Status); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		task.Steps = append(task.Steps, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if withConversation {
+		if task.Conversation, err = r.taskConversation(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	task.Derive()
+	return task, nil
+}
+
+func (r Reader) taskConversation(ctx context.Context, taskID int64) ([]model.TaskMessage, error) {
+	rows, err := r.q.QueryContext(ctx, `SELECT role, content, created_at FROM task_messages WHERE task_id = ? ORDER BY id`, taskID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []model.TaskMessage{}
+	for rows.Next() {
+		var m model.TaskMessage
+		var created string
+		if err := rows.Scan(&m.Role, &m.Content, &created); err != nil {
+			return nil, err
+		}
+		m.CreatedAt = parseTime(created)
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// Tasks lists the tasks that match f, oldest first, with their steps. It makes two
+// queries whatever the number of tasks: one for the tasks, one for all their steps.
+// more reports whether tasks remain after the last one returned.
+func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, more bool, err error) {
+	where, args := f.where()
+	q := `SELECT ` + taskColumns + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id WHERE ` + where + ` AND t.id > ? ORDER BY t.id`
+	args = append(args, f.AfterID)
+	if f.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, f.Limit+1)
+	}
+	rows, err := r.q.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	tasks = make([]model.Task, 0, max(f.Limit, 16))
+	for rows.Next() {
+		task, err := scanTask(rows)
+		if err != nil {
+			rows.Close()
+			return nil, false, err
+		}
+		tasks = append(tasks, *task)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	if f.Limit > 0 && len(tasks) > f.Limit {
+		tasks, more = tasks[:f.Limit], true
+	}
+	if len(tasks) == 0 {
+		return tasks, false, nil
+	}
+
+	// The page is a contiguous id range of the filtered tasks, so the same filter over
+	// that range selects exactly the page's steps.
+	where, args = f.where()
+	stepRows, err := r.q.QueryContext(ctx,
+		`SELECT s.task_id, s.id, s.title, s.status FROM steps s JOIN tasks t ON t.id = s.task_id
+		 WHERE `+where+` AND t.id BETWEEN ? AND ? ORDER BY s.task_id, s.position`,
+		append(args, tasks[0].ID, tasks[len(tasks)-1].ID)...)
+	if err != nil {
+		return nil, false, err
+	}
+	defer stepRows.Close()
+	i := 0
+	for stepRows.Next() {
+		var taskID int64
+		var s model.Step
+		if err := stepRows.Scan(&taskID, &s.ID, &s.Title, &s.Status); err != nil {
+			return nil, false, err
+		}
+		for i < len(tasks) && tasks[i].ID < taskID {
+			i++
+		}
+		if i < len(tasks) && tasks[i].ID == taskID {
+			tasks[i].Steps = append(tasks[i].Steps, s)
+		}
+	}
+	if err := stepRows.Err(); err != nil {
+		return nil, false, err
+	}
+	for i := range tasks {
+		tasks[i].Derive()
+	}
+	return tasks, more, nil
+}

@@ -1,0 +1,91 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/model"
+)
+
+// InsertToken stores a token by the hash of its value and sets its id.
+func (t *Tx) InsertToken(ctx context.Context, tok *model.Token, hash []byte) error {
+	res, err := t.q.ExecContext(ctx,
+		`INSERT INTO tokens (project_id, name, type, scopes, hash, hint, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		tok.ProjectID, tok.Name, tok.Type, strings.Join(tok.Scopes, " "), hash, tok.Hint,
+		fmtTime(tok.CreatedAt), fmtTimePtr(tok.ExpiresAt))
+	if err != nil {
+		return err
+	}
+	tok.ID, err = res.LastInsertId()
+	return err
+}
+
+const tokenColumns = `id, project_id, name, type, scopes, hint, created_at, expires_at, last_used_at, revoked_at`
+
+func scanToken(row interface{ Scan(...any) error }) (*model.Token, error) {
+	var tok model.Token
+	var scopes, created string
+	var expires, lastUsed, revoked sql.NullString
+	err := row.Scan(&tok.ID, &tok.ProjectID, &tok.Name, &tok.Type, &scopes, &tok.Hint, &created, &expires, &lastUsed, &revoked)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	tok.Scopes = strings.Fields(scopes)
+	tok.CreatedAt = parseTime(created)
+	tok.ExpiresAt, tok.LastUsedAt, tok.RevokedAt = parseTimePtr(expires), parseTimePtr(lastUsed), parseTimePtr(revoked)
+	return &tok, nil
+}
+
+// TokenByHash finds a token by the hash of its value.
+func (r Reader) TokenByHash(ctx context.Context, hash []byte) (*model.Token, error) {
+	return scanToken(r.q.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash = ?`, hash))
+}
+
+// Tokens lists the project's tokens by id.
+func (r Reader) Tokens(ctx context.Context, projectID string) ([]model.Token, error) {
+	rows, err := r.q.QueryContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE project_id = ? ORDER BY id`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []model.Token
+	for rows.Next() {
+		tok, err := scanToken(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *tok)
+	}
+	return out, rows.Err()
+}
+
+// TouchTokens records when tokens were last used; only ever moves the time forward.
+func (t *Tx) TouchTokens(ctx context.Context, used map[int64]time.Time) error {
+	for id, at := range used {
+		if _, err := t.q.ExecContext(ctx,
+			`UPDATE tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`,
+			fmtTime(at), id, fmtTime(at)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RevokeToken marks a token of the project revoked.
+func (t *Tx) RevokeToken(ctx context.Context, projectID string, id int64, at time.Time) error {
+	res, err := t.q.ExecContext(ctx,
+		`UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE project_id = ? AND id = ?`, fmtTime(at), projectID, id)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
