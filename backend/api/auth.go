@@ -50,6 +50,38 @@ func requireBearer(svc *service.Service) gin.HandlerFunc {
 	}
 }
 
+// Agent headers, as the spec names them.
+const (
+	HeaderTaskAuthorization = "X-Task-Authorization"
+	HeaderTaskNamespace     = "X-Task-Namespace"
+	HeaderAgentName         = "X-Agent-Name"
+)
+
+// requireCaller authenticates a user by Bearer token, or an agent by its headers with
+// the project id taken from the path's {projectId}. Routes that take the project from
+// the body (the agent callback) authenticate agents themselves.
+func requireCaller(svc *service.Service) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		var p *auth.Principal
+		var err error
+		if c.GetHeader("Authorization") == "" && c.GetHeader(HeaderTaskAuthorization) != "" {
+			p, err = svc.AuthenticateAgent(c.Request.Context(), c.Param("projectId"),
+				c.GetHeader(HeaderTaskAuthorization), c.GetHeader(HeaderAgentName))
+		} else {
+			var token string
+			if token, err = bearerToken(c); err == nil {
+				p, err = svc.AuthenticateToken(c.Request.Context(), token)
+			}
+		}
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		c.Set(principalKey, p)
+		c.Next()
+	}
+}
+
 // pathProject checks that the {projectId} of the path is the caller's project. Another
 // project answers 404, as if it did not exist.
 func pathProject(c *gin.Context) error {

@@ -47,8 +47,11 @@ func NewRouter(svc *service.Service) *gin.Engine {
 	bearer.PUT("/tasks/:id/agent", tasks.setAgent)
 	bearer.PUT("/tasks/:id/steps/:stepNum/status", tasks.setStepStatus)
 	bearer.POST("/tasks/:id/respond", tasks.respond)
-	bearer.GET("/projects/:projectId/tasks", tasks.list)
-	bearer.GET("/projects/:projectId/tasks/:id", tasks.get)
+
+	// Project-scoped routes: users with a token, or agents with their headers.
+	project := r.Group("/api/projects/:projectId", requireCaller(svc))
+	project.GET("/tasks", tasks.list)
+	project.GET("/tasks/:id", tasks.get)
 
 	r.NoRoute(func(c *gin.Context) {
 		if strings.HasPrefix(c.Request.URL.Path, "/api/") || c.Request.URL.Path == "/api" {

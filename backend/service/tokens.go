@@ -142,3 +142,41 @@ func (s *Service) RevokeToken(ctx context.Context, p *auth.Principal, id int64) 
 		return err
 	})
 }
+
+// AuthenticateAgent checks an agent's headers, in the spec's order: the digest must be
+// the SHA-1 of projectID followed by the project's secret (compared in constant time),
+// then agentName must be an agent registered in that project. The namespace plays no
+// part. Each failure says which header was wrong, never the expected value.
+func (s *Service) AuthenticateAgent(ctx context.Context, projectID, digest, agentName string) (*auth.Principal, error) {
+	if digest == "" {
+		return nil, errs.Unauth("missing credentials: send Authorization: Bearer <token>, or the agent headers X-Task-Authorization and X-Agent-Name")
+	}
+	if projectID == "" {
+		return nil, errs.Unauth("X-Task-Authorization needs a project: use a /api/projects/{projectId}/... path or a project_id in the body")
+	}
+	r := s.store.Read()
+	pr, err := r.Project(ctx, projectID)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, internal("load project", err)
+	}
+	// An unknown project is compared against a throwaway secret, so that the answer and
+	// its timing are the same as for a wrong digest.
+	secret := "unknown project"
+	if pr != nil {
+		secret = pr.TokenSecret
+	}
+	if !auth.DigestMatches(digest, auth.AgentDigest(projectID, secret)) || pr == nil {
+		return nil, errs.Unauth("X-Task-Authorization is wrong: it must be the hex SHA-1 of the project id followed by the project's token secret (the project id, not the namespace)")
+	}
+	if agentName == "" {
+		return nil, errs.Unauth("missing X-Agent-Name: send the agent's name (AGENT_NAME)")
+	}
+	agent, err := r.AgentByName(ctx, projectID, agentName)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errs.Unauth("X-Agent-Name %q is not an agent registered in this project", agentName)
+	}
+	if err != nil {
+		return nil, internal("load agent", err)
+	}
+	return auth.Agent(projectID, agent.ID, agent.Name), nil
+}
