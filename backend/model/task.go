@@ -65,6 +65,7 @@ type Task struct {
 	ProjectID      string        `json:"project_id"`
 	AgentID        *int64        `json:"agent_id"`
 	AgentName      string        `json:"agent_name"`
+	ConversationID *int64        `json:"conversation_id"` // the linked conversation, if any
 	Summary        string        `json:"summary"`
 	Details        string        `json:"details"`
 	Steps          []Step        `json:"steps"`

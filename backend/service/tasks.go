@@ -42,6 +42,8 @@ type CreateTaskInput struct {
 	Steps    []StepInput `json:"steps"`
 	AgentID  *int64      `json:"agent_id"`
 	TaskType string      `json:"taskType"`
+	// ConversationID links the task to a conversation of the project (id or uuid).
+	ConversationID model.Ref `json:"conversation_id,omitempty"`
 }
 
 func (in *CreateTaskInput) validate() error {
@@ -118,6 +120,16 @@ func (s *Service) insertTask(ctx context.Context, tx *store.Tx, p *auth.Principa
 			return nil, err
 		}
 		task.AgentID, task.AgentName, task.Status = &agent.ID, agent.Name, model.StatusTodo
+	}
+	if in.ConversationID != "" {
+		id, err := tx.ConversationID(ctx, p.ProjectID, string(in.ConversationID))
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, errs.Invalid("conversation_id %s is not a conversation of this project", in.ConversationID)
+		}
+		if err != nil {
+			return nil, internal("load conversation", err)
+		}
+		task.ConversationID = &id
 	}
 	if err := tx.InsertTask(ctx, task); err != nil {
 		return nil, internal("create task", err)

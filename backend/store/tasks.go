@@ -12,9 +12,9 @@ import (
 // InsertTask stores a new task with its steps, setting the ids.
 func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
 	res, err := t.q.ExecContext(ctx,
-		`INSERT INTO tasks (project_id, agent_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		task.ProjectID, task.AgentID, task.Summary, task.Details, task.Status, task.Source, task.TaskType,
+		`INSERT INTO tasks (project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		task.ProjectID, task.AgentID, task.ConversationID, task.Summary, task.Details, task.Status, task.Source, task.TaskType,
 		task.WaitingDetails, task.WaitingVersion, fmtTime(task.CreatedAt), fmtTime(task.UpdatedAt))
 	if err != nil {
 		return err
@@ -114,8 +114,10 @@ type TaskFilter struct {
 	ProjectID string
 	Status    string // "" for any
 	AgentID   *int64
-	AfterID   int64
-	Limit     int
+	// ConversationID selects the tasks linked to a conversation.
+	ConversationID *int64
+	AfterID        int64
+	Limit          int
 }
 
 func (f TaskFilter) where() (string, []any) {
@@ -130,24 +132,31 @@ func (f TaskFilter) where() (string, []any) {
 		sb.WriteString(" AND t.agent_id = ?")
 		args = append(args, *f.AgentID)
 	}
+	if f.ConversationID != nil {
+		sb.WriteString(" AND t.conversation_id = ?")
+		args = append(args, *f.ConversationID)
+	}
 	return sb.String(), args
 }
 
-const taskColumns = `t.id, t.project_id, t.agent_id, COALESCE(a.name, ''), t.summary, t.details, t.status, t.source, t.task_type,
+const taskColumns = `t.id, t.project_id, t.agent_id, COALESCE(a.name, ''), t.conversation_id, t.summary, t.details, t.status, t.source, t.task_type,
 	t.waiting_details, t.waiting_version, t.created_at, t.updated_at`
 
 func scanTask(row interface{ Scan(...any) error }) (*model.Task, error) {
 	var task model.Task
-	var agentID sql.NullInt64
+	var agentID, conversationID sql.NullInt64
 	var waiting sql.NullString
 	var created, updated string
-	err := row.Scan(&task.ID, &task.ProjectID, &agentID, &task.AgentName, &task.Summary, &task.Details, &task.Status,
+	err := row.Scan(&task.ID, &task.ProjectID, &agentID, &task.AgentName, &conversationID, &task.Summary, &task.Details, &task.Status,
 		&task.Source, &task.TaskType, &waiting, &task.WaitingVersion, &created, &updated)
 	if err != nil {
 		return nil, err
 	}
 	if agentID.Valid {
 		task.AgentID = &agentID.Int64
+	}
+	if conversationID.Valid {
+		task.ConversationID = &conversationID.Int64
 	}
 	if waiting.Valid {
 		task.WaitingDetails = &waiting.String
