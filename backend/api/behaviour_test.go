@@ -1,0 +1,283 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/service"
+	"github.com/agentdesk/agentdesk/backend/testenv"
+)
+
+// TestCrossProjectIsolation: a token of one project never reads, changes or counts
+// another project's tasks.
+func TestCrossProjectIsolation(t *testing.T) {
+	f := newFixture(t)
+	env := f.env
+	// Both projects get Done tasks; clearing Done in one must not touch the other.
+	for _, tok := range []string{f.rw, f.otherToken} {
+		task := f.create(t, tok, `{"summary":"finished"}`)
+		r := env.Do(t, testenv.Request{Method: "PUT", Path: fmt.Sprintf("/api/tasks/%d/status", task.ID), Token: tok, Body: `{"status":"Done"}`})
+		if r.Status != 200 {
+			t.Fatalf("status: %d %s", r.Status, r.Body)
+		}
+	}
+	otherTask := f.create(t, f.otherToken, `{"summary":"theirs"}`)
+	f.env.Do(t, testenv.Request{Method: "PUT", Path: fmt.Sprintf("/api/tasks/%d/status", otherTask.ID), Token: f.otherToken, Body: `{"status":"Waiting"}`})
+
+	var mine []model.Task
+	env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks", Token: f.rw}).JSON(t, &mine)
+	for _, task := range mine {
+		if task.ProjectID != f.project {
+			t.Fatalf("list shows task %d of project %s", task.ID, task.ProjectID)
+		}
+	}
+	if len(mine) != 3 {
+		t.Fatalf("list shows %d tasks, want 3", len(mine))
+	}
+	for _, path := range []string{"/api/tasks?status=Waiting", "/api/tasks?status=Done", fmt.Sprintf("/api/tasks?after_id=%d", otherTask.ID-1)} {
+		var got []model.Task
+		env.Do(t, testenv.Request{Method: "GET", Path: path, Token: f.rw}).JSON(t, &got)
+		for _, task := range got {
+			if task.ProjectID != f.project {
+				t.Fatalf("%s shows another project's task %d", path, task.ID)
+			}
+		}
+	}
+
+	for _, req := range []testenv.Request{
+		{Method: "GET", Path: "/api/tasks/%d"},
+		{Method: "PUT", Path: "/api/tasks/%d/status", Body: `{"status":"Failed"}`},
+		{Method: "PUT", Path: "/api/tasks/%d/agent", Body: `{"agent_id":null}`},
+		{Method: "PUT", Path: "/api/tasks/%d/steps/0/status", Body: `{"status":"completed"}`},
+		{Method: "POST", Path: "/api/tasks/%d/respond", Body: `{"response":"hijack"}`},
+		{Method: "DELETE", Path: "/api/tasks/%d"},
+		{Method: "GET", Path: "/api/projects/" + f.project + "/tasks/%d"},
+	} {
+		req.Path = fmt.Sprintf(req.Path, otherTask.ID)
+		req.Token = f.rw
+		if r := env.Do(t, req); r.Status != http.StatusNotFound || strings.Contains(string(r.Body), "theirs") {
+			t.Fatalf("%s %s by another project: %d %s", req.Method, req.Path, r.Status, r.Body)
+		}
+	}
+
+	var deleted struct{ Deleted int }
+	env.Do(t, testenv.Request{Method: "DELETE", Path: "/api/tasks/done", Token: f.rw}).JSON(t, &deleted)
+	if deleted.Deleted != 1 {
+		t.Fatalf("delete done removed %d, want 1 (only this project's)", deleted.Deleted)
+	}
+	// The other project's tasks are untouched: still Waiting, still there, its Done task too.
+	var theirs []model.Task
+	env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks", Token: f.otherToken}).JSON(t, &theirs)
+	statuses := map[string]int{}
+	for _, task := range theirs {
+		statuses[task.Status]++
+	}
+	if len(theirs) != 3 || statuses["Waiting"] != 1 || statuses["Done"] != 1 {
+		t.Fatalf("other project's tasks changed: %+v", statuses)
+	}
+}
+
+func TestPaginationWithLinkHeader(t *testing.T) {
+	env := testenv.Start(t)
+	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
+	for i := range 7 {
+		status := "Backlog"
+		if i%2 == 0 {
+			status = "Done"
+		}
+		r := env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: tok, Body: fmt.Sprintf(`{"summary":"t%d"}`, i)})
+		var task model.Task
+		r.JSON(t, &task)
+		env.Do(t, testenv.Request{Method: "PUT", Path: fmt.Sprintf("/api/tasks/%d/status", task.ID), Token: tok, Body: `{"status":"` + status + `"}`})
+	}
+	var seen []string
+	path := "/api/tasks?status=Done&limit=3"
+	for pages := 0; path != ""; pages++ {
+		if pages > 5 {
+			t.Fatal("pagination does not end")
+		}
+		r := env.Do(t, testenv.Request{Method: "GET", Path: path, Token: tok})
+		var page []model.Task
+		r.JSON(t, &page)
+		for _, task := range page {
+			if task.Status != "Done" {
+				t.Fatalf("filter lost across pages: %+v", task)
+			}
+			seen = append(seen, task.Summary)
+		}
+		path = ""
+		if link := r.Header.Get("Link"); link != "" {
+			if !strings.HasSuffix(link, `>; rel="next"`) || !strings.Contains(link, "status=Done") {
+				t.Fatalf("bad Link header %q", link)
+			}
+			path = link[1:strings.Index(link, ">")]
+		}
+	}
+	if got := strings.Join(seen, ","); got != "t0,t2,t4,t6" {
+		t.Fatalf("pages gave %s, want t0,t2,t4,t6 (oldest first)", got)
+	}
+	// The whole list without limit has no Link header.
+	if r := env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks", Token: tok}); r.Header.Get("Link") != "" {
+		t.Fatalf("unpaged list has Link %q", r.Header.Get("Link"))
+	}
+}
+
+func TestIdempotencyKey(t *testing.T) {
+	env := testenv.Start(t)
+	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
+	create := func(key, body string) *testenv.Response {
+		return env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: tok, Body: body,
+			Header: http.Header{"Idempotency-Key": {key}}})
+	}
+	first := create("order-1", `{"summary":"once"}`)
+	again := create("order-1", `{ "summary": "once" }`) // same request, other spacing
+	if first.Status != 201 || again.Status != 201 || string(first.Body) != string(again.Body) {
+		t.Fatalf("replay differs:\n%d %s\n%d %s", first.Status, first.Body, again.Status, again.Body)
+	}
+	if r := create("order-1", `{"summary":"twice"}`); r.Status != http.StatusConflict || r.ErrorCode() != "conflict" {
+		t.Fatalf("same key, other body: %d %s", r.Status, r.Body)
+	}
+	var all []model.Task
+	env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks", Token: tok}).JSON(t, &all)
+	if len(all) != 1 {
+		t.Fatalf("%d tasks after replays, want 1", len(all))
+	}
+	// Keys are per project: another project may use the same key.
+	other := env.NewProject(t, "other")
+	otherTok := env.Token(t, other.ID, "task:write")
+	if r := env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: otherTok, Body: `{"summary":"twice"}`,
+		Header: http.Header{"Idempotency-Key": {"order-1"}}}); r.Status != 201 {
+		t.Fatalf("other project, same key: %d %s", r.Status, r.Body)
+	}
+
+	// respond: a retried answer is applied once, even after the task moved on.
+	id := all[0].ID
+	env.Do(t, testenv.Request{Method: "PUT", Path: fmt.Sprintf("/api/tasks/%d/status", id), Token: tok, Body: `{"status":"Waiting"}`})
+	respond := func() *testenv.Response {
+		return env.Do(t, testenv.Request{Method: "POST", Path: fmt.Sprintf("/api/tasks/%d/respond", id), Token: tok,
+			Body: `{"response":"yes"}`, Header: http.Header{"Idempotency-Key": {"answer-1"}}})
+	}
+	r1, r2 := respond(), respond()
+	if r1.Status != 200 || r2.Status != 200 || string(r1.Body) != string(r2.Body) {
+		t.Fatalf("respond replay: %d %s / %d %s", r1.Status, r1.Body, r2.Status, r2.Body)
+	}
+	var task model.Task
+	env.Do(t, testenv.Request{Method: "GET", Path: fmt.Sprintf("/api/tasks/%d", id), Token: tok}).JSON(t, &task)
+	if len(task.Conversation) != 1 {
+		t.Fatalf("conversation has %d entries after a retried respond, want 1", len(task.Conversation))
+	}
+}
+
+// TestWaitingVersion: each entry into Waiting bumps waiting_version; an answer to an
+// old question is refused.
+func TestWaitingVersion(t *testing.T) {
+	env := testenv.Start(t)
+	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
+	var task model.Task
+	env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: tok, Body: `{"summary":"q"}`}).JSON(t, &task)
+	path := fmt.Sprintf("/api/tasks/%d", task.ID)
+	setStatus := func(body string) model.Task {
+		var got model.Task
+		env.Do(t, testenv.Request{Method: "PUT", Path: path + "/status", Token: tok, Body: body}).JSON(t, &got)
+		return got
+	}
+	if got := setStatus(`{"status":"Waiting","waiting_details":"first?"}`); got.WaitingVersion != 1 {
+		t.Fatalf("version %d after first wait", got.WaitingVersion)
+	}
+	if got := setStatus(`{"status":"Waiting","waiting_details":"still first?"}`); got.WaitingVersion != 1 || *got.WaitingDetails != "still first?" {
+		t.Fatalf("staying in Waiting changed the version: %+v", got)
+	}
+	setStatus(`{"status":"Doing"}`)
+	if got := setStatus(`{"status":"Waiting","waiting_details":"second?"}`); got.WaitingVersion != 2 {
+		t.Fatalf("version %d after second wait", got.WaitingVersion)
+	}
+	r := env.Do(t, testenv.Request{Method: "POST", Path: path + "/respond", Token: tok, Body: `{"response":"a","waiting_version":1}`})
+	if r.Status != http.StatusConflict {
+		t.Fatalf("stale answer: %d %s", r.Status, r.Body)
+	}
+	r = env.Do(t, testenv.Request{Method: "POST", Path: path + "/respond", Token: tok, Body: `{"response":"b","waiting_version":2}`})
+	var got model.Task
+	r.JSON(t, &got)
+	if r.Status != 200 || got.Status != "Doing" || got.WaitingDetails != nil || len(got.Conversation) != 1 || got.Conversation[0].Content != "b" {
+		t.Fatalf("answer: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestTokenLifecycle: revoked and expired tokens stop working at once, last use is
+// recorded, and tokens are stored hashed.
+func TestTokenLifecycle(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := context.Background()
+	owner := auth.Owner(env.Project.ID)
+	value, tok, err := env.Service.CreateToken(ctx, owner, service.CreateTokenInput{Name: "ci", Scopes: []string{"task:read"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(value, "adk_") || len(value) < 36 {
+		t.Fatalf("token value %q", value)
+	}
+	if r := env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks", Token: value}); r.Status != 200 {
+		t.Fatalf("fresh token: %d", r.Status)
+	}
+	toks, err := env.Service.Tokens(ctx, owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range toks {
+		if tk.ID == tok.ID && tk.LastUsedAt == nil {
+			t.Fatalf("last use not recorded")
+		}
+	}
+	if err := env.Service.RevokeToken(ctx, owner, tok.ID); err != nil {
+		t.Fatal(err)
+	}
+	if r := env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks", Token: value}); r.Status != 401 || !strings.Contains(string(r.Body), "revoked") {
+		t.Fatalf("revoked token: %d %s", r.Status, r.Body)
+	}
+
+	soon := time.Now().Add(1500 * time.Millisecond)
+	short, _, err := env.Service.CreateToken(ctx, owner, service.CreateTokenInput{Name: "short", Scopes: []string{"task:read"}, ExpiresAt: &soon})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks", Token: short}); r.Status != 200 {
+		t.Fatalf("unexpired token: %d", r.Status)
+	}
+	time.Sleep(time.Until(soon) + 50*time.Millisecond)
+	if r := env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks", Token: short}); r.Status != 401 || !strings.Contains(string(r.Body), "expired") {
+		t.Fatalf("expired token: %d %s", r.Status, r.Body)
+	}
+
+	// A caller cannot grant scopes it lacks.
+	limited := &auth.Principal{Kind: auth.KindToken, ProjectID: env.Project.ID, Scopes: []string{"admin", "task:read"}}
+	if _, _, err := env.Service.CreateToken(ctx, limited, service.CreateTokenInput{Name: "x", Scopes: []string{"task:write"}}); err == nil {
+		t.Fatal("granted a scope the caller does not hold")
+	}
+	// A data token is refused by the tasks API.
+	data := env.TypedToken(t, env.Project.ID, "data", "vector:read")
+	if r := env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks", Token: data}); r.Status != 403 || !strings.Contains(string(r.Body), "vector") {
+		t.Fatalf("data token on tasks: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestTokensStoredHashed reads the database file itself: no token value is in it.
+func TestTokensStoredHashed(t *testing.T) {
+	env := testenv.Start(t)
+	value := env.Token(t, env.Project.ID, "task:read")
+	backup := t.TempDir() + "/copy.db"
+	if _, err := env.Service.Backup(context.Background(), auth.Owner(""), backup); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{backup} {
+		raw := readFile(t, p)
+		if strings.Contains(raw, value) || strings.Contains(raw, value[4:]) {
+			t.Fatalf("token value found in %s", p)
+		}
+	}
+}
