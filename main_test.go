@@ -1,0 +1,386 @@
+package main
+
+// These tests build the real agentdesk binary and run it as a child process: the CLI's
+// outputs and exit codes, a task that survives kill -9, and a clean SIGTERM.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "agentdesk-bin")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "agentdesk")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build agentdesk: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// run runs the binary and returns stdout, stderr and the exit status.
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Env = append(os.Environ(), "AGENTDESK_DATA=", "AGENTDESK_ADDR=")
+	err := cmd.Run()
+	code := 0
+	if exit, ok := err.(*exec.ExitError); ok {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func mustCLI(t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, code := run(t, args...)
+	if code != 0 {
+		t.Fatalf("agentdesk %v: exit %d: %s", args, code, errOut)
+	}
+	return out
+}
+
+func TestCLI(t *testing.T) {
+	data := t.TempDir()
+	var project struct{ ID string }
+	raw := mustCLI(t, "project", "create", "--name", "Team", "--namespace", "team-a", "--data", data)
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(raw), &fields); err != nil || strings.Count(raw, "\n") != 1 {
+		t.Fatalf("project create printed %q", raw)
+	}
+	for _, k := range []string{"id", "name", "namespace", "token_secret"} {
+		if s, _ := fields[k].(string); s == "" {
+			t.Fatalf("project create lacks %s: %s", k, raw)
+		}
+	}
+	project.ID = fields["id"].(string)
+	if fields["name"] != "Team" || fields["namespace"] != "team-a" {
+		t.Fatalf("project create printed %s", raw)
+	}
+
+	// --data may come before the command too.
+	agent := mustCLI(t, "--data", data, "agent", "create", "--project", project.ID, "--name", "worker")
+	if !regexp.MustCompile(`^\{"id":\d+,"name":"worker"\}\n$`).MatchString(agent) {
+		t.Fatalf("agent create printed %q", agent)
+	}
+
+	env := mustCLI(t, "agent", "env", "--project", project.ID, "--name", "worker", "--url", "http://127.0.0.1:9999", "--data", data)
+	var names []string
+	values := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(env), "\n") {
+		m := regexp.MustCompile(`^export ([A-Z_]+)=(.*)$`).FindStringSubmatch(line)
+		if m == nil {
+			t.Fatalf("agent env line %q", line)
+		}
+		names = append(names, m[1])
+		values[m[1]] = m[2]
+	}
+	if got := strings.Join(names, " "); got != "SERVICE_NAMESPACE SERVICE_PROJECT_ID SERVICE_TOKEN_SECRET AGENT_NAME SERVICE_API_TOKEN AGENTDESK_URL" {
+		t.Fatalf("agent env names: %s", got)
+	}
+	if values["SERVICE_PROJECT_ID"] != project.ID || values["SERVICE_NAMESPACE"] != "team-a" || values["AGENT_NAME"] != "worker" ||
+		values["SERVICE_TOKEN_SECRET"] != fields["token_secret"] || values["AGENTDESK_URL"] != "http://127.0.0.1:9999" ||
+		!regexp.MustCompile(`^[0-9a-f]{40}$`).MatchString(values["SERVICE_API_TOKEN"]) {
+		t.Fatalf("agent env values: %v", values)
+	}
+
+	token := mustCLI(t, "token", "create", "--project", project.ID, "--name", "ci", "--scopes", "task:read,task:write", "--data", data)
+	if !regexp.MustCompile(`^adk_[0-9A-Za-z]{32,}\n$`).MatchString(token) {
+		t.Fatalf("token create printed %q", token)
+	}
+	data2 := mustCLI(t, "token", "create", "--project", project.ID, "--name", "kb", "--scopes", "vector:read", "--type", "data", "--data", data)
+	if !strings.HasPrefix(data2, "adk_") {
+		t.Fatalf("data token printed %q", data2)
+	}
+
+	if v := mustCLI(t, "version"); strings.TrimSpace(v) == "" || strings.Count(v, "\n") != 1 {
+		t.Fatalf("version printed %q", v)
+	}
+
+	out := filepath.Join(t.TempDir(), "backup.db")
+	if got := mustCLI(t, "backup", "--out", out, "--data", data); strings.TrimSpace(got) != out {
+		t.Fatalf("backup printed %q, want %s", got, out)
+	}
+	if st, err := os.Stat(out); err != nil || st.Size() == 0 {
+		t.Fatalf("backup file: %v", err)
+	}
+	// The backup is a whole agentdesk database: a server started on it has the project.
+	restored := t.TempDir()
+	if err := os.Rename(out, filepath.Join(restored, "agentdesk.db")); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := run(t, "agent", "env", "--project", project.ID, "--name", "worker", "--data", restored); code != 0 {
+		t.Fatalf("restored backup lacks the project: %s", errOut)
+	}
+
+	// Errors: bad flags and arguments exit 2 with one line; runtime failures exit 1.
+	for _, args := range [][]string{
+		{"--bogus"},
+		{"project", "create"},
+		{"project", "create", "--name"},
+		{"agent", "create", "--name", "x", "--data", data},
+		{"token", "create", "--project", project.ID, "--name", "x", "--scopes", "task:read", "--type", "gold", "--data", data},
+		{"token", "create", "--project", project.ID, "--name", "x", "--scopes", "task:read", "--expires", "soon", "--data", data},
+		{"frobnicate"},
+		{"version", "extra"},
+		{"backup", "--data", data},
+		{"--serve", "version"},
+	} {
+		_, errOut, code := run(t, args...)
+		if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "agentdesk: ") {
+			t.Errorf("agentdesk %v: exit %d, stderr %q; want exit 2 and one line", args, code, errOut)
+		}
+	}
+	for _, args := range [][]string{
+		{"agent", "env", "--project", project.ID, "--name", "ghost", "--data", data},
+		{"agent", "create", "--project", "prj_nope", "--name", "x", "--data", data},
+		{"agent", "create", "--project", project.ID, "--name", "worker", "--data", data},
+		{"token", "create", "--project", project.ID, "--name", "x", "--scopes", "task:fly", "--data", data},
+	} {
+		_, errOut, code := run(t, args...)
+		if code != 1 || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("agentdesk %v: exit %d, stderr %q; want exit 1 and one line", args, code, errOut)
+		}
+	}
+	// Without the desktop shell, no arguments prints a hint and exits 2.
+	_, errOut, code := run(t, "--data", data)
+	if code != 2 || !strings.Contains(errOut, "--serve") || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("no-desktop build: exit %d, %q", code, errOut)
+	}
+}
+
+// server is a running agentdesk child process.
+type server struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *syncBuffer
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startServer runs agentdesk --serve on a free loopback port and waits for its URL.
+func startServer(t *testing.T, data string) *server {
+	t.Helper()
+	cmd := exec.Command(binary, "--serve", "--addr", "127.0.0.1:0", "--data", data)
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &server{cmd: cmd, stderr: &syncBuffer{}}
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			line := sc.Text()
+			s.stderr.Write([]byte(line + "\n"))
+			if m := regexp.MustCompile(`url=(http://\S+)`).FindStringSubmatch(line); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case s.url = <-found:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("server did not start: %s", s.stderr.String())
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return s
+}
+
+func call(t *testing.T, method, url, token, body string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, raw
+}
+
+func setupProject(t *testing.T, data string) string {
+	t.Helper()
+	var p struct{ ID string }
+	json.Unmarshal([]byte(mustCLI(t, "project", "create", "--name", "p", "--data", data)), &p)
+	return strings.TrimSpace(mustCLI(t, "token", "create", "--project", p.ID, "--name", "t", "--scopes", "task:read,task:write", "--data", data))
+}
+
+// TestCreateSurvivesKill9: every create that got its 201 is there after kill -9.
+func TestCreateSurvivesKill9(t *testing.T) {
+	data := t.TempDir()
+	token := setupProject(t, data)
+	srv := startServer(t, data)
+
+	// Creates run from 8 clients; the server is killed while they are in flight.
+	var mu sync.Mutex
+	acked := map[int64]string{}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for c := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 2000; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				summary := fmt.Sprintf("client %d task %d", c, i)
+				req, _ := http.NewRequest("POST", srv.url+"/api/tasks", strings.NewReader(`{"summary":"`+summary+`","steps":[{"title":"a"}]}`))
+				req.Header.Set("Authorization", "Bearer "+token)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					return // the server is gone
+				}
+				raw, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusCreated {
+					var task struct{ ID int64 }
+					json.Unmarshal(raw, &task)
+					mu.Lock()
+					acked[task.ID] = summary
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := srv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	srv.cmd.Wait()
+	close(stop)
+	wg.Wait()
+	if len(acked) == 0 {
+		t.Fatal("no create was acknowledged before the kill")
+	}
+
+	again := startServer(t, data)
+	status, raw := call(t, "GET", again.url+"/api/tasks", token, "")
+	if status != 200 {
+		t.Fatalf("list after restart: %d %s", status, raw)
+	}
+	var tasks []struct {
+		ID      int64
+		Summary string
+		Steps   []struct{ Title string }
+	}
+	json.Unmarshal(raw, &tasks)
+	have := map[int64]string{}
+	for _, task := range tasks {
+		if len(task.Steps) != 1 {
+			t.Fatalf("task %d came back with %d steps: half written", task.ID, len(task.Steps))
+		}
+		have[task.ID] = task.Summary
+	}
+	for id, summary := range acked {
+		if have[id] != summary {
+			t.Fatalf("acknowledged task %d (%q) lost after kill -9; %d acknowledged, %d present", id, summary, len(acked), len(have))
+		}
+	}
+	t.Logf("%d creates acknowledged before kill -9, all present after restart (%d rows)", len(acked), len(have))
+}
+
+// TestGracefulShutdown: SIGTERM lets the server finish, close the database and exit 0.
+func TestGracefulShutdown(t *testing.T) {
+	data := t.TempDir()
+	token := setupProject(t, data)
+	srv := startServer(t, data)
+	if status, raw := call(t, "POST", srv.url+"/api/tasks", token, `{"summary":"before stop"}`); status != 201 {
+		t.Fatalf("create: %d %s", status, raw)
+	}
+	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, srv.stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("server did not stop after SIGTERM")
+	}
+	logs := srv.stderr.String()
+	if !strings.Contains(logs, "stopped cleanly") {
+		t.Fatalf("no clean stop in logs:\n%s", logs)
+	}
+	if strings.Contains(logs, token) || strings.Contains(logs, token[4:]) {
+		t.Fatal("a token appears in the logs")
+	}
+	if !regexp.MustCompile(`msg=request method=POST path=/api/tasks status=201 ms=[0-9.]+`).MatchString(logs) {
+		t.Fatalf("no structured request line:\n%s", logs)
+	}
+	// A clean close leaves no WAL behind to replay.
+	if st, err := os.Stat(filepath.Join(data, "agentdesk.db-wal")); err == nil && st.Size() > 0 {
+		t.Fatalf("WAL of %d bytes left after a clean stop", st.Size())
+	}
+}
+
+func TestPortInUse(t *testing.T) {
+	data := t.TempDir()
+	srv := startServer(t, data)
+	addr := strings.TrimPrefix(srv.url, "http://")
+	_, errOut, code := run(t, "--serve", "--addr", addr, "--data", t.TempDir())
+	if code == 0 || !strings.Contains(errOut, "already in use") || !strings.Contains(errOut, "--addr") || strings.Contains(errOut, "goroutine") {
+		t.Fatalf("port in use: exit %d, %q", code, errOut)
+	}
+}
