@@ -84,6 +84,11 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("project create printed %s", raw)
 	}
 
+	list := mustCLI(t, "project", "list", "--data", data)
+	if lines := strings.Split(strings.TrimSpace(list), "\n"); len(lines) != 2 || !strings.Contains(lines[0], `"name":"Personal","namespace":"default"`) || !strings.Contains(lines[1], project.ID) {
+		t.Fatalf("project list printed %q", list)
+	}
+
 	// --data may come before the command too.
 	agent := mustCLI(t, "--data", data, "agent", "create", "--project", project.ID, "--name", "worker")
 	if !regexp.MustCompile(`^\{"id":\d+,"name":"worker"\}\n$`).MatchString(agent) {

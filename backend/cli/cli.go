@@ -32,6 +32,7 @@ Usage:
   agentdesk --serve [--addr HOST:PORT] [--data DIR] [--log-format text|json]
                                                run the server headless
   agentdesk project create --name N [--namespace NS]
+  agentdesk project list                       one JSON object per project: id, name, namespace
   agentdesk agent create --project ID --name N
   agentdesk agent env --project ID --name N [--url URL]
   agentdesk token create --project ID --name N --scopes a,b [--type platform|data] [--expires 90d]
@@ -162,6 +163,8 @@ func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
 		return nil
 	case "project create":
 		return projectCreate(args, dataDir, stdout)
+	case "project list":
+		return projectList(args, dataDir, stdout)
 	case "agent create":
 		return agentCreate(args, dataDir, stdout)
 	case "agent env":
@@ -222,6 +225,24 @@ func projectCreate(args []string, dataDir string, stdout io.Writer) error {
 			return err
 		}
 		return printJSON(stdout, map[string]string{"id": p.ID, "name": p.Name, "namespace": p.Namespace, "token_secret": p.TokenSecret})
+	})
+}
+
+func projectList(args []string, dataDir string, stdout io.Writer) error {
+	if err := parse(newFlags("project list", &dataDir), args); err != nil {
+		return err
+	}
+	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
+		projects, err := svc.Projects(ctx, auth.Owner(""))
+		if err != nil {
+			return err
+		}
+		for _, p := range projects {
+			if err := printJSON(stdout, map[string]string{"id": p.ID, "name": p.Name, "namespace": p.Namespace}); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
