@@ -389,3 +389,91 @@ func TestPortInUse(t *testing.T) {
 		t.Fatalf("port in use: exit %d, %q", code, errOut)
 	}
 }
+
+// TestReferenceAgentEndToEnd: the reference agent runs as a real child process on a
+// task with three steps, the second a question; a human answers through REST; the task
+// reaches Done with the answer in its conversation.
+func TestReferenceAgentEndToEnd(t *testing.T) {
+	start := time.Now()
+	data := t.TempDir()
+	var p struct{ ID string }
+	json.Unmarshal([]byte(mustCLI(t, "project", "create", "--name", "e2e", "--data", data)), &p)
+	token := strings.TrimSpace(mustCLI(t, "token", "create", "--project", p.ID, "--name", "human", "--scopes", "task:read,task:write", "--data", data))
+	var agent struct{ ID int64 }
+	json.Unmarshal([]byte(mustCLI(t, "agent", "create", "--project", p.ID, "--name", "worker", "--data", data)), &agent)
+	srv := startServer(t, data)
+
+	// The agent's environment comes from `agent env`, exactly as a user would paste it.
+	envOut := mustCLI(t, "agent", "env", "--project", p.ID, "--name", "worker", "--url", srv.url, "--data", data)
+	agentEnv := os.Environ()
+	for _, line := range strings.Split(strings.TrimSpace(envOut), "\n") {
+		kv := strings.TrimPrefix(line, "export ")
+		agentEnv = append(agentEnv, strings.Trim(strings.Replace(kv, "='", "=", 1), "'"))
+	}
+	agentCmd := exec.Command(binary, "agent", "run", "--name", "worker", "--poll", "100ms", "--pause", "50ms")
+	agentCmd.Env = agentEnv
+	agentLog := &syncBuffer{}
+	agentCmd.Stderr = agentLog
+	if err := agentCmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		agentCmd.Process.Signal(syscall.SIGTERM)
+		agentCmd.Wait()
+		if t.Failed() {
+			t.Logf("agent log:\n%s", agentLog.String())
+		}
+	}()
+
+	status, raw := call(t, "POST", srv.url+"/api/tasks", token,
+		fmt.Sprintf(`{"summary":"Plan the launch","steps":[{"title":"Gather notes"},{"title":"Which day works?"},{"title":"Send invites"}],"agent_id":%d}`, agent.ID))
+	if status != 201 {
+		t.Fatalf("create: %d %s", status, raw)
+	}
+	var task struct {
+		ID             int64
+		Status         string
+		WaitingDetails *string `json:"waiting_details"`
+		WaitingVersion int64   `json:"waiting_version"`
+		Steps          []struct{ Status string }
+		Conversation   []struct{ Role, Content string }
+	}
+	json.Unmarshal(raw, &task)
+	waitFor := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			_, raw := call(t, "GET", fmt.Sprintf("%s/api/tasks/%d", srv.url, task.ID), token, "")
+			json.Unmarshal(raw, &task)
+			if task.Status == want {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("task never reached %s; it is %s", want, task.Status)
+	}
+	waitFor("Waiting")
+	if task.WaitingDetails == nil || *task.WaitingDetails != "Which day works?" || task.Steps[0].Status != "completed" || task.Steps[1].Status != "in_progress" {
+		t.Fatalf("waiting task: %+v", task)
+	}
+	status, raw = call(t, "POST", fmt.Sprintf("%s/api/tasks/%d/respond", srv.url, task.ID), token,
+		fmt.Sprintf(`{"response":"Thursday","waiting_version":%d}`, task.WaitingVersion))
+	if status != 200 {
+		t.Fatalf("respond: %d %s", status, raw)
+	}
+	waitFor("Done")
+	for i, s := range task.Steps {
+		if s.Status != "completed" {
+			t.Fatalf("step %d is %s at Done", i, s.Status)
+		}
+	}
+	var answered, echoed bool
+	for _, m := range task.Conversation {
+		answered = answered || (m.Role == "user" && m.Content == "Thursday")
+		echoed = echoed || (m.Role == "assistant" && strings.Contains(m.Content, "Thursday"))
+	}
+	if !answered || !echoed {
+		t.Fatalf("conversation lacks the answer or its echo: %+v", task.Conversation)
+	}
+	t.Logf("reference agent loop done in %s", time.Since(start).Round(time.Millisecond))
+}

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/agentdesk/agentdesk/backend/auth"
 	"os"
 	"testing"
 )
@@ -13,3 +14,5 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+func ownerOf(projectID string) *auth.Principal { return auth.Owner(projectID) }

@@ -48,6 +48,9 @@ func NewRouter(svc *service.Service) *gin.Engine {
 	bearer.PUT("/tasks/:id/steps/:stepNum/status", tasks.setStepStatus)
 	bearer.POST("/tasks/:id/respond", tasks.respond)
 
+	// The agent callback authenticates the agent itself: its project is in the body.
+	r.POST("/api/agent_callback/:id", tasks.agentCallback)
+
 	// Project-scoped routes: users with a token, or agents with their headers.
 	project := r.Group("/api/projects/:projectId", requireCaller(svc))
 	project.GET("/tasks", tasks.list)

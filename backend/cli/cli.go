@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentdesk/agentdesk/backend/agentrun"
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
@@ -35,6 +36,8 @@ Usage:
   agentdesk project list                       one JSON object per project: id, name, namespace
   agentdesk agent create --project ID --name N
   agentdesk agent env --project ID --name N [--url URL]
+  agentdesk agent run --name N [--poll 2s] [--pause 500ms]
+                                               the reference agent (reads agent env's variables)
   agentdesk token create --project ID --name N --scopes a,b [--type platform|data] [--expires 90d]
   agentdesk backup --out FILE
   agentdesk version
@@ -169,6 +172,8 @@ func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
 		return agentCreate(args, dataDir, stdout)
 	case "agent env":
 		return agentEnv(args, dataDir, stdout)
+	case "agent run":
+		return agentRun(args, stderr)
 	case "token create":
 		return tokenCreate(args, dataDir, stdout)
 	case "backup":
@@ -289,6 +294,36 @@ func agentEnv(args []string, dataDir string, stdout io.Writer) error {
 		}
 		return nil
 	})
+}
+
+func agentRun(args []string, stderr io.Writer) error {
+	var unused string
+	fs := newFlags("agent run", &unused)
+	name := fs.String("name", os.Getenv("AGENT_NAME"), "agent name (default $AGENT_NAME)")
+	url := fs.String("url", "", "agentdesk's base URL (default $AGENTDESK_URL)")
+	poll := fs.Duration("poll", 2*time.Second, "how often to look for work")
+	pause := fs.Duration("pause", 500*time.Millisecond, "time spent on each step")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := required("name", *name); err != nil {
+		return err
+	}
+	if *poll <= 0 || *pause < 0 {
+		return usagef("--poll must be positive and --pause not negative")
+	}
+	cfg, err := agentrun.ConfigFromEnv()
+	if err != nil {
+		return err
+	}
+	cfg.Name, cfg.Poll, cfg.Pause = *name, *poll, *pause
+	if *url != "" {
+		cfg.URL = *url
+	}
+	cfg.Log = slog.New(slog.NewTextHandler(stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return agentrun.New(cfg).Run(ctx)
 }
 
 // shellQuote quotes v for a POSIX shell when it holds anything but safe characters.

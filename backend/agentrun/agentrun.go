@@ -1,0 +1,204 @@
+// Package agentrun is the reference agent behind `agentdesk agent run`: it picks up the
+// Todo tasks assigned to it, works through their steps, asks the human when a step
+// title ends with "?", and finishes the task Done (or Failed). What to do next is read
+// from the task itself on every pass, so the agent can be stopped and restarted at any
+// point without redoing or skipping work.
+package agentrun
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/client"
+	"github.com/agentdesk/agentdesk/backend/model"
+)
+
+// Config is how the agent runs.
+type Config struct {
+	URL       string        // AGENTDESK_URL
+	ProjectID string        // SERVICE_PROJECT_ID
+	Digest    string        // SERVICE_API_TOKEN, or SHA-1 of project id + SERVICE_TOKEN_SECRET
+	Name      string        // AGENT_NAME
+	Namespace string        // SERVICE_NAMESPACE
+	Poll      time.Duration // how often to look for work
+	Pause     time.Duration // the "work" of one step
+	Log       *slog.Logger
+}
+
+// ConfigFromEnv reads the spec's environment variables.
+func ConfigFromEnv() (Config, error) {
+	cfg := Config{
+		URL:       os.Getenv("AGENTDESK_URL"),
+		ProjectID: os.Getenv("SERVICE_PROJECT_ID"),
+		Digest:    os.Getenv("SERVICE_API_TOKEN"),
+		Name:      os.Getenv("AGENT_NAME"),
+		Namespace: os.Getenv("SERVICE_NAMESPACE"),
+	}
+	if cfg.URL == "" {
+		cfg.URL = "http://127.0.0.1:8080"
+	}
+	if cfg.ProjectID == "" {
+		return cfg, errors.New("SERVICE_PROJECT_ID is not set; get the environment with: agentdesk agent env --project ID --name NAME")
+	}
+	if cfg.Digest == "" {
+		secret := os.Getenv("SERVICE_TOKEN_SECRET")
+		if secret == "" {
+			return cfg, errors.New("set SERVICE_API_TOKEN or SERVICE_TOKEN_SECRET; get them with: agentdesk agent env --project ID --name NAME")
+		}
+		cfg.Digest = client.AgentDigest(cfg.ProjectID, secret)
+	}
+	return cfg, nil
+}
+
+// Agent is a running reference agent.
+type Agent struct {
+	cfg Config
+	api *client.Client
+	log *slog.Logger
+}
+
+// New returns an agent for cfg.
+func New(cfg Config) *Agent {
+	if cfg.Poll <= 0 {
+		cfg.Poll = 2 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	return &Agent{cfg: cfg, log: cfg.Log.With("agent", cfg.Name),
+		api: client.New(cfg.URL, client.WithAgent(cfg.ProjectID, cfg.Digest, cfg.Name, cfg.Namespace))}
+}
+
+// Run works until ctx ends. It checks its credentials first, so that a wrong
+// environment fails at once with the server's explanation.
+func (a *Agent) Run(ctx context.Context) error {
+	if _, err := a.api.ListTasks(ctx, client.ListOptions{AssignedMe: true, Limit: 1}); err != nil {
+		return fmt.Errorf("cannot reach agentdesk at %s as agent %q: %w", a.cfg.URL, a.cfg.Name, err)
+	}
+	a.log.Info("agent started", "url", a.cfg.URL, "project", a.cfg.ProjectID, "poll", a.cfg.Poll)
+	ticker := time.NewTicker(a.cfg.Poll)
+	defer ticker.Stop()
+	for {
+		if err := a.Pass(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("pass failed; retrying at the next poll", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			a.log.Info("agent stopped")
+			return nil
+		case <-ticker.C:
+		}
+	}
+}
+
+// Pass looks at every task assigned to the agent once and moves each as far as it can.
+func (a *Agent) Pass(ctx context.Context) error {
+	var after int64
+	for {
+		page, err := a.api.ListTasks(ctx, client.ListOptions{AssignedMe: true, Limit: 100, AfterID: after})
+		if err != nil {
+			return err
+		}
+		for _, t := range page.Tasks {
+			if t.Status != model.StatusTodo && t.Status != model.StatusDoing {
+				continue // Backlog is not ready, Waiting waits for a human, Done and Failed are over
+			}
+			if err := a.work(ctx, t.ID); err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				a.fail(ctx, t.ID, err)
+			}
+		}
+		if page.NextAfterID == 0 {
+			return nil
+		}
+		after = page.NextAfterID
+	}
+}
+
+// work carries one task forward until it waits for a human or ends.
+func (a *Agent) work(ctx context.Context, id int64) error {
+	t, err := a.api.GetTask(ctx, id)
+	if err != nil {
+		return err
+	}
+	if t.Status == model.StatusTodo {
+		a.log.Info("picked up task", "task", id, "summary", t.Summary)
+		if t, err = a.api.AgentCallback(ctx, id, client.Callback{Status: model.StatusDoing}); err != nil {
+			return err
+		}
+	}
+	for t.Status == model.StatusDoing {
+		i := t.CurrentStepNum
+		if i >= len(t.Steps) {
+			a.log.Info("task done", "task", id)
+			_, err := a.api.AgentCallback(ctx, id, client.Callback{Status: model.StatusDone, Message: "All steps are complete."})
+			return err
+		}
+		step := t.Steps[i]
+		question := strings.HasSuffix(strings.TrimSpace(step.Title), "?")
+		switch {
+		case question && step.Status == model.StepPending:
+			// Ask: the step starts and the task waits for the human, in one callback.
+			a.log.Info("asking the human", "task", id, "step", i, "question", step.Title)
+			_, err := a.api.AgentCallback(ctx, id, client.Callback{
+				Steps:          []client.StepUpdate{{Index: i, Status: model.StepInProgress}},
+				WaitingDetails: step.Title,
+			})
+			return err
+		case question:
+			// Back in Doing with the question's step started: the answer has come.
+			answer := lastUserMessage(t)
+			a.log.Info("got an answer", "task", id, "step", i)
+			t, err = a.api.AgentCallback(ctx, id, client.Callback{
+				Steps:   []client.StepUpdate{{Index: i, Status: model.StepCompleted}},
+				Message: fmt.Sprintf("Thanks, you answered %q to %q. Carrying on.", answer, step.Title),
+			})
+		default:
+			if step.Status == model.StepPending {
+				if t, err = a.api.AgentCallback(ctx, id, client.Callback{Steps: []client.StepUpdate{{Index: i, Status: model.StepInProgress}}}); err != nil {
+					return err
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(a.cfg.Pause):
+			}
+			t, err = a.api.AgentCallback(ctx, id, client.Callback{Steps: []client.StepUpdate{{Index: i, Status: model.StepCompleted}}})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func lastUserMessage(t *client.Task) string {
+	for i := len(t.Conversation) - 1; i >= 0; i-- {
+		if t.Conversation[i].Role == model.RoleUser {
+			return t.Conversation[i].Content
+		}
+	}
+	return ""
+}
+
+// fail marks a task Failed with what went wrong, unless the server is unreachable (then
+// the next pass tries again).
+func (a *Agent) fail(ctx context.Context, id int64, cause error) {
+	var apiErr *client.Error
+	if !errors.As(cause, &apiErr) {
+		a.log.Warn("task interrupted; will retry", "task", id, "err", cause)
+		return
+	}
+	a.log.Error("task failed", "task", id, "err", cause)
+	if _, err := a.api.AgentCallback(ctx, id, client.Callback{Status: model.StatusFailed, Message: "The agent failed: " + apiErr.Message}); err != nil {
+		a.log.Error("could not mark the task failed", "task", id, "err", err)
+	}
+}

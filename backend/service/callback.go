@@ -1,0 +1,113 @@
+package service
+
+import (
+	"context"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/store"
+)
+
+// StepUpdate sets the status of one step in a callback.
+type StepUpdate struct {
+	Index  *int   `json:"index"`
+	Status string `json:"status"`
+}
+
+// CallbackInput is what an agent reports about its task. Every field is optional; all
+// of them are applied together or not at all.
+type CallbackInput struct {
+	ProjectID           string       `json:"project_id"`
+	Status              string       `json:"status,omitempty"`
+	Steps               []StepUpdate `json:"steps,omitempty"`
+	WaitingDetails      *string      `json:"waiting_details,omitempty"`
+	WaitingDetailsCamel *string      `json:"waitingDetails,omitempty"`
+	Message             string       `json:"message,omitempty"`
+}
+
+// AgentCallback applies an agent's report to a task assigned to it, atomically: step
+// statuses, then the status (waiting_details alone means Waiting), then a message
+// appended to the conversation as the assistant. Only the assigned agent may call back.
+func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64, in CallbackInput, idemKey string) (*model.Task, error) {
+	if p == nil || p.Kind != auth.KindAgent {
+		return nil, errs.Forbid("the agent callback is for agents: authenticate with X-Task-Authorization and X-Agent-Name")
+	}
+	if in.WaitingDetails == nil {
+		in.WaitingDetails = in.WaitingDetailsCamel
+	}
+	in.WaitingDetailsCamel = nil
+	if in.Status == "" && in.WaitingDetails != nil {
+		in.Status = model.StatusWaiting
+	}
+	if in.Status != "" && !model.IsTaskStatus(in.Status) {
+		return nil, errs.Invalid("status %q is not a task status; use one of Backlog, Todo, Doing, Waiting, Done, Failed", in.Status)
+	}
+	if in.WaitingDetails != nil {
+		if err := checkText("waiting_details", *in.WaitingDetails, false, MaxResponseLen); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkText("message", in.Message, false, MaxResponseLen); err != nil {
+		return nil, err
+	}
+	stepStatuses := make([]string, len(in.Steps))
+	for i, st := range in.Steps {
+		if st.Index == nil || *st.Index < 0 {
+			return nil, errs.Invalid("steps[%d].index is required and must be 0 or more (steps are numbered from 0)", i)
+		}
+		var ok bool
+		if stepStatuses[i], ok = model.ParseStepStatus(st.Status); !ok {
+			return nil, errs.Invalid("steps[%d].status %q is not valid; use one of pending, in_progress, completed, skipped", i, st.Status)
+		}
+	}
+	if err := CheckIdempotencyKey(idemKey); err != nil {
+		return nil, err
+	}
+	now := s.clock()
+	var task *model.Task
+	err := s.store.Write(ctx, func(tx *store.Tx) (err error) {
+		input := struct {
+			ID int64 `json:"id"`
+			CallbackInput
+		}{id, in}
+		task, _, err = idempotent(ctx, tx, p, idemKey, "agent-callback", input, now, func() (*model.Task, error) {
+			t, err := s.loadTask(ctx, tx.Reader, p.ProjectID, id)
+			if err != nil {
+				return nil, err
+			}
+			if t.AgentID == nil || *t.AgentID != p.AgentID {
+				return nil, errs.Forbid("task %d is not assigned to agent %q", id, p.Name)
+			}
+			for i, st := range in.Steps {
+				if *st.Index >= len(t.Steps) {
+					return nil, errs.Invalid("steps[%d].index %d is past the last step: task %d has %d steps, numbered from 0", i, *st.Index, id, len(t.Steps))
+				}
+				if err := tx.UpdateStepStatus(ctx, id, *st.Index, stepStatuses[i]); err != nil {
+					return nil, internal("update step", err)
+				}
+			}
+			if in.Status != "" {
+				setStatus(t, in.Status, in.WaitingDetails)
+			}
+			t.UpdatedAt = now
+			if err := tx.UpdateTask(ctx, t); err != nil {
+				return nil, internal("update task", err)
+			}
+			if in.Message != "" {
+				if err := tx.AppendTaskMessage(ctx, id, model.TaskMessage{Role: model.RoleAssistant, Content: in.Message, CreatedAt: now}); err != nil {
+					return nil, internal("append message", err)
+				}
+			}
+			if t, err = s.loadTask(ctx, tx.Reader, p.ProjectID, id); err != nil {
+				return nil, err
+			}
+			return t, tx.AppendEvent(ctx, p.ProjectID, EventTaskUpdated, t, now)
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return task, nil
+}
