@@ -477,3 +477,68 @@ func TestReferenceAgentEndToEnd(t *testing.T) {
 	}
 	t.Logf("reference agent loop done in %s", time.Since(start).Round(time.Millisecond))
 }
+
+// TestPythonExampleAgent runs the README's Python agent (standard library only) against a
+// real server through a question answered over REST.
+func TestPythonExampleAgent(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatal("python3 is required for this test; .ci/run installs it")
+	}
+	data := t.TempDir()
+	var p struct{ ID string }
+	json.Unmarshal([]byte(mustCLI(t, "project", "create", "--name", "py", "--data", data)), &p)
+	token := strings.TrimSpace(mustCLI(t, "token", "create", "--project", p.ID, "--name", "human", "--scopes", "task:read,task:write", "--data", data))
+	var agent struct{ ID int64 }
+	json.Unmarshal([]byte(mustCLI(t, "agent", "create", "--project", p.ID, "--name", "py-worker", "--data", data)), &agent)
+	srv := startServer(t, data)
+	envOut := mustCLI(t, "agent", "env", "--project", p.ID, "--name", "py-worker", "--url", srv.url, "--data", data)
+	agentEnv := append(os.Environ(), "POLL_SECONDS=0.1")
+	for _, line := range strings.Split(strings.TrimSpace(envOut), "\n") {
+		if strings.Contains(line, "SERVICE_API_TOKEN") {
+			continue // the script must also work from the secret alone
+		}
+		agentEnv = append(agentEnv, strings.Trim(strings.Replace(strings.TrimPrefix(line, "export "), "='", "=", 1), "'"))
+	}
+	cmd := exec.Command(python, "backend/agentrun/example_agent.py")
+	cmd.Env = agentEnv
+	log := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("python agent output:\n%s", log.String())
+		}
+	}()
+	_, raw := call(t, "POST", srv.url+"/api/tasks", token,
+		fmt.Sprintf(`{"summary":"py","steps":[{"title":"one"},{"title":"Red or blue?"},{"title":"three"}],"agent_id":%d}`, agent.ID))
+	var task struct {
+		ID           int64
+		Status       string
+		Conversation []struct{ Role, Content string }
+	}
+	json.Unmarshal(raw, &task)
+	wait := func(want string) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			_, raw := call(t, "GET", fmt.Sprintf("%s/api/tasks/%d", srv.url, task.ID), token, "")
+			json.Unmarshal(raw, &task)
+			if task.Status == want {
+				return
+			}
+		}
+		t.Fatalf("task never reached %s; it is %s", want, task.Status)
+	}
+	wait("Waiting")
+	if status, raw := call(t, "POST", fmt.Sprintf("%s/api/tasks/%d/respond", srv.url, task.ID), token, `{"response":"blue"}`); status != 200 {
+		t.Fatalf("respond: %d %s", status, raw)
+	}
+	wait("Done")
+	if last := task.Conversation[len(task.Conversation)-2]; last.Role != "assistant" || !strings.Contains(last.Content, "blue") {
+		t.Fatalf("conversation: %+v", task.Conversation)
+	}
+}

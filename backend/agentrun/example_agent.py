@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""A minimal agentdesk agent in Python, standard library only.
+
+It reads the environment that `agentdesk agent env` prints, picks up the Todo tasks
+assigned to it, works through their steps, asks the human when a step title ends with
+"?", and finishes each task Done. What to do next is read from the task on every poll,
+so it can be stopped and restarted at any time.
+
+    eval "$(agentdesk agent env --project $PROJECT --name worker)"
+    python3 example_agent.py
+"""
+import hashlib
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+
+URL = os.environ.get("AGENTDESK_URL", "http://127.0.0.1:8080").rstrip("/")
+PROJECT = os.environ["SERVICE_PROJECT_ID"]
+NAME = os.environ["AGENT_NAME"]
+# X-Task-Authorization is the hex SHA-1 of the project id followed by the secret
+# (never the namespace). SERVICE_API_TOKEN is the same value, precomputed.
+DIGEST = os.environ.get("SERVICE_API_TOKEN") or hashlib.sha1(
+    (PROJECT + os.environ["SERVICE_TOKEN_SECRET"]).encode()).hexdigest()
+POLL = float(os.environ.get("POLL_SECONDS", "2"))
+
+
+def call(method, path, body=None):
+    req = urllib.request.Request(URL + path, method=method, headers={
+        "X-Task-Authorization": DIGEST,
+        "X-Task-Namespace": os.environ.get("SERVICE_NAMESPACE", ""),
+        "X-Agent-Name": NAME,
+        "Content-Type": "application/json",
+    }, data=None if body is None else json.dumps(body).encode())
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.load(resp)
+    except urllib.error.HTTPError as e:
+        error = json.load(e).get("error", {})
+        raise RuntimeError(f"{e.code} {error.get('code')}: {error.get('message')}") from None
+
+
+def callback(task_id, **report):
+    """Report progress on a task assigned to this agent; applied atomically."""
+    return call("POST", f"/api/agent_callback/{task_id}", {"project_id": PROJECT, **report})
+
+
+def work(task):
+    if task["status"] == "Todo":
+        print(f"picked up task {task['id']}: {task['summary']}", flush=True)
+        task = callback(task["id"], status="Doing")
+    while task["status"] == "Doing":
+        i = task["current_step_num"]
+        if i >= len(task["steps"]):
+            callback(task["id"], status="Done", message="All steps are complete.")
+            print(f"task {task['id']} done", flush=True)
+            return
+        step = task["steps"][i]
+        if step["title"].rstrip().endswith("?"):
+            if step["status"] == "pending":
+                # Start the step and wait for the human, in one callback.
+                callback(task["id"], steps=[{"index": i, "status": "in_progress"}],
+                         waiting_details=step["title"])
+                return
+            answers = [m["content"] for m in task["conversation"] if m["role"] == "user"]
+            answer = answers[-1] if answers else ""
+            task = callback(task["id"], steps=[{"index": i, "status": "completed"}],
+                            message=f"You answered {answer!r}; carrying on.")
+        else:
+            time.sleep(0.05)  # the "work" of a step
+            task = callback(task["id"], steps=[{"index": i, "status": "completed"}])
+
+
+def main():
+    print(f"agent {NAME} polling {URL} every {POLL}s", flush=True)
+    while True:
+        try:
+            for task in call("GET", f"/api/projects/{PROJECT}/tasks?assigned=me"):
+                if task["status"] in ("Todo", "Doing"):
+                    work(call("GET", f"/api/projects/{PROJECT}/tasks/{task['id']}"))
+        except (RuntimeError, OSError) as e:
+            print(f"error: {e}; retrying", file=sys.stderr, flush=True)
+        time.sleep(POLL)
+
+
+if __name__ == "__main__":
+    main()
