@@ -14,14 +14,14 @@ var ErrDuplicate = errors.New("already exists")
 // InsertAgent stores a new agent and sets its id.
 func (t *Tx) InsertAgent(ctx context.Context, a *model.Agent) error {
 	var exists int
-	err := t.q.QueryRowContext(ctx, `SELECT 1 FROM agents WHERE project_id = ? AND name = ?`, a.ProjectID, a.Name).Scan(&exists)
+	err := t.queryRow(ctx, `SELECT 1 FROM agents WHERE project_id = ? AND name = ?`, a.ProjectID, a.Name).Scan(&exists)
 	if err == nil {
 		return ErrDuplicate
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	res, err := t.q.ExecContext(ctx, `INSERT INTO agents (project_id, name, created_at) VALUES (?, ?, ?)`,
+	res, err := t.exec(ctx, `INSERT INTO agents (project_id, name, created_at) VALUES (?, ?, ?)`,
 		a.ProjectID, a.Name, fmtTime(a.CreatedAt))
 	if err != nil {
 		return err
@@ -48,19 +48,19 @@ func scanAgent(row interface{ Scan(...any) error }) (*model.Agent, error) {
 
 // Agent loads an agent of the project by id.
 func (r Reader) Agent(ctx context.Context, projectID string, id int64) (*model.Agent, error) {
-	return scanAgent(r.q.QueryRowContext(ctx,
+	return scanAgent(r.queryRow(ctx,
 		`SELECT `+agentColumns+` FROM agents WHERE project_id = ? AND id = ?`, projectID, id))
 }
 
 // AgentByName loads an agent of the project by name.
 func (r Reader) AgentByName(ctx context.Context, projectID, name string) (*model.Agent, error) {
-	return scanAgent(r.q.QueryRowContext(ctx,
+	return scanAgent(r.queryRow(ctx,
 		`SELECT `+agentColumns+` FROM agents WHERE project_id = ? AND name = ?`, projectID, name))
 }
 
 // Agents lists the project's agents by id.
 func (r Reader) Agents(ctx context.Context, projectID string) ([]model.Agent, error) {
-	rows, err := r.q.QueryContext(ctx, `SELECT `+agentColumns+` FROM agents WHERE project_id = ? ORDER BY id`, projectID)
+	rows, err := r.query(ctx, `SELECT `+agentColumns+` FROM agents WHERE project_id = ? ORDER BY id`, projectID)
 	if err != nil {
 		return nil, err
 	}

@@ -16,11 +16,11 @@ func (t *Tx) AppendEvent(ctx context.Context, projectID, typ string, data any, a
 		return err
 	}
 	var seq int64
-	if err := t.q.QueryRowContext(ctx,
+	if err := t.queryRow(ctx,
 		`UPDATE projects SET event_seq = event_seq + 1 WHERE id = ? RETURNING event_seq`, projectID).Scan(&seq); err != nil {
 		return err
 	}
-	if _, err := t.q.ExecContext(ctx,
+	if _, err := t.exec(ctx,
 		`INSERT INTO events (project_id, seq, type, data, at) VALUES (?, ?, ?, ?, ?)`,
 		projectID, seq, typ, raw, fmtTime(at)); err != nil {
 		return err
@@ -31,7 +31,7 @@ func (t *Tx) AppendEvent(ctx context.Context, projectID, typ string, data any, a
 
 // EventsSince lists a project's events after seq, oldest first, at most limit of them.
 func (r Reader) EventsSince(ctx context.Context, projectID string, seq int64, limit int) ([]model.Event, error) {
-	rows, err := r.q.QueryContext(ctx,
+	rows, err := r.query(ctx,
 		`SELECT seq, type, data, at FROM events WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
 		projectID, seq, limit)
 	if err != nil {

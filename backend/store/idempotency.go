@@ -9,7 +9,7 @@ import (
 
 // IdempotentResult returns the stored fingerprint and result of a key, or ErrNotFound.
 func (r Reader) IdempotentResult(ctx context.Context, projectID, key string) (fingerprint, result []byte, err error) {
-	err = r.q.QueryRowContext(ctx,
+	err = r.queryRow(ctx,
 		`SELECT fingerprint, result FROM idempotency_keys WHERE project_id = ? AND key = ?`, projectID, key).
 		Scan(&fingerprint, &result)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -20,7 +20,7 @@ func (r Reader) IdempotentResult(ctx context.Context, projectID, key string) (fi
 
 // PutIdempotentResult records the first result of a key.
 func (t *Tx) PutIdempotentResult(ctx context.Context, projectID, key string, fingerprint, result []byte, at time.Time) error {
-	_, err := t.q.ExecContext(ctx,
+	_, err := t.exec(ctx,
 		`INSERT INTO idempotency_keys (project_id, key, fingerprint, result, created_at) VALUES (?, ?, ?, ?, ?)`,
 		projectID, key, fingerprint, result, fmtTime(at))
 	return err
@@ -28,7 +28,7 @@ func (t *Tx) PutIdempotentResult(ctx context.Context, projectID, key string, fin
 
 // PruneIdempotencyKeys forgets keys created before the given time.
 func (t *Tx) PruneIdempotencyKeys(ctx context.Context, before time.Time) (int64, error) {
-	res, err := t.q.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE created_at < ?`, fmtTime(before))
+	res, err := t.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < ?`, fmtTime(before))
 	if err != nil {
 		return 0, err
 	}

@@ -11,7 +11,7 @@ import (
 
 // InsertProject stores a new project.
 func (t *Tx) InsertProject(ctx context.Context, p *model.Project) error {
-	_, err := t.q.ExecContext(ctx,
+	_, err := t.exec(ctx,
 		`INSERT INTO projects (id, name, namespace, token_secret, created_at) VALUES (?, ?, ?, ?, ?)`,
 		p.ID, p.Name, p.Namespace, p.TokenSecret, fmtTime(p.CreatedAt))
 	return err
@@ -21,7 +21,7 @@ func (t *Tx) InsertProject(ctx context.Context, p *model.Project) error {
 func (r Reader) Project(ctx context.Context, id string) (*model.Project, error) {
 	var p model.Project
 	var created string
-	err := r.q.QueryRowContext(ctx,
+	err := r.queryRow(ctx,
 		`SELECT id, name, namespace, token_secret, created_at FROM projects WHERE id = ?`, id).
 		Scan(&p.ID, &p.Name, &p.Namespace, &p.TokenSecret, &created)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -36,7 +36,7 @@ func (r Reader) Project(ctx context.Context, id string) (*model.Project, error) 
 
 // Projects lists every project, oldest first.
 func (r Reader) Projects(ctx context.Context) ([]model.Project, error) {
-	rows, err := r.q.QueryContext(ctx, `SELECT id, name, namespace, token_secret, created_at FROM projects ORDER BY created_at, id`)
+	rows, err := r.query(ctx, `SELECT id, name, namespace, token_secret, created_at FROM projects ORDER BY created_at, id`)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (r Reader) Projects(ctx context.Context) ([]model.Project, error) {
 
 // InsertOwner stores the local owner user if there is none yet.
 func (t *Tx) InsertOwner(ctx context.Context, name string, createdAt time.Time) error {
-	_, err := t.q.ExecContext(ctx,
+	_, err := t.exec(ctx,
 		`INSERT INTO users (name, is_owner, created_at) SELECT ?, 1, ? WHERE NOT EXISTS (SELECT 1 FROM users WHERE is_owner = 1)`,
 		name, fmtTime(createdAt))
 	return err

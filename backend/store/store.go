@@ -49,6 +49,8 @@ type Store struct {
 	writerEnd chan struct{}
 	closeMu   sync.RWMutex // held for reading while a write is being submitted
 	closed    bool
+
+	readStmts *stmtCache
 }
 
 func dsn(path string, writer bool, sync string, queryOnly bool) string {
@@ -103,6 +105,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		jobs:      make(chan *job, 1024),
 		stop:      make(chan struct{}),
 		writerEnd: make(chan struct{}),
+		readStmts: newStmtCache(reader),
 	}
 	go s.writeLoop()
 	return s, nil
@@ -148,6 +151,7 @@ func (s *Store) Close() error {
 	s.closeMu.Unlock()
 	s.stopOnce.Do(func() { close(s.stop) })
 	<-s.writerEnd
+	s.readStmts.close()
 	return errors.Join(s.reader.Close(), s.writer.Close())
 }
 
@@ -171,7 +175,7 @@ func (s *Store) Backup(ctx context.Context, path string) error {
 }
 
 // Read gives the queries that run on the read pool.
-func (s *Store) Read() Reader { return Reader{q: s.reader} }
+func (s *Store) Read() Reader { return Reader{q: s.reader, cache: s.readStmts} }
 
 // Timestamps are stored as fixed-width UTC text, so that they sort as strings.
 const timeLayout = "2006-01-02T15:04:05.000000Z"

@@ -11,7 +11,7 @@ import (
 
 // InsertTask stores a new task with its steps, setting the ids.
 func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
-	res, err := t.q.ExecContext(ctx,
+	res, err := t.exec(ctx,
 		`INSERT INTO tasks (project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		task.ProjectID, task.AgentID, task.ConversationID, task.Summary, task.Details, task.Status, task.Source, task.TaskType,
@@ -37,7 +37,7 @@ func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
 		args = append(args, task.ID, i, s.Title, s.Status)
 	}
 	sb.WriteString(" RETURNING id")
-	rows, err := t.q.QueryContext(ctx, sb.String(), args...)
+	rows, err := t.query(ctx, sb.String(), args...)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,7 @@ func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
 
 // UpdateTask writes a task's own fields (not its steps or conversation).
 func (t *Tx) UpdateTask(ctx context.Context, task *model.Task) error {
-	_, err := t.q.ExecContext(ctx,
+	_, err := t.exec(ctx,
 		`UPDATE tasks SET agent_id = ?, summary = ?, details = ?, status = ?, task_type = ?, waiting_details = ?, waiting_version = ?, updated_at = ?
 		 WHERE id = ? AND project_id = ?`,
 		task.AgentID, task.Summary, task.Details, task.Status, task.TaskType, task.WaitingDetails, task.WaitingVersion,
@@ -62,7 +62,7 @@ func (t *Tx) UpdateTask(ctx context.Context, task *model.Task) error {
 
 // UpdateStepStatus sets the status of the step at position (0-based) of a task.
 func (t *Tx) UpdateStepStatus(ctx context.Context, taskID int64, position int, status string) error {
-	res, err := t.q.ExecContext(ctx, `UPDATE steps SET status = ? WHERE task_id = ? AND position = ?`, status, taskID, position)
+	res, err := t.exec(ctx, `UPDATE steps SET status = ? WHERE task_id = ? AND position = ?`, status, taskID, position)
 	if err != nil {
 		return err
 	}
@@ -74,14 +74,14 @@ func (t *Tx) UpdateStepStatus(ctx context.Context, taskID int64, position int, s
 
 // AppendTaskMessage adds an entry to a task's conversation.
 func (t *Tx) AppendTaskMessage(ctx context.Context, taskID int64, m model.TaskMessage) error {
-	_, err := t.q.ExecContext(ctx, `INSERT INTO task_messages (task_id, role, content, created_at) VALUES (?, ?, ?, ?)`,
+	_, err := t.exec(ctx, `INSERT INTO task_messages (task_id, role, content, created_at) VALUES (?, ?, ?, ?)`,
 		taskID, m.Role, m.Content, fmtTime(m.CreatedAt))
 	return err
 }
 
 // DeleteTask removes a task of the project with its steps and conversation.
 func (t *Tx) DeleteTask(ctx context.Context, projectID string, id int64) error {
-	res, err := t.q.ExecContext(ctx, `DELETE FROM tasks WHERE id = ? AND project_id = ?`, id, projectID)
+	res, err := t.exec(ctx, `DELETE FROM tasks WHERE id = ? AND project_id = ?`, id, projectID)
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (t *Tx) DeleteTask(ctx context.Context, projectID string, id int64) error {
 
 // DeleteTasksWithStatus removes the project's tasks in a status and returns their ids.
 func (t *Tx) DeleteTasksWithStatus(ctx context.Context, projectID, status string) ([]int64, error) {
-	rows, err := t.q.QueryContext(ctx, `DELETE FROM tasks WHERE project_id = ? AND status = ? RETURNING id`, projectID, status)
+	rows, err := t.query(ctx, `DELETE FROM tasks WHERE project_id = ? AND status = ? RETURNING id`, projectID, status)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func scanTask(row interface{ Scan(...any) error }) (*model.Task, error) {
 
 // Task loads one task of the project with its steps and, if asked, its conversation.
 func (r Reader) Task(ctx context.Context, projectID string, id int64, withConversation bool) (*model.Task, error) {
-	task, err := scanTask(r.q.QueryRowContext(ctx,
+	task, err := scanTask(r.queryRow(ctx,
 		`SELECT `+taskColumns+` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id WHERE t.id = ? AND t.project_id = ?`,
 		id, projectID))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -176,7 +176,7 @@ func (r Reader) Task(ctx context.Context, projectID string, id int64, withConver
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.q.QueryContext(ctx, `SELECT id, title, status FROM steps WHERE task_id = ? ORDER BY position`, id)
+	rows, err := r.query(ctx, `SELECT id, title, status FROM steps WHERE task_id = ? ORDER BY position`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func (r Reader) Task(ctx context.Context, projectID string, id int64, withConver
 }
 
 func (r Reader) taskConversation(ctx context.Context, taskID int64) ([]model.TaskMessage, error) {
-	rows, err := r.q.QueryContext(ctx, `SELECT role, content, created_at FROM task_messages WHERE task_id = ? ORDER BY id`, taskID)
+	rows, err := r.query(ctx, `SELECT role, content, created_at FROM task_messages WHERE task_id = ? ORDER BY id`, taskID)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +231,7 @@ func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, mo
 		q += ` LIMIT ?`
 		args = append(args, f.Limit+1)
 	}
-	rows, err := r.q.QueryContext(ctx, q, args...)
+	rows, err := r.query(ctx, q, args...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -258,7 +258,7 @@ func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, mo
 	// The page is a contiguous id range of the filtered tasks, so the same filter over
 	// that range selects exactly the page's steps.
 	where, args = f.where()
-	stepRows, err := r.q.QueryContext(ctx,
+	stepRows, err := r.query(ctx,
 		`SELECT s.task_id, s.id, s.title, s.status FROM steps s JOIN tasks t ON t.id = s.task_id
 		 WHERE `+where+` AND t.id BETWEEN ? AND ? ORDER BY s.task_id, s.position`,
 		append(args, tasks[0].ID, tasks[len(tasks)-1].ID)...)

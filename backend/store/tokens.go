@@ -12,7 +12,7 @@ import (
 
 // InsertToken stores a token by the hash of its value and sets its id.
 func (t *Tx) InsertToken(ctx context.Context, tok *model.Token, hash []byte) error {
-	res, err := t.q.ExecContext(ctx,
+	res, err := t.exec(ctx,
 		`INSERT INTO tokens (project_id, name, type, scopes, hash, hint, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		tok.ProjectID, tok.Name, tok.Type, strings.Join(tok.Scopes, " "), hash, tok.Hint,
 		fmtTime(tok.CreatedAt), fmtTimePtr(tok.ExpiresAt))
@@ -44,12 +44,12 @@ func scanToken(row interface{ Scan(...any) error }) (*model.Token, error) {
 
 // TokenByHash finds a token by the hash of its value.
 func (r Reader) TokenByHash(ctx context.Context, hash []byte) (*model.Token, error) {
-	return scanToken(r.q.QueryRowContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash = ?`, hash))
+	return scanToken(r.queryRow(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash = ?`, hash))
 }
 
 // Tokens lists the project's tokens by id.
 func (r Reader) Tokens(ctx context.Context, projectID string) ([]model.Token, error) {
-	rows, err := r.q.QueryContext(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE project_id = ? ORDER BY id`, projectID)
+	rows, err := r.query(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE project_id = ? ORDER BY id`, projectID)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (r Reader) Tokens(ctx context.Context, projectID string) ([]model.Token, er
 // TouchTokens records when tokens were last used; only ever moves the time forward.
 func (t *Tx) TouchTokens(ctx context.Context, used map[int64]time.Time) error {
 	for id, at := range used {
-		if _, err := t.q.ExecContext(ctx,
+		if _, err := t.exec(ctx,
 			`UPDATE tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`,
 			fmtTime(at), id, fmtTime(at)); err != nil {
 			return err
@@ -79,7 +79,7 @@ func (t *Tx) TouchTokens(ctx context.Context, used map[int64]time.Time) error {
 
 // RevokeToken marks a token of the project revoked.
 func (t *Tx) RevokeToken(ctx context.Context, projectID string, id int64, at time.Time) error {
-	res, err := t.q.ExecContext(ctx,
+	res, err := t.exec(ctx,
 		`UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE project_id = ? AND id = ?`, fmtTime(at), projectID, id)
 	if err != nil {
 		return err

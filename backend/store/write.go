@@ -91,6 +91,7 @@ func (s *Store) runBatch(batch []*job) {
 		fail(fmt.Errorf("begin write: %w", err))
 		return
 	}
+	stmts := &batchStmts{tx: tx, m: map[string]*sql.Stmt{}}
 	var events []model.Event
 	for i, j := range batch {
 		if err := j.ctx.Err(); err != nil {
@@ -101,7 +102,7 @@ func (s *Store) runBatch(batch []*job) {
 			results[i] = err
 			continue
 		}
-		t := &Tx{Reader: Reader{q: tx}}
+		t := &Tx{Reader: Reader{q: tx, batch: stmts}}
 		err := runJob(j, t)
 		if err != nil {
 			if _, rbErr := tx.ExecContext(ctx, "ROLLBACK TO w"); rbErr != nil {
@@ -151,4 +152,8 @@ type queryer interface {
 }
 
 // Reader runs queries, on the read pool or inside a write.
-type Reader struct{ q queryer }
+type Reader struct {
+	q     queryer
+	cache *stmtCache  // prepared statements of the read pool
+	batch *batchStmts // prepared statements of the write batch, inside a write
+}

@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/model"
+)
+
+func openTest(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), t.TempDir()+"/agentdesk.db", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Write(context.Background(), func(tx *Tx) error {
+		return tx.InsertProject(context.Background(), &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestGroupCommitIsolatesFailures: concurrent writes share transactions, yet a write
+// that fails (or panics) leaves no trace and the others commit.
+func TestGroupCommitIsolatesFailures(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, 300)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.Write(ctx, func(tx *Tx) error {
+				task := &model.Task{ProjectID: "p", Summary: fmt.Sprint(i), Status: "Backlog", Source: "user", TaskType: "standard",
+					Steps: []model.Step{{Title: "a", Status: "pending"}}, CreatedAt: time.Now(), UpdatedAt: time.Now()}
+				if err := tx.InsertTask(ctx, task); err != nil {
+					return err
+				}
+				if err := tx.AppendEvent(ctx, "p", "task.created", task, time.Now()); err != nil {
+					return err
+				}
+				switch i % 3 {
+				case 1:
+					return errors.New("refused") // after writing: must roll back to its savepoint
+				case 2:
+					if i%9 == 2 {
+						panic("boom")
+					}
+				}
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for i, err := range errs {
+		switch {
+		case i%3 == 0 && err != nil:
+			t.Fatalf("write %d: %v", i, err)
+		case i%3 == 1 && (err == nil || err.Error() != "refused"):
+			t.Fatalf("write %d: %v, want refused", i, err)
+		case i%9 == 2 && err == nil:
+			t.Fatalf("panicking write %d reported success", i)
+		case err == nil:
+			ok++
+		}
+	}
+	tasks, _, err := s.Read().Tasks(ctx, TaskFilter{ProjectID: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) != ok {
+		t.Fatalf("%d tasks stored, %d writes succeeded", len(tasks), ok)
+	}
+	events, err := s.Read().EventsSince(ctx, "p", 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != ok {
+		t.Fatalf("%d events for %d changes", len(events), ok)
+	}
+	for i, e := range events {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event seqs have a gap: %d at position %d", e.Seq, i)
+		}
+	}
+	for _, task := range tasks {
+		if len(task.Steps) != 1 {
+			t.Fatalf("task %d has %d steps", task.ID, len(task.Steps))
+		}
+	}
+}
+
+func TestNewerSchemaRefused(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(context.Background(), dir+"/agentdesk.db", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.writer.Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES (9999, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Open(context.Background(), dir+"/agentdesk.db", Options{}); err == nil || !strings.Contains(err.Error(), "newer agentdesk") {
+		t.Fatalf("opening a newer database: %v", err)
+	}
+}
