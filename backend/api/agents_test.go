@@ -113,6 +113,8 @@ func TestAgentCallback(t *testing.T) {
 		{name: "missing project_id", path: path, header: as("worker"), body: `{"status":"Doing"}`, status: 400},
 		{name: "no credentials", path: path, body: `{"project_id":"` + a + `"}`, status: 401},
 		{name: "bearer token", path: path, token: user, body: `{"project_id":"` + a + `"}`, status: 403},
+		{name: "wrong bearer token", path: path, token: "adk_0000000000000000000000000000000000000000", body: `{"project_id":"` + a + `"}`, status: 401},
+		{name: "no credentials, malformed body", path: path, body: `{`, status: 401},
 		{name: "unknown task", path: "/api/agent_callback/99999", header: as("worker"), body: `{"project_id":"` + a + `"}`, status: 404},
 		{name: "another project's task", path: fmt.Sprintf("/api/agent_callback/%d", bTask.ID), header: as("worker"), body: `{"project_id":"` + a + `","status":"Done"}`, status: 404},
 		{name: "bad status", path: path, header: as("worker"), body: `{"project_id":"` + a + `","status":"finished"}`, status: 400},

@@ -192,6 +192,8 @@ func TestTaskEndpoints(t *testing.T) {
 		{name: "status unknown task", method: "PUT", path: "/api/tasks/999999/status", token: "wo", body: `{"status":"Done"}`, status: 404, code: "not_found"},
 		{name: "status other project", method: "PUT", path: "/api/tasks/{other}/status", token: "wo", body: `{"status":"Done"}`, status: 404, code: "not_found"},
 		{name: "status non-integer id", method: "PUT", path: "/api/tasks/x/status", token: "wo", body: `{"status":"Done"}`, status: 400, code: "invalid_argument"},
+		{name: "status read-only with a bad enum", method: "PUT", path: "/api/tasks/{todo}/status", token: "ro", body: `{"status":"nope"}`, status: 403, code: "forbidden"},
+		{name: "step read-only with a bad enum", method: "PUT", path: "/api/tasks/{todo}/steps/0/status", token: "ro", body: `{"status":"nope"}`, status: 403, code: "forbidden"},
 		{name: "status read-only", method: "PUT", path: "/api/tasks/{todo}/status", token: "ro", body: `{"status":"Done"}`, status: 403, code: "forbidden"},
 		{name: "status huge body", method: "PUT", path: "/api/tasks/{todo}/status", token: "wo", body: `{"status":"Done","x":"` + strings.Repeat("y", 1<<20) + `"}`, status: 413, code: "payload_too_large"},
 

@@ -260,6 +260,9 @@ func setStatus(t *model.Task, status string, waitingDetails *string) {
 // SetTaskStatus moves a task to any status. waitingDetails, if given, is what the task
 // waits for when the status is Waiting.
 func (s *Service) SetTaskStatus(ctx context.Context, p *auth.Principal, id int64, status string, waitingDetails *string) (*model.Task, error) {
+	if err := require(p, auth.TaskWrite); err != nil {
+		return nil, err
+	}
 	if !model.IsTaskStatus(status) {
 		return nil, errs.Invalid("status %q is not a task status; use one of Backlog, Todo, Doing, Waiting, Done, Failed", status)
 	}
@@ -294,6 +297,9 @@ func (s *Service) AssignTask(ctx context.Context, p *auth.Principal, id int64, a
 // SetStepStatus sets the status of step stepNum (0-based) of a task. It accepts the step
 // vocabulary and Todo, Doing, Done.
 func (s *Service) SetStepStatus(ctx context.Context, p *auth.Principal, id int64, stepNum int, status string) (*model.Task, error) {
+	if err := require(p, auth.TaskWrite); err != nil {
+		return nil, err
+	}
 	stored, ok := model.ParseStepStatus(status)
 	if !ok {
 		return nil, errs.Invalid("step status %q is not valid; use one of pending, in_progress, completed, skipped", status)

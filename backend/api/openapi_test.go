@@ -1,0 +1,1118 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/agentdesk/agentdesk/backend/api"
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/service"
+	"github.com/agentdesk/agentdesk/backend/testenv"
+)
+
+// The tests in this file hold the OpenAPI document (openapi.json) and the server to
+// each other: the document must be a valid OpenAPI 3.1 document, describe exactly the
+// routes the router registers, agree with the bounds in the Go code, and every real
+// answer of the real server must match it (status documented, headers and body valid
+// under JSON Schema 2020-12). Every status the document promises must be produced by
+// at least one scenario, so that the document cannot promise what the server never does.
+
+// loadOpenAPI parses the embedded document and validates it as OpenAPI 3.1.
+func oaLoad(t *testing.T) *openapi3.T {
+	t.Helper()
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	doc, err := loader.LoadFromData(api.OpenAPIDocument())
+	if err != nil {
+		t.Fatalf("load openapi.json: %v", err)
+	}
+	if doc.OpenAPI != "3.1.0" || !doc.IsOpenAPI31OrLater() {
+		t.Fatalf("openapi.json declares version %q, want 3.1.0", doc.OpenAPI)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("openapi.json is not a valid OpenAPI 3.1 document: %v", err)
+	}
+	return doc
+}
+
+// oaSchemaOptions are the schema validation options for 3.1: JSON Schema 2020-12.
+// (openapi3filter adds EnableJSONSchema2020 itself for 3.1 documents; saying it here
+// keeps the tests honest should that ever change.)
+var oaSchemaOptions = []openapi3.SchemaValidationOption{openapi3.EnableJSONSchema2020()}
+
+// oaOperations lists the document's operations as "METHOD /path".
+func oaOperations(doc *openapi3.T) map[string]*openapi3.Operation {
+	ops := map[string]*openapi3.Operation{}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			ops[method+" "+path] = op
+		}
+	}
+	return ops
+}
+
+var oaGinParam = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
+
+// TestOpenAPIRoutesMatchRouter checks that the document describes exactly the routes
+// that the router registers: no route undocumented, no documented route missing.
+func TestOpenAPIRoutesMatchRouter(t *testing.T) {
+	doc := oaLoad(t)
+	env := testenv.Start(t)
+	routes := map[string]bool{}
+	for _, r := range api.NewRouter(env.Service).Routes() {
+		routes[r.Method+" "+oaGinParam.ReplaceAllString(r.Path, "{$1}")] = true
+	}
+	documented := map[string]bool{}
+	for key := range oaOperations(doc) {
+		documented[key] = true
+	}
+	if len(routes) == 0 {
+		t.Fatal("the router registers no routes")
+	}
+	for _, key := range slices.Sorted(maps.Keys(routes)) {
+		if !documented[key] {
+			t.Errorf("route %s is registered in router.go but not described in openapi.json", key)
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(documented)) {
+		if !routes[key] {
+			t.Errorf("openapi.json describes %s, which router.go does not register", key)
+		}
+	}
+}
+
+// TestOpenAPIServedDocument checks that GET /api/openapi.json serves the embedded
+// document as it is.
+func TestOpenAPIServedDocument(t *testing.T) {
+	env := testenv.Start(t)
+	r := env.Do(t, testenv.Request{Method: "GET", Path: "/api/openapi.json"})
+	if r.Status != http.StatusOK {
+		t.Fatalf("GET /api/openapi.json: %d", r.Status)
+	}
+	if !bytes.Equal(r.Body, api.OpenAPIDocument()) {
+		t.Fatal("GET /api/openapi.json does not serve the embedded document")
+	}
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Fatalf("Content-Type %q", ct)
+	}
+}
+
+// oaSchema returns a component schema, failing the test when it is missing.
+func oaSchema(t *testing.T, doc *openapi3.T, name string) *openapi3.Schema {
+	t.Helper()
+	ref := doc.Components.Schemas[name]
+	if ref == nil || ref.Value == nil {
+		t.Fatalf("openapi.json has no schema %s", name)
+	}
+	return ref.Value
+}
+
+func oaProp(t *testing.T, s *openapi3.Schema, name string) *openapi3.Schema {
+	t.Helper()
+	p := s.Properties[name]
+	if p == nil || p.Value == nil {
+		t.Fatalf("schema has no property %s", name)
+	}
+	return p.Value
+}
+
+func oaStrings(vs []any) []string {
+	out := make([]string, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, fmt.Sprint(v))
+	}
+	return out
+}
+
+// oaIsErrorSchema reports whether s is the shared Error envelope or an allOf built on it.
+func oaIsErrorSchema(ref *openapi3.SchemaRef) bool {
+	if ref == nil {
+		return false
+	}
+	if ref.Ref == "#/components/schemas/Error" {
+		return true
+	}
+	if ref.Value == nil {
+		return false
+	}
+	return slices.ContainsFunc(ref.Value.AllOf, oaIsErrorSchema)
+}
+
+// TestOpenAPIDocumentMatchesCode checks the document against the Go code: bounds,
+// enums, the error envelope and the shape every operation must have.
+func TestOpenAPIDocumentMatchesCode(t *testing.T) {
+	doc := oaLoad(t)
+
+	// Bounds of service/tasks.go.
+	maxLen := func(s *openapi3.Schema) int {
+		if s.MaxLength == nil {
+			return -1
+		}
+		return int(*s.MaxLength)
+	}
+	create := oaSchema(t, doc, "CreateTaskRequest")
+	task := oaSchema(t, doc, "Task")
+	bounds := []struct {
+		what      string
+		got, want int
+	}{
+		{"CreateTaskRequest.summary maxLength", maxLen(oaProp(t, create, "summary")), service.MaxSummaryLen},
+		{"CreateTaskRequest.details maxLength", maxLen(oaProp(t, create, "details")), service.MaxDetailsLen},
+		{"CreateTaskRequest.taskType maxLength", maxLen(oaProp(t, create, "taskType")), service.MaxTaskTypeLen},
+		{"StepInput.title maxLength", maxLen(oaProp(t, oaSchema(t, doc, "StepInput"), "title")), service.MaxStepLen},
+		{"RespondRequest.response maxLength", maxLen(oaProp(t, oaSchema(t, doc, "RespondRequest"), "response")), service.MaxResponseLen},
+		{"SetStatusRequest.waiting_details maxLength", maxLen(oaProp(t, oaSchema(t, doc, "SetStatusRequest"), "waiting_details")), service.MaxResponseLen},
+		{"SetStatusRequest.waitingDetails maxLength", maxLen(oaProp(t, oaSchema(t, doc, "SetStatusRequest"), "waitingDetails")), service.MaxResponseLen},
+		{"Task.summary maxLength", maxLen(oaProp(t, task, "summary")), service.MaxSummaryLen},
+		{"Task.details maxLength", maxLen(oaProp(t, task, "details")), service.MaxDetailsLen},
+		{"Task.taskType maxLength", maxLen(oaProp(t, task, "taskType")), service.MaxTaskTypeLen},
+		{"Task.waiting_details maxLength", maxLen(oaProp(t, task, "waiting_details")), service.MaxResponseLen},
+		{"Step.title maxLength", maxLen(oaProp(t, oaSchema(t, doc, "Step"), "title")), service.MaxStepLen},
+	}
+	if m := oaProp(t, create, "steps").MaxItems; m == nil || int(*m) != service.MaxSteps {
+		t.Errorf("CreateTaskRequest.steps maxItems is %v, want %d", m, service.MaxSteps)
+	}
+	for _, b := range bounds {
+		if b.got != b.want {
+			t.Errorf("%s is %d in openapi.json, %d in the code", b.what, b.got, b.want)
+		}
+	}
+	limit := doc.Components.Parameters["Limit"].Value.Schema.Value
+	if limit.Min == nil || *limit.Min != 1 || limit.Max == nil || int(*limit.Max) != service.MaxListLimit {
+		t.Errorf("limit parameter bounds %v..%v, want 1..%d", limit.Min, limit.Max, service.MaxListLimit)
+	}
+	if api.MaxJSONBody != 1<<20 {
+		t.Errorf("MaxJSONBody is %d; openapi.json says 1 MiB", api.MaxJSONBody)
+	}
+	if d := doc.Components.Responses["PayloadTooLarge"].Value.Description; d == nil || !strings.Contains(*d, strconv.Itoa(api.MaxJSONBody)) {
+		t.Errorf("the 413 response does not state the body limit of %d bytes", api.MaxJSONBody)
+	}
+
+	// Enums.
+	if got := oaStrings(oaSchema(t, doc, "TaskStatus").Enum); !slices.Equal(got, model.TaskStatuses) {
+		t.Errorf("TaskStatus enum %v, the code has %v", got, model.TaskStatuses)
+	}
+	for _, s := range oaStrings(oaSchema(t, doc, "StepStatus").Enum) {
+		if stored, ok := model.ParseStepStatus(s); !ok || stored != s {
+			t.Errorf("StepStatus %q is not a stored step status", s)
+		}
+	}
+	for _, s := range oaStrings(oaSchema(t, doc, "StepStatusInput").Enum) {
+		if _, ok := model.ParseStepStatus(s); !ok {
+			t.Errorf("StepStatusInput %q is refused by the code", s)
+		}
+	}
+	for _, s := range []string{"pending", "in_progress", "completed", "skipped", "Todo", "Doing", "Done"} {
+		if !slices.Contains(oaStrings(oaSchema(t, doc, "StepStatusInput").Enum), s) {
+			t.Errorf("StepStatusInput lacks %q, which the contract accepts", s)
+		}
+	}
+	codes := []string{string(errs.InvalidArgument), string(errs.Unauthenticated), string(errs.Forbidden), string(errs.NotFound),
+		string(errs.Conflict), string(errs.PayloadTooLarge), string(errs.RateLimited), string(errs.Internal)}
+	errorCode := oaProp(t, oaProp(t, oaSchema(t, doc, "Error"), "error"), "code")
+	if got := oaStrings(errorCode.Enum); !slices.Equal(got, codes) {
+		t.Errorf("Error code enum %v, want %v", got, codes)
+	}
+
+	// The Idempotency-Key header, as service.CheckIdempotencyKey checks it.
+	idem := doc.Components.Parameters["IdempotencyKey"].Value
+	if idem.In != "header" || idem.Name != "Idempotency-Key" || idem.Schema.Value.Pattern != `^[A-Za-z0-9._:-]{1,128}$` {
+		t.Errorf("Idempotency-Key parameter: %s %s pattern %q", idem.In, idem.Name, idem.Schema.Value.Pattern)
+	}
+	pattern := regexp.MustCompile(idem.Schema.Value.Pattern)
+	for _, key := range []string{"a", "key-1.2_3:4", strings.Repeat("k", 128), strings.Repeat("k", 129), "has space", "é", "a/b"} {
+		if pattern.MatchString(key) != (service.CheckIdempotencyKey(key) == nil) {
+			t.Errorf("Idempotency-Key %q: the document and the code disagree", key)
+		}
+	}
+
+	// The shape of every operation.
+	ops := oaOperations(doc)
+	ids := map[string]string{}
+	for _, key := range slices.Sorted(maps.Keys(ops)) {
+		op := ops[key]
+		method, path, _ := strings.Cut(key, " ")
+		if op.OperationID == "" {
+			t.Errorf("%s has no operationId", key)
+		} else if other, dup := ids[op.OperationID]; dup {
+			t.Errorf("%s and %s share operationId %s", key, other, op.OperationID)
+		}
+		ids[op.OperationID] = key
+		if op.Responses == nil || op.Responses.Default() != nil {
+			t.Errorf("%s: responses must list their status codes, without default", key)
+			continue
+		}
+		security := doc.Security
+		if op.Security != nil {
+			security = *op.Security
+		}
+		has := func(status int) bool { return op.Responses.Status(status) != nil }
+		if len(security) > 0 {
+			for _, status := range []int{401, 403, 500} {
+				if !has(status) {
+					t.Errorf("%s needs credentials but does not document %d", key, status)
+				}
+			}
+			if r := op.Responses.Status(401); r != nil {
+				h := r.Value.Headers["WWW-Authenticate"]
+				if h == nil || h.Value == nil || !h.Value.Required {
+					t.Errorf("%s: the 401 answer does not document the required WWW-Authenticate header", key)
+				}
+			}
+		}
+		if op.RequestBody != nil {
+			for _, status := range []int{400, 413} {
+				if !has(status) {
+					t.Errorf("%s takes a body but does not document %d", key, status)
+				}
+			}
+		}
+		if strings.Contains(path, "{id}") && (!has(400) || !has(404)) {
+			t.Errorf("%s takes a task id but does not document 400 and 404", key)
+		}
+		if strings.Contains(path, "{projectId}") {
+			if len(security) != 2 || len(security[0]) != 1 || security[0]["bearerAuth"] == nil || len(security[1]) != 2 ||
+				security[1]["agentToken"] == nil || security[1]["agentName"] == nil {
+				t.Errorf("%s must accept a Bearer token or the agent headers, has %v", key, security)
+			}
+		}
+		if (key == "POST /api/tasks" || key == "POST /api/tasks/{id}/respond" || key == "POST /api/agent_callback/{id}") &&
+			op.Parameters.GetByInAndName("header", "Idempotency-Key") == nil {
+			t.Errorf("%s does not document the Idempotency-Key header", key)
+		}
+		for code, r := range op.Responses.Map() {
+			status, _ := strconv.Atoi(code)
+			if status < 400 || path == "/healthz" {
+				continue
+			}
+			mt := r.Value.Content.Get("application/json")
+			if mt == nil || !oaIsErrorSchema(mt.Schema) {
+				t.Errorf("%s: the %s answer is not the shared Error envelope", key, code)
+			}
+		}
+		if method == "GET" && strings.HasSuffix(path, "/tasks") {
+			if r := op.Responses.Status(200); r == nil || r.Value.Headers["Link"] == nil {
+				t.Errorf("%s: the list answer does not document the Link header", key)
+			}
+		}
+	}
+}
+
+// oaReq says what the document must think of a scenario's request.
+type oaReq int
+
+const (
+	oaValid     oaReq = iota // the document must accept the request
+	oaInvalid                // the document must reject it (bad input, missing or insufficient credentials)
+	oaUnchecked              // not checked: the document cannot express why it fails (the 1 MiB byte limit)
+)
+
+// oaCase is one real request and the answer it must get.
+type oaCase struct {
+	name   string
+	method string
+	// path and body may hold placeholders: {project} {otherProject} {agent} {otherAgent}
+	// {other} (a task of the other project), and fresh tasks made for the case alone:
+	// {task} (Todo, three pending steps, assigned to the agent), {waiting} (Waiting,
+	// waiting_version 1), {done} (Done), {unassigned} (Backlog, no agent).
+	path string
+	body string
+	// auth: rw ro wo msg data other (Bearer tokens), agent, agent-bad-digest,
+	// agent-unknown, agent-other (agent headers), none, or "raw:" and an Authorization value.
+	auth   string
+	header map[string]string
+	req    oaReq
+	status int
+	code   string // the error code, "" for success
+	check  func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64)
+}
+
+// oaResult is a real answer, read whole.
+type oaResult struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r *oaResult) object(t *testing.T) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(r.body, &v); err != nil {
+		t.Fatalf("answer is not a JSON object: %v: %s", err, r.body)
+	}
+	return v
+}
+
+func (r *oaResult) list(t *testing.T) []map[string]any {
+	t.Helper()
+	var v []map[string]any
+	if err := json.Unmarshal(r.body, &v); err != nil {
+		t.Fatalf("answer is not a JSON array of objects: %v: %s", err, r.body)
+	}
+	return v
+}
+
+func (r *oaResult) task(t *testing.T) model.Task {
+	t.Helper()
+	var v model.Task
+	if err := json.Unmarshal(r.body, &v); err != nil {
+		t.Fatalf("answer is not a task: %v: %s", err, r.body)
+	}
+	return v
+}
+
+// oaHarness runs scenarios against one real server.
+type oaHarness struct {
+	env                   *testenv.Env
+	router                routers.Router
+	project, otherProject string
+	agent, otherAgent     *model.Agent
+	otherTask             int64
+	tokens                map[string]string   // name -> value
+	scopes                map[string][]string // value -> scopes
+	agentHeaders          map[string]http.Header
+	covered               map[string]bool // "METHOD /path status" answered
+}
+
+const oaAgentName = "oa-worker"
+
+func newOAHarness(t *testing.T, router routers.Router, covered map[string]bool) *oaHarness {
+	t.Helper()
+	env := testenv.Start(t)
+	h := &oaHarness{env: env, router: router, project: env.Project.ID, tokens: map[string]string{}, scopes: map[string][]string{},
+		agentHeaders: map[string]http.Header{}, covered: covered}
+	other := env.NewProject(t, "oa-other")
+	h.otherProject = other.ID
+	token := func(name, project, typ string, scopes ...string) {
+		v := env.TypedToken(t, project, typ, scopes...)
+		h.tokens[name], h.scopes[v] = v, scopes
+	}
+	token("rw", h.project, model.TokenPlatform, auth.TaskRead, auth.TaskWrite)
+	token("ro", h.project, model.TokenPlatform, auth.TaskRead)
+	token("wo", h.project, model.TokenPlatform, auth.TaskWrite)
+	token("msg", h.project, model.TokenPlatform, auth.MessagingRead, auth.MessagingWrite)
+	token("data", h.project, model.TokenData, auth.VectorRead, auth.VectorWrite)
+	token("other", h.otherProject, model.TokenPlatform, auth.TaskRead, auth.TaskWrite)
+	h.agent = env.Agent(t, h.project, oaAgentName)
+	h.otherAgent = env.Agent(t, h.otherProject, "oa-elsewhere")
+	h.agentHeaders[h.project] = env.AgentHeaders(t, h.project, oaAgentName)
+	h.agentHeaders[h.otherProject] = env.AgentHeaders(t, h.otherProject, "oa-elsewhere")
+	task, err := env.Service.CreateTask(context.Background(), auth.Owner(h.otherProject), service.CreateTaskInput{Summary: "secret"}, "")
+	if err != nil {
+		t.Fatalf("task of the other project: %v", err)
+	}
+	h.otherTask = task.ID
+	// A few tasks of every kind, so that lists have something to show and to page through.
+	for _, kind := range []string{"task", "waiting", "done", "task"} {
+		h.freshTask(t, kind)
+	}
+	return h
+}
+
+// freshTask makes a task of the project: task (Todo with three pending steps, assigned
+// to the agent), waiting (the same, then Waiting), done (the same, then Done) or
+// unassigned (Backlog, no agent).
+func (h *oaHarness) freshTask(t *testing.T, kind string) int64 {
+	t.Helper()
+	ctx, owner := context.Background(), auth.Owner(h.project)
+	in := service.CreateTaskInput{Summary: "oa " + kind, Details: "made by the OpenAPI test",
+		Steps: []service.StepInput{{Title: "one"}, {Title: "two"}, {Title: "three"}}, AgentID: &h.agent.ID}
+	if kind == "unassigned" {
+		in.AgentID = nil
+	}
+	task, err := h.env.Service.CreateTask(ctx, owner, in, "")
+	if err != nil {
+		t.Fatalf("create %s task: %v", kind, err)
+	}
+	switch kind {
+	case "waiting":
+		details := "which one?"
+		_, err = h.env.Service.SetTaskStatus(ctx, owner, task.ID, model.StatusWaiting, &details)
+	case "done":
+		_, err = h.env.Service.SetTaskStatus(ctx, owner, task.ID, model.StatusDone, nil)
+	}
+	if err != nil {
+		t.Fatalf("prepare %s task: %v", kind, err)
+	}
+	return task.ID
+}
+
+// authenticate is the openapi3filter AuthenticationFunc: it accepts a security scheme
+// only when the request carries credentials this harness knows to be good for it,
+// holding the scopes the document requires. A request the document calls valid must
+// therefore be one the server authorises.
+func (h *oaHarness) authenticate(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	r, s := in.RequestValidationInput.Request, in.SecurityScheme
+	switch {
+	case s.Type == "http" && strings.EqualFold(s.Scheme, "bearer"):
+		scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
+			return in.NewError(errors.New("no Bearer credentials"))
+		}
+		held, known := h.scopes[strings.TrimSpace(token)]
+		if !known {
+			return in.NewError(errors.New("unknown token"))
+		}
+		for _, scope := range in.Scopes {
+			if !slices.Contains(held, scope) {
+				return in.NewError(fmt.Errorf("the token lacks the %s scope", scope))
+			}
+		}
+		return nil
+	case s.Type == "apiKey" && s.In == "header":
+		// The project is the path's {projectId}, or the body's project_id (agent callback).
+		project := in.RequestValidationInput.PathParams["projectId"]
+		if project == "" && r.GetBody != nil {
+			if rc, err := r.GetBody(); err == nil {
+				var body struct {
+					ProjectID string `json:"project_id"`
+				}
+				_ = json.NewDecoder(rc).Decode(&body)
+				rc.Close()
+				project = body.ProjectID
+			}
+		}
+		good := h.agentHeaders[project]
+		if good == nil || r.Header.Get(s.Name) == "" || r.Header.Get(s.Name) != good.Get(s.Name) {
+			return in.NewError(fmt.Errorf("%s is not good for project %q", s.Name, project))
+		}
+		return nil
+	}
+	return in.NewError(fmt.Errorf("security scheme %s %s is not known to the test", s.Type, s.Scheme))
+}
+
+var oaPlaceholder = regexp.MustCompile(`\{(project|otherProject|agent|otherAgent|other|task|waiting|done|unassigned)\}`)
+
+// call runs one case: it validates the request against the document (as the case
+// says), sends it to the real server, checks status and error code, and validates
+// the answer against the document, always.
+func (h *oaHarness) call(t *testing.T, c oaCase, ids map[string]int64) *oaResult {
+	t.Helper()
+	fill := func(s string) string {
+		return oaPlaceholder.ReplaceAllStringFunc(s, func(m string) string {
+			switch name := m[1 : len(m)-1]; name {
+			case "project":
+				return h.project
+			case "otherProject":
+				return h.otherProject
+			case "agent":
+				return strconv.FormatInt(h.agent.ID, 10)
+			case "otherAgent":
+				return strconv.FormatInt(h.otherAgent.ID, 10)
+			case "other":
+				return strconv.FormatInt(h.otherTask, 10)
+			default:
+				if _, ok := ids[name]; !ok {
+					ids[name] = h.freshTask(t, name)
+				}
+				return strconv.FormatInt(ids[name], 10)
+			}
+		})
+	}
+	path, body := fill(c.path), []byte(fill(c.body))
+	header := http.Header{}
+	if len(body) > 0 {
+		header.Set("Content-Type", "application/json")
+	}
+	switch a := c.auth; {
+	case a == "none":
+	case strings.HasPrefix(a, "raw:"):
+		header.Set("Authorization", strings.TrimPrefix(a, "raw:"))
+	case strings.HasPrefix(a, "agent"):
+		good := h.agentHeaders[h.project]
+		if a == "agent-other" {
+			good = h.agentHeaders[h.otherProject]
+		}
+		maps.Copy(header, good.Clone())
+		switch a {
+		case "agent", "agent-other":
+		case "agent-bad-digest":
+			header.Set(api.HeaderTaskAuthorization, strings.Repeat("0", 40))
+		case "agent-unknown":
+			header.Set(api.HeaderAgentName, "nobody")
+		default:
+			t.Fatalf("unknown auth %q", a)
+		}
+	default:
+		token, ok := h.tokens[a]
+		if !ok {
+			t.Fatalf("unknown auth %q", a)
+		}
+		header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range c.header {
+		header.Set(k, v)
+	}
+	newRequest := func() *http.Request {
+		var rd io.Reader
+		if len(body) > 0 {
+			rd = bytes.NewReader(body)
+		}
+		req, err := http.NewRequest(c.method, h.env.URL+path, rd)
+		if err != nil {
+			t.Fatalf("new request: %v", err)
+		}
+		req.Header = header.Clone()
+		return req
+	}
+
+	// The request, as the document sees it.
+	ctx := context.Background()
+	vreq := newRequest()
+	route, pathParams, err := h.router.FindRoute(vreq)
+	if err != nil {
+		t.Fatalf("%s %s is not an operation of openapi.json: %v", c.method, path, err)
+	}
+	input := &openapi3filter.RequestValidationInput{Request: vreq, PathParams: pathParams, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: h.authenticate, SchemaValidationOptions: oaSchemaOptions}}
+	switch err := openapi3filter.ValidateRequest(ctx, input); {
+	case c.req == oaValid && err != nil:
+		t.Errorf("%s %s: openapi.json rejects this request, which should be valid: %v", c.method, path, err)
+	case c.req == oaInvalid && err == nil:
+		t.Errorf("%s %s: openapi.json accepts this request, which it should reject (the server answers %d)", c.method, path, c.status)
+	}
+
+	// The real answer.
+	resp, err := h.env.Client.Do(newRequest())
+	if err != nil {
+		t.Fatalf("%s %s: %v", c.method, path, err)
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("read answer: %v", err)
+	}
+	res := &oaResult{status: resp.StatusCode, header: resp.Header, body: raw}
+	h.covered[fmt.Sprintf("%s %s %d", c.method, route.Path, res.status)] = true
+	if res.status != c.status {
+		t.Errorf("%s %s: status %d, want %d; body %.300s", c.method, path, res.status, c.status, raw)
+	}
+	var envelope struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	_ = json.Unmarshal(raw, &envelope)
+	if envelope.Error.Code != c.code {
+		t.Errorf("%s %s: error code %q, want %q; body %.300s", c.method, path, envelope.Error.Code, c.code, raw)
+	}
+
+	// The answer, as the document sees it: its status must be documented, its headers
+	// and body must match.
+	rinput := &openapi3filter.ResponseValidationInput{RequestValidationInput: input, Status: res.status, Header: res.header,
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, SchemaValidationOptions: oaSchemaOptions}}
+	rinput.SetBodyBytes(raw)
+	if err := openapi3filter.ValidateResponse(ctx, rinput); err != nil {
+		t.Errorf("%s %s: the %d answer does not match openapi.json: %v\nbody: %.1000s", c.method, path, res.status, err, raw)
+	}
+	if res.status == http.StatusNoContent && len(raw) != 0 {
+		t.Errorf("%s %s: 204 with a body: %.300s", c.method, path, raw)
+	}
+	if res.status == http.StatusUnauthorized && !strings.HasPrefix(res.header.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("%s %s: 401 without WWW-Authenticate: Bearer", c.method, path)
+	}
+	if c.check != nil && !t.Failed() {
+		c.check(t, h, res, ids)
+	}
+	return res
+}
+
+// linkNext returns the URL of a Link: <...>; rel="next" header, or "".
+func oaLinkNext(t *testing.T, r *oaResult) string {
+	t.Helper()
+	link := r.header.Get("Link")
+	if link == "" {
+		return ""
+	}
+	m := regexp.MustCompile(`^<([^>]+)>; rel="next"$`).FindStringSubmatch(link)
+	if m == nil {
+		t.Fatalf("malformed Link header %q", link)
+	}
+	return m[1]
+}
+
+// oaPages checks paging: following Link from a first page of one task gives the whole
+// list, oldest first, each page validated like any answer.
+func oaPages(auth, fullPath string) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+	return func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		var got []float64
+		for page := 1; ; page++ {
+			items := r.list(t)
+			if len(items) != 1 {
+				t.Fatalf("page %d has %d tasks, want 1 (limit=1)", page, len(items))
+			}
+			got = append(got, items[0]["id"].(float64))
+			next := oaLinkNext(t, r)
+			if next == "" {
+				break
+			}
+			if !strings.Contains(next, "limit=1") || !strings.Contains(next, "after_id=") {
+				t.Fatalf("Link %q does not keep limit and set after_id", next)
+			}
+			if page > 100 {
+				t.Fatal("more than 100 pages")
+			}
+			r = h.call(t, oaCase{method: "GET", path: next, auth: auth, status: 200}, ids)
+		}
+		full := h.call(t, oaCase{method: "GET", path: fullPath, auth: auth, status: 200}, ids)
+		if full.header.Get("Link") != "" {
+			t.Errorf("a list without limit has a Link header")
+		}
+		var want []float64
+		for _, item := range full.list(t) {
+			want = append(want, item["id"].(float64))
+		}
+		if len(want) < 3 || !slices.Equal(got, want) || !slices.IsSorted(got) {
+			t.Errorf("pages give ids %v, the whole list %v (want equal, ascending, at least 3)", got, want)
+		}
+	}
+}
+
+// oaNoConversationInLists checks that list items leave out conversation.
+func oaNoConversationInLists(t *testing.T, _ *oaHarness, r *oaResult, _ map[string]int64) {
+	items := r.list(t)
+	if len(items) == 0 {
+		t.Fatal("empty list")
+	}
+	for _, item := range items {
+		if _, ok := item["conversation"]; ok {
+			t.Errorf("list item %v carries conversation", item["id"])
+		}
+	}
+}
+
+// oaHasConversation checks that a single task carries its conversation.
+func oaHasConversation(t *testing.T, _ *oaHarness, r *oaResult, _ map[string]int64) {
+	if _, ok := r.object(t)["conversation"]; !ok {
+		t.Errorf("single task without conversation: %s", r.body)
+	}
+}
+
+func oaScenarios() []oaCase {
+	huge := strings.Repeat("x", api.MaxJSONBody+1)
+	createKey := func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		first := r.task(t)
+		again := h.call(t, oaCase{method: "POST", path: "/api/tasks", auth: "wo", body: `{"summary":"once", "details":"d"}`,
+			header: map[string]string{"Idempotency-Key": "oa-create-1"}, status: 201}, ids)
+		if again.task(t).ID != first.ID {
+			t.Errorf("replay with the same Idempotency-Key made task %d, the first was %d", again.task(t).ID, first.ID)
+		}
+		h.call(t, oaCase{method: "POST", path: "/api/tasks", auth: "wo", body: `{"summary":"another"}`,
+			header: map[string]string{"Idempotency-Key": "oa-create-1"}, status: 409, code: "conflict"}, ids)
+	}
+	respondKey := func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		path := fmt.Sprintf("/api/tasks/%d/respond", ids["waiting"])
+		again := h.call(t, oaCase{method: "POST", path: path, auth: "wo", body: `{"response":"blue"}`,
+			header: map[string]string{"Idempotency-Key": "oa-respond-1"}, status: 200}, ids)
+		if !bytes.Equal(again.body, r.body) {
+			t.Errorf("replay answered %s, the first answer was %s", again.body, r.body)
+		}
+		h.call(t, oaCase{method: "POST", path: path, auth: "wo", body: `{"response":"red"}`,
+			header: map[string]string{"Idempotency-Key": "oa-respond-1"}, status: 409, code: "conflict"}, ids)
+	}
+	taskIs := func(want func(model.Task) error) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		return func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+			if err := want(r.task(t)); err != nil {
+				t.Errorf("%v: %s", err, r.body)
+			}
+		}
+	}
+	return []oaCase{
+		// Service.
+		{name: "health", method: "GET", path: "/healthz", auth: "none", status: 200},
+		{name: "openapi document", method: "GET", path: "/api/openapi.json", auth: "none", status: 200},
+
+		// GET /api/tasks
+		{name: "list", method: "GET", path: "/api/tasks", auth: "ro", status: 200, check: oaNoConversationInLists},
+		{name: "list by status", method: "GET", path: "/api/tasks?status=Waiting", auth: "rw", status: 200,
+			check: func(t *testing.T, h *oaHarness, r *oaResult, _ map[string]int64) {
+				for _, item := range r.list(t) {
+					if item["status"] != "Waiting" {
+						t.Errorf("status filter let %v through", item["status"])
+					}
+				}
+			}},
+		{name: "list by agent", method: "GET", path: "/api/tasks?agent_id={agent}", auth: "ro", status: 200},
+		{name: "list pages with Link", method: "GET", path: "/api/tasks?limit=1", auth: "ro", status: 200, check: oaPages("ro", "/api/tasks")},
+		{name: "list after_id", method: "GET", path: "/api/tasks?after_id=0&limit=1000", auth: "ro", status: 200},
+		{name: "list bad status", method: "GET", path: "/api/tasks?status=doing", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "list empty status", method: "GET", path: "/api/tasks?status=", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "list limit 0", method: "GET", path: "/api/tasks?limit=0", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "list limit 1001", method: "GET", path: "/api/tasks?limit=1001", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "list limit not a number", method: "GET", path: "/api/tasks?limit=ten", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "list negative after_id", method: "GET", path: "/api/tasks?after_id=-1", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "list fractional agent_id", method: "GET", path: "/api/tasks?agent_id=1.5", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "list no credentials", method: "GET", path: "/api/tasks", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "list unknown token", method: "GET", path: "/api/tasks", auth: "raw:Bearer adk_0000000000000000000000000000000000000000", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "list Bearer omitted", method: "GET", path: "/api/tasks", auth: "raw:" + "adk_0000000000000000000000000000000000000000", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "list without task:read", method: "GET", path: "/api/tasks", auth: "wo", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "list messaging token", method: "GET", path: "/api/tasks", auth: "msg", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "list data token", method: "GET", path: "/api/tasks", auth: "data", req: oaInvalid, status: 403, code: "forbidden"},
+
+		// POST /api/tasks
+		{name: "create is Backlog without agent", method: "POST", path: "/api/tasks", auth: "wo", body: `{"summary":"s","details":"d","steps":[{"title":"one"}]}`, status: 201,
+			check: taskIs(func(v model.Task) error {
+				if v.Status != "Backlog" || v.AgentID != nil || v.AgentName != "" || v.Conversation == nil || len(v.Steps) != 1 ||
+					v.Steps[0].Status != "pending" || v.Source != "user" || v.TaskType != "standard" || v.CurrentStepNum != 0 {
+					return errors.New("not a new Backlog task")
+				}
+				return nil
+			})},
+		{name: "create is Todo with agent", method: "POST", path: "/api/tasks", auth: "rw", body: `{"summary":"s","agent_id":{agent},"taskType":"review"}`, status: 201,
+			check: taskIs(func(v model.Task) error {
+				if v.Status != "Todo" || v.AgentID == nil || v.AgentName != oaAgentName || v.TaskType != "review" {
+					return errors.New("not a new Todo task of the agent")
+				}
+				return nil
+			})},
+		{name: "create ignores unknown fields", method: "POST", path: "/api/tasks", auth: "wo", body: `{"summary":"s","colour":"blue","steps":[{"title":"x","extra":1}]}`, status: 201},
+		{name: "create idempotent", method: "POST", path: "/api/tasks", auth: "wo", body: `{"details":"d","summary":"once"}`,
+			header: map[string]string{"Idempotency-Key": "oa-create-1"}, status: 201, check: createKey},
+		{name: "create malformed JSON", method: "POST", path: "/api/tasks", auth: "wo", body: `{"summary":`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "create not an object", method: "POST", path: "/api/tasks", auth: "wo", body: `[1,2]`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "create without body", method: "POST", path: "/api/tasks", auth: "wo", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "create missing summary", method: "POST", path: "/api/tasks", auth: "wo", body: `{"details":"d"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "create blank summary", method: "POST", path: "/api/tasks", auth: "wo", body: `{"summary":"   "}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "create summary too long", method: "POST", path: "/api/tasks", auth: "wo", body: `{"summary":"` + strings.Repeat("s", service.MaxSummaryLen+1) + `"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "create summary wrong type", method: "POST", path: "/api/tasks", auth: "wo", body: `{"summary":5}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "create step without title", method: "POST", path: "/api/tasks", auth: "wo", body: `{"summary":"s","steps":[{}]}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "create agent of another project", method: "POST", path: "/api/tasks", auth: "wo", body: `{"summary":"s","agent_id":{otherAgent}}`, status: 400, code: "invalid_argument"},
+		{name: "create unknown conversation", method: "POST", path: "/api/tasks", auth: "wo", body: `{"summary":"s","conversation_id":999999}`, status: 400, code: "invalid_argument"},
+		{name: "create bad Idempotency-Key", method: "POST", path: "/api/tasks", auth: "wo", body: `{"summary":"s"}`, header: map[string]string{"Idempotency-Key": "has space"}, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "create no credentials", method: "POST", path: "/api/tasks", auth: "none", body: `{"summary":"s"}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "create read-only token", method: "POST", path: "/api/tasks", auth: "ro", body: `{"summary":"s"}`, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "create body over 1 MiB", method: "POST", path: "/api/tasks", auth: "wo", body: `{"summary":"` + huge + `"}`, req: oaUnchecked, status: 413, code: "payload_too_large"},
+
+		// DELETE /api/tasks/done
+		{name: "delete done", method: "DELETE", path: "/api/tasks/done", auth: "wo", status: 200,
+			check: func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+				if n, _ := r.object(t)["deleted"].(float64); n < 1 {
+					t.Errorf("deleted %v, want at least 1", r.object(t)["deleted"])
+				}
+				h.call(t, oaCase{method: "GET", path: "/api/tasks?status=Done", auth: "ro", status: 200,
+					check: func(t *testing.T, _ *oaHarness, r *oaResult, _ map[string]int64) {
+						if len(r.list(t)) != 0 {
+							t.Errorf("Done tasks remain: %s", r.body)
+						}
+					}}, ids)
+				h.call(t, oaCase{method: "GET", path: "/api/tasks/{other}", auth: "other", status: 200}, ids)
+			}},
+		{name: "delete done no credentials", method: "DELETE", path: "/api/tasks/done", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "delete done read-only", method: "DELETE", path: "/api/tasks/done", auth: "ro", req: oaInvalid, status: 403, code: "forbidden"},
+
+		// GET /api/tasks/{id}
+		{name: "get", method: "GET", path: "/api/tasks/{task}", auth: "ro", status: 200, check: oaHasConversation},
+		{name: "get waiting", method: "GET", path: "/api/tasks/{waiting}", auth: "rw", status: 200,
+			check: taskIs(func(v model.Task) error {
+				if !v.IsWaiting || v.WaitingDetails == nil || *v.WaitingDetails != "which one?" || v.WaitingVersion != 1 {
+					return errors.New("not the waiting task")
+				}
+				return nil
+			})},
+		{name: "get id not an integer", method: "GET", path: "/api/tasks/abc", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "get id 0", method: "GET", path: "/api/tasks/0", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "get no credentials", method: "GET", path: "/api/tasks/{task}", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "get without task:read", method: "GET", path: "/api/tasks/{task}", auth: "wo", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "get unknown task", method: "GET", path: "/api/tasks/999999", auth: "ro", status: 404, code: "not_found"},
+		{name: "get task of another project", method: "GET", path: "/api/tasks/{other}", auth: "ro", status: 404, code: "not_found"},
+
+		// DELETE /api/tasks/{id}
+		{name: "delete", method: "DELETE", path: "/api/tasks/{task}", auth: "wo", status: 204,
+			check: func(t *testing.T, h *oaHarness, _ *oaResult, ids map[string]int64) {
+				h.call(t, oaCase{method: "GET", path: "/api/tasks/{task}", auth: "ro", status: 404, code: "not_found"}, ids)
+			}},
+		{name: "delete id not an integer", method: "DELETE", path: "/api/tasks/abc", auth: "wo", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "delete no credentials", method: "DELETE", path: "/api/tasks/{task}", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "delete read-only", method: "DELETE", path: "/api/tasks/{task}", auth: "ro", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "delete unknown task", method: "DELETE", path: "/api/tasks/999999", auth: "wo", status: 404, code: "not_found"},
+		{name: "delete task of another project", method: "DELETE", path: "/api/tasks/{other}", auth: "wo", status: 404, code: "not_found"},
+
+		// PUT /api/tasks/{id}/status
+		{name: "status Doing", method: "PUT", path: "/api/tasks/{task}/status", auth: "wo", body: `{"status":"Doing"}`, status: 200,
+			check: taskIs(func(v model.Task) error {
+				if v.Status != "Doing" || !v.IsActive || v.IsWaiting {
+					return errors.New("not Doing")
+				}
+				return nil
+			})},
+		{name: "status Waiting", method: "PUT", path: "/api/tasks/{task}/status", auth: "wo", body: `{"status":"Waiting","waitingDetails":"ok?"}`, status: 200,
+			check: taskIs(func(v model.Task) error {
+				if !v.IsWaiting || v.WaitingDetails == nil || *v.WaitingDetails != "ok?" || v.WaitingVersion != 1 {
+					return errors.New("not Waiting with details and version 1")
+				}
+				return nil
+			})},
+		{name: "status leaving Waiting", method: "PUT", path: "/api/tasks/{waiting}/status", auth: "wo", body: `{"status":"Backlog"}`, status: 200,
+			check: taskIs(func(v model.Task) error {
+				if v.Status != "Backlog" || v.WaitingDetails != nil || v.IsWaiting {
+					return errors.New("waiting details not cleared")
+				}
+				return nil
+			})},
+		{name: "status bad enum", method: "PUT", path: "/api/tasks/{task}/status", auth: "wo", body: `{"status":"done"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "status missing", method: "PUT", path: "/api/tasks/{task}/status", auth: "wo", body: `{}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "status malformed JSON", method: "PUT", path: "/api/tasks/{task}/status", auth: "wo", body: `status=Done`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "status no credentials", method: "PUT", path: "/api/tasks/{task}/status", auth: "none", body: `{"status":"Done"}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "status read-only", method: "PUT", path: "/api/tasks/{task}/status", auth: "ro", body: `{"status":"Done"}`, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "status unknown task", method: "PUT", path: "/api/tasks/999999/status", auth: "wo", body: `{"status":"Done"}`, status: 404, code: "not_found"},
+		{name: "status task of another project", method: "PUT", path: "/api/tasks/{other}/status", auth: "wo", body: `{"status":"Done"}`, status: 404, code: "not_found"},
+		{name: "status body over 1 MiB", method: "PUT", path: "/api/tasks/{task}/status", auth: "wo", body: `{"status":"Done","x":"` + huge + `"}`, req: oaUnchecked, status: 413, code: "payload_too_large"},
+
+		// PUT /api/tasks/{id}/agent
+		{name: "assign", method: "PUT", path: "/api/tasks/{waiting}/agent", auth: "wo", body: `{"agent_id":{agent}}`, status: 200,
+			check: taskIs(func(v model.Task) error {
+				if v.AgentName != oaAgentName || v.Status != "Waiting" {
+					return errors.New("not assigned, or the status changed")
+				}
+				return nil
+			})},
+		{name: "unassign with null", method: "PUT", path: "/api/tasks/{task}/agent", auth: "wo", body: `{"agent_id":null}`, status: 200,
+			check: taskIs(func(v model.Task) error {
+				if v.AgentID != nil || v.AgentName != "" || v.Status != "Todo" {
+					return errors.New("not unassigned, or the status changed")
+				}
+				return nil
+			})},
+		{name: "unassign with empty body", method: "PUT", path: "/api/tasks/{task}/agent", auth: "wo", status: 200},
+		{name: "assign agent of another project", method: "PUT", path: "/api/tasks/{task}/agent", auth: "wo", body: `{"agent_id":{otherAgent}}`, status: 400, code: "invalid_argument"},
+		{name: "assign wrong type", method: "PUT", path: "/api/tasks/{task}/agent", auth: "wo", body: `{"agent_id":"worker"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "assign no credentials", method: "PUT", path: "/api/tasks/{task}/agent", auth: "none", body: `{"agent_id":null}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "assign read-only", method: "PUT", path: "/api/tasks/{task}/agent", auth: "ro", body: `{"agent_id":null}`, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "assign task of another project", method: "PUT", path: "/api/tasks/{other}/agent", auth: "wo", body: `{"agent_id":null}`, status: 404, code: "not_found"},
+		{name: "assign body over 1 MiB", method: "PUT", path: "/api/tasks/{task}/agent", auth: "wo", body: `{"agent_id":null,"x":"` + huge + `"}`, req: oaUnchecked, status: 413, code: "payload_too_large"},
+
+		// PUT /api/tasks/{id}/steps/{stepNum}/status
+		{name: "step completed", method: "PUT", path: "/api/tasks/{task}/steps/0/status", auth: "wo", body: `{"status":"completed"}`, status: 200,
+			check: taskIs(func(v model.Task) error {
+				if v.Steps[0].Status != "completed" || v.CurrentStepNum != 1 {
+					return errors.New("step 0 not completed, or current_step_num not 1")
+				}
+				return nil
+			})},
+		{name: "step synonym Doing", method: "PUT", path: "/api/tasks/{task}/steps/1/status", auth: "wo", body: `{"status":"Doing"}`, status: 200,
+			check: taskIs(func(v model.Task) error {
+				if v.Steps[1].Status != "in_progress" {
+					return errors.New("Doing is not stored as in_progress")
+				}
+				return nil
+			})},
+		{name: "step synonym Done", method: "PUT", path: "/api/tasks/{task}/steps/2/status", auth: "wo", body: `{"status":"Done"}`, status: 200,
+			check: taskIs(func(v model.Task) error {
+				if v.Steps[2].Status != "completed" {
+					return errors.New("Done is not stored as completed")
+				}
+				return nil
+			})},
+		{name: "step synonym Todo", method: "PUT", path: "/api/tasks/{task}/steps/0/status", auth: "wo", body: `{"status":"Todo"}`, status: 200},
+		{name: "step skipped", method: "PUT", path: "/api/tasks/{task}/steps/2/status", auth: "wo", body: `{"status":"skipped"}`, status: 200},
+		{name: "step bad enum", method: "PUT", path: "/api/tasks/{task}/steps/0/status", auth: "wo", body: `{"status":"finished"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "step missing status", method: "PUT", path: "/api/tasks/{task}/steps/0/status", auth: "wo", body: `{}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "step negative", method: "PUT", path: "/api/tasks/{task}/steps/-1/status", auth: "wo", body: `{"status":"completed"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "step not a number", method: "PUT", path: "/api/tasks/{task}/steps/first/status", auth: "wo", body: `{"status":"completed"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "step no credentials", method: "PUT", path: "/api/tasks/{task}/steps/0/status", auth: "none", body: `{"status":"completed"}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "step read-only", method: "PUT", path: "/api/tasks/{task}/steps/0/status", auth: "ro", body: `{"status":"completed"}`, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "step out of range", method: "PUT", path: "/api/tasks/{task}/steps/3/status", auth: "wo", body: `{"status":"completed"}`, status: 404, code: "not_found"},
+		{name: "step unknown task", method: "PUT", path: "/api/tasks/999999/steps/0/status", auth: "wo", body: `{"status":"completed"}`, status: 404, code: "not_found"},
+		{name: "step body over 1 MiB", method: "PUT", path: "/api/tasks/{task}/steps/0/status", auth: "wo", body: `{"status":"completed","x":"` + huge + `"}`, req: oaUnchecked, status: 413, code: "payload_too_large"},
+
+		// POST /api/tasks/{id}/respond
+		{name: "respond", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "wo", body: `{"response":"the blue one"}`, status: 200,
+			check: taskIs(func(v model.Task) error {
+				n := len(v.Conversation)
+				if v.Status != "Doing" || v.WaitingDetails != nil || n == 0 || v.Conversation[n-1].Role != "user" || v.Conversation[n-1].Content != "the blue one" {
+					return errors.New("the response did not join the conversation, or the task is not Doing")
+				}
+				return nil
+			})},
+		{name: "respond current waiting_version", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "wo", body: `{"response":"x","waiting_version":1}`, status: 200},
+		{name: "respond idempotent", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "wo", body: `{"response":"blue"}`,
+			header: map[string]string{"Idempotency-Key": "oa-respond-1"}, status: 200, check: respondKey},
+		{name: "respond stale waiting_version", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "wo", body: `{"response":"x","waiting_version":0}`, status: 409, code: "conflict"},
+		{name: "respond not Waiting", method: "POST", path: "/api/tasks/{task}/respond", auth: "wo", body: `{"response":"x"}`, status: 409, code: "conflict"},
+		{name: "respond empty", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "wo", body: `{"response":""}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "respond missing", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "wo", body: `{}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "respond version wrong type", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "wo", body: `{"response":"x","waiting_version":"1"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "respond no credentials", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "none", body: `{"response":"x"}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "respond read-only", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "ro", body: `{"response":"x"}`, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "respond unknown task", method: "POST", path: "/api/tasks/999999/respond", auth: "wo", body: `{"response":"x"}`, status: 404, code: "not_found"},
+		{name: "respond task of another project", method: "POST", path: "/api/tasks/{other}/respond", auth: "wo", body: `{"response":"x"}`, status: 404, code: "not_found"},
+		{name: "respond body over 1 MiB", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "wo", body: `{"response":"` + huge + `"}`, req: oaUnchecked, status: 413, code: "payload_too_large"},
+
+		// POST /api/agent_callback/{id}
+		{name: "callback report", method: "POST", path: "/api/agent_callback/{task}", auth: "agent",
+			body: `{"project_id":"{project}","steps":[{"index":0,"status":"completed"},{"index":1,"status":"Doing"}],"status":"Doing","message":"working on it"}`, status: 200,
+			check: taskIs(func(v model.Task) error {
+				n := len(v.Conversation)
+				if v.Status != "Doing" || v.Steps[0].Status != "completed" || v.Steps[1].Status != "in_progress" || v.CurrentStepNum != 1 ||
+					n == 0 || v.Conversation[n-1].Role != "assistant" || v.Conversation[n-1].Content != "working on it" {
+					return errors.New("the report was not applied")
+				}
+				return nil
+			})},
+		{name: "callback waiting_details alone", method: "POST", path: "/api/agent_callback/{task}", auth: "agent", body: `{"project_id":"{project}","waitingDetails":"need input"}`, status: 200,
+			check: taskIs(func(v model.Task) error {
+				if v.Status != "Waiting" || v.WaitingDetails == nil || *v.WaitingDetails != "need input" || v.WaitingVersion != 1 {
+					return errors.New("waiting_details without status did not make the task Waiting")
+				}
+				return nil
+			})},
+		{name: "callback idempotent", method: "POST", path: "/api/agent_callback/{task}", auth: "agent", body: `{"project_id":"{project}","message":"once"}`,
+			header: map[string]string{"Idempotency-Key": "oa-callback-1"}, status: 200,
+			check: func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+				again := h.call(t, oaCase{method: "POST", path: "/api/agent_callback/{task}", auth: "agent", body: `{"project_id":"{project}","message":"once"}`,
+					header: map[string]string{"Idempotency-Key": "oa-callback-1"}, status: 200}, ids)
+				if n := len(again.task(t).Conversation); n != 1 || !bytes.Equal(again.body, r.body) {
+					t.Errorf("the replay answered %s (%d messages), the first answer was %s", again.body, n, r.body)
+				}
+				h.call(t, oaCase{method: "POST", path: "/api/agent_callback/{task}", auth: "agent", body: `{"project_id":"{project}","message":"twice"}`,
+					header: map[string]string{"Idempotency-Key": "oa-callback-1"}, status: 409, code: "conflict"}, ids)
+			}},
+		{name: "callback malformed JSON", method: "POST", path: "/api/agent_callback/{task}", auth: "agent", body: `{"project_id":`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "callback bad status", method: "POST", path: "/api/agent_callback/{task}", auth: "agent", body: `{"project_id":"{project}","status":"Finished"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "callback bad step status", method: "POST", path: "/api/agent_callback/{task}", auth: "agent", body: `{"project_id":"{project}","steps":[{"index":0,"status":"finished"}]}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "callback step past the last", method: "POST", path: "/api/agent_callback/{task}", auth: "agent", body: `{"project_id":"{project}","steps":[{"index":3,"status":"completed"}]}`, status: 400, code: "invalid_argument"},
+		{name: "callback without project_id", method: "POST", path: "/api/agent_callback/{task}", auth: "agent", body: `{"status":"Done"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "callback no credentials", method: "POST", path: "/api/agent_callback/{task}", auth: "none", body: `{"project_id":"{project}"}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "callback wrong digest", method: "POST", path: "/api/agent_callback/{task}", auth: "agent-bad-digest", body: `{"project_id":"{project}"}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "callback unknown agent", method: "POST", path: "/api/agent_callback/{task}", auth: "agent-unknown", body: `{"project_id":"{project}"}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "callback with a Bearer token", method: "POST", path: "/api/agent_callback/{task}", auth: "rw", body: `{"project_id":"{project}"}`, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "callback on a task not assigned to the agent", method: "POST", path: "/api/agent_callback/{unassigned}", auth: "agent", body: `{"project_id":"{project}","status":"Done"}`, status: 403, code: "forbidden"},
+		{name: "callback unknown task", method: "POST", path: "/api/agent_callback/999999", auth: "agent", body: `{"project_id":"{project}"}`, status: 404, code: "not_found"},
+		{name: "callback task of another project", method: "POST", path: "/api/agent_callback/{other}", auth: "agent", body: `{"project_id":"{project}"}`, status: 404, code: "not_found"},
+		{name: "callback body over 1 MiB", method: "POST", path: "/api/agent_callback/{task}", auth: "agent", body: `{"project_id":"{project}","message":"` + huge + `"}`, req: oaUnchecked, status: 413, code: "payload_too_large"},
+
+		// GET /api/projects/{projectId}/tasks
+		{name: "project list", method: "GET", path: "/api/projects/{project}/tasks", auth: "ro", status: 200, check: oaNoConversationInLists},
+		{name: "project list as agent", method: "GET", path: "/api/projects/{project}/tasks?status=Todo", auth: "agent", status: 200},
+		{name: "project list assigned=me", method: "GET", path: "/api/projects/{project}/tasks?assigned=me", auth: "agent", status: 200,
+			check: func(t *testing.T, h *oaHarness, r *oaResult, _ map[string]int64) {
+				items := r.list(t)
+				if len(items) == 0 {
+					t.Fatal("the agent has no tasks")
+				}
+				for _, item := range items {
+					if item["agent_id"] != float64(h.agent.ID) {
+						t.Errorf("assigned=me let a task of agent %v through", item["agent_id"])
+					}
+				}
+			}},
+		{name: "project list pages with Link", method: "GET", path: "/api/projects/{project}/tasks?limit=1", auth: "agent", status: 200,
+			check: func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+				oaPages("agent", "/api/projects/"+h.project+"/tasks")(t, h, r, ids)
+			}},
+		{name: "project list assigned=me for a user", method: "GET", path: "/api/projects/{project}/tasks?assigned=me", auth: "ro", status: 400, code: "invalid_argument"},
+		{name: "project list bad assigned", method: "GET", path: "/api/projects/{project}/tasks?assigned=you", auth: "agent", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "project list bad limit", method: "GET", path: "/api/projects/{project}/tasks?limit=0", auth: "agent", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "project list no credentials", method: "GET", path: "/api/projects/{project}/tasks", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "project list wrong digest", method: "GET", path: "/api/projects/{project}/tasks", auth: "agent-bad-digest", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "project list unknown agent", method: "GET", path: "/api/projects/{project}/tasks", auth: "agent-unknown", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "project list agent of another project", method: "GET", path: "/api/projects/{project}/tasks", auth: "agent-other", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "project list without task:read", method: "GET", path: "/api/projects/{project}/tasks", auth: "wo", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "project list another project", method: "GET", path: "/api/projects/{otherProject}/tasks", auth: "ro", status: 404, code: "not_found"},
+
+		// GET /api/projects/{projectId}/tasks/{id}
+		{name: "project get", method: "GET", path: "/api/projects/{project}/tasks/{task}", auth: "ro", status: 200, check: oaHasConversation},
+		{name: "project get as agent", method: "GET", path: "/api/projects/{project}/tasks/{waiting}", auth: "agent", status: 200, check: oaHasConversation},
+		{name: "project get id not an integer", method: "GET", path: "/api/projects/{project}/tasks/abc", auth: "agent", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "project get no credentials", method: "GET", path: "/api/projects/{project}/tasks/{task}", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "project get wrong digest", method: "GET", path: "/api/projects/{project}/tasks/{task}", auth: "agent-bad-digest", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "project get without task:read", method: "GET", path: "/api/projects/{project}/tasks/{task}", auth: "wo", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "project get another project", method: "GET", path: "/api/projects/{otherProject}/tasks/{other}", auth: "ro", status: 404, code: "not_found"},
+		{name: "project get task of another project", method: "GET", path: "/api/projects/{project}/tasks/{other}", auth: "agent", status: 404, code: "not_found"},
+	}
+}
+
+// oaBrokenScenarios run against a server whose database has gone away: the 503 of the
+// health check and the 500 of every operation that documents one.
+func oaBrokenScenarios() []oaCase {
+	internal := func(name, method, path, auth, body string) oaCase {
+		return oaCase{name: name, method: method, path: path, auth: auth, body: body, status: 500, code: "internal"}
+	}
+	return []oaCase{
+		{name: "health without database", method: "GET", path: "/healthz", auth: "none", status: 503},
+		internal("list", "GET", "/api/tasks", "ro", ""),
+		internal("create", "POST", "/api/tasks", "wo", `{"summary":"s"}`),
+		internal("delete done", "DELETE", "/api/tasks/done", "wo", ""),
+		internal("get", "GET", "/api/tasks/1", "ro", ""),
+		internal("delete", "DELETE", "/api/tasks/1", "wo", ""),
+		internal("status", "PUT", "/api/tasks/1/status", "wo", `{"status":"Done"}`),
+		internal("agent", "PUT", "/api/tasks/1/agent", "wo", `{"agent_id":null}`),
+		internal("step", "PUT", "/api/tasks/1/steps/0/status", "wo", `{"status":"completed"}`),
+		internal("respond", "POST", "/api/tasks/1/respond", "wo", `{"response":"x"}`),
+		internal("callback", "POST", "/api/agent_callback/1", "agent", `{"project_id":"{project}"}`),
+		internal("project list", "GET", "/api/projects/{project}/tasks", "agent", ""),
+		internal("project get", "GET", "/api/projects/{project}/tasks/1", "ro", ""),
+	}
+}
+
+// TestOpenAPIScenarios sends real requests to a real server (real SQLite file,
+// 127.0.0.1) and checks every request and answer against openapi.json.
+func TestOpenAPIScenarios(t *testing.T) {
+	doc := oaLoad(t)
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		t.Fatalf("router: %v", err)
+	}
+	covered := map[string]bool{}
+
+	h := newOAHarness(t, router, covered)
+	names := map[string]bool{}
+	for _, c := range oaScenarios() {
+		if names[c.name] {
+			t.Fatalf("two scenarios are called %q", c.name)
+		}
+		names[c.name] = true
+		t.Run(c.name, func(t *testing.T) { h.call(t, c, map[string]int64{}) })
+	}
+
+	// Unknown paths under /api are no operation, but answer 404 in the error envelope.
+	t.Run("unknown api path", func(t *testing.T) {
+		r := h.env.Do(t, testenv.Request{Method: "GET", Path: "/api/nothing", Token: h.tokens["rw"]})
+		if r.Status != http.StatusNotFound || r.ErrorCode() != "not_found" {
+			t.Fatalf("GET /api/nothing: %d %s", r.Status, r.Body)
+		}
+		var body any
+		if err := json.Unmarshal(r.Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if err := doc.Components.Schemas["Error"].Value.VisitJSON(body, oaSchemaOptions...); err != nil {
+			t.Fatalf("the 404 of an unknown path is not the Error envelope: %v", err)
+		}
+	})
+
+	t.Run("database gone", func(t *testing.T) {
+		broken := newOAHarness(t, router, covered)
+		if err := broken.env.Service.Store().Close(); err != nil {
+			t.Fatalf("close the database: %v", err)
+		}
+		for _, c := range oaBrokenScenarios() {
+			t.Run(c.name, func(t *testing.T) { broken.call(t, c, map[string]int64{}) })
+		}
+	})
+
+	// Every status the document promises must have been answered by some scenario.
+	for key, op := range oaOperations(doc) {
+		method, path, _ := strings.Cut(key, " ")
+		for code := range op.Responses.Map() {
+			if !covered[method+" "+path+" "+code] {
+				t.Errorf("openapi.json documents %s %s answering %s, but no scenario produced it", method, path, code)
+			}
+		}
+	}
+}
