@@ -410,7 +410,8 @@ func TestReferenceAgentEndToEnd(t *testing.T) {
 		kv := strings.TrimPrefix(line, "export ")
 		agentEnv = append(agentEnv, strings.Trim(strings.Replace(kv, "='", "=", 1), "'"))
 	}
-	agentCmd := exec.Command(binary, "agent", "run", "--name", "worker", "--poll", "100ms", "--pause", "50ms")
+	agentCmd := exec.Command(binary, "agent", "run", "--name", "worker", "--poll", "1m", "--pause", "50ms")
+	// A one-minute poll: within the 20 s budget below, only the event stream can wake it.
 	agentCmd.Env = agentEnv
 	agentLog := &syncBuffer{}
 	agentCmd.Stderr = agentLog

@@ -75,24 +75,79 @@ func New(cfg Config) *Agent {
 }
 
 // Run works until ctx ends. It checks its credentials first, so that a wrong
-// environment fails at once with the server's explanation.
+// environment fails at once with the server's explanation. It learns of work from the
+// event stream, and polls every Poll while the stream is down (and, as a safety net,
+// every ten Polls while it is up).
 func (a *Agent) Run(ctx context.Context) error {
 	if _, err := a.api.ListTasks(ctx, client.ListOptions{AssignedMe: true, Limit: 1}); err != nil {
 		return fmt.Errorf("cannot reach agentdesk at %s as agent %q: %w", a.cfg.URL, a.cfg.Name, err)
 	}
 	a.log.Info("agent started", "url", a.cfg.URL, "project", a.cfg.ProjectID, "poll", a.cfg.Poll)
-	ticker := time.NewTicker(a.cfg.Poll)
-	defer ticker.Stop()
+	wake := make(chan struct{}, 1)
+	streaming := make(chan bool, 1)
+	go a.follow(ctx, wake, streaming)
+	interval := a.cfg.Poll
+	timer := time.NewTimer(0)
+	defer timer.Stop()
 	for {
-		if err := a.Pass(ctx); err != nil && ctx.Err() == nil {
-			a.log.Warn("pass failed; retrying at the next poll", "err", err)
-		}
 		select {
 		case <-ctx.Done():
 			a.log.Info("agent stopped")
 			return nil
-		case <-ticker.C:
+		case up := <-streaming:
+			interval = a.cfg.Poll
+			if up {
+				interval = 10 * a.cfg.Poll
+			}
+			continue
+		case <-wake:
+		case <-timer.C:
 		}
+		if err := a.Pass(ctx); err != nil && ctx.Err() == nil {
+			a.log.Warn("pass failed; retrying", "err", err)
+		}
+		timer.Reset(interval)
+	}
+}
+
+// follow keeps the event stream open, waking the worker on every task change, and
+// reports whether the stream is up. It resumes with since, so nothing is missed.
+func (a *Agent) follow(ctx context.Context, wake chan<- struct{}, streaming chan<- bool) {
+	since := int64(-1)
+	report := func(up bool) {
+		select {
+		case streaming <- up:
+		default:
+		}
+	}
+	for ctx.Err() == nil {
+		stream, err := a.api.Events(ctx, since)
+		if err != nil {
+			a.log.Warn("event stream unavailable; polling", "err", err)
+			report(false)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(5 * time.Second):
+			}
+			continue
+		}
+		report(true)
+		for {
+			e, err := stream.Next()
+			if err != nil {
+				break
+			}
+			since = stream.Last
+			if strings.HasPrefix(e.Type, "task.") || e.Type == "stream.reset" {
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+			}
+		}
+		stream.Close()
+		report(false)
 	}
 }
 

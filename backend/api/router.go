@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/events"
 	"github.com/agentdesk/agentdesk/backend/service"
 )
 
@@ -22,7 +23,7 @@ var openAPIDocument []byte
 func OpenAPIDocument() []byte { return openAPIDocument }
 
 // NewRouter builds the whole HTTP interface: every route, in one block.
-func NewRouter(svc *service.Service) *gin.Engine {
+func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(logRequests, recoverPanics)
@@ -48,6 +49,9 @@ func NewRouter(svc *service.Service) *gin.Engine {
 	bearer.PUT("/tasks/:id/steps/:stepNum/status", tasks.setStepStatus)
 	bearer.POST("/tasks/:id/respond", tasks.respond)
 
+	// The event stream authenticates itself: tokens may come in the query for browsers.
+	r.GET("/api/events", streamEvents(svc, hub, events.Upgrader(allowedOrigins)))
+
 	// The agent callback authenticates the agent itself: its project is in the body.
 	r.POST("/api/agent_callback/:id", tasks.agentCallback)
 
@@ -55,6 +59,19 @@ func NewRouter(svc *service.Service) *gin.Engine {
 	project := r.Group("/api/projects/:projectId", requireCaller(svc))
 	project.GET("/tasks", tasks.list)
 	project.GET("/tasks/:id", tasks.get)
+
+	// Conversations REST (users with a token, or agents with their headers). Every
+	// {conversationId} is the integer id or the uuid.
+	conv := conversationsHandler{svc}
+	project.POST("/conversations", conv.create)
+	project.GET("/conversations", conv.list)
+	project.GET("/conversations/:conversationId", conv.get)
+	project.POST("/conversations/:conversationId/messages", conv.postMessage)
+	project.GET("/conversations/:conversationId/messages", conv.listMessages)
+	project.GET("/conversations/:conversationId/tasks", conv.tasks)
+	project.POST("/conversations/:conversationId/documents", conv.uploadDocument)
+	project.GET("/conversations/:conversationId/documents", conv.listDocuments)
+	project.GET("/conversations/:conversationId/documents/:docId", conv.downloadDocument)
 
 	r.NoRoute(func(c *gin.Context) {
 		if strings.HasPrefix(c.Request.URL.Path, "/api/") || c.Request.URL.Path == "/api" {

@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
@@ -37,22 +36,12 @@ func (h tasksHandler) list(c *gin.Context) {
 	} else if ok {
 		in.AgentID = &v
 	}
-	if v, ok, err := queryInt(c, "limit"); err != nil {
+	page, err := pageInput(c)
+	if err != nil {
 		fail(c, err)
 		return
-	} else if ok {
-		if v < 1 || v > service.MaxListLimit {
-			fail(c, errs.Invalid("limit must be between 1 and %d", service.MaxListLimit))
-			return
-		}
-		in.Limit = int(v)
 	}
-	if v, _, err := queryInt(c, "after_id"); err != nil {
-		fail(c, err)
-		return
-	} else {
-		in.AfterID = v
-	}
+	in.PageInput = page
 	switch assigned := c.Query("assigned"); assigned {
 	case "":
 	case "me":
@@ -62,18 +51,10 @@ func (h tasksHandler) list(c *gin.Context) {
 		return
 	}
 	tasks, more, err := h.svc.ListTasks(c.Request.Context(), principal(c), in)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	if more {
-		q := c.Request.URL.Query()
-		q.Set("after_id", strconv.FormatInt(tasks[len(tasks)-1].ID, 10))
-		next := url.URL{Path: c.Request.URL.Path, RawQuery: q.Encode()}
-		c.Header("Link", "<"+next.String()+`>; rel="next"`)
-	}
-	c.JSON(http.StatusOK, tasks)
+	writeList(c, tasks, more, taskID, err)
 }
+
+func taskID(t model.Task) int64 { return t.ID }
 
 // get serves GET /api/tasks/{id} and GET /api/projects/{projectId}/tasks/{id}.
 func (h tasksHandler) get(c *gin.Context) {

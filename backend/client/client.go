@@ -132,7 +132,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any, opt
 		return resp.Header, decodeError(resp)
 	}
 	if out != nil && resp.StatusCode != http.StatusNoContent {
-		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		if err := decodeJSON(resp.Body, out); err != nil {
 			return resp.Header, fmt.Errorf("agentdesk: decode %s %s: %w", method, path, err)
 		}
 	}
@@ -152,6 +152,8 @@ func (c *Client) authenticate(req *http.Request) {
 		}
 	}
 }
+
+func decodeJSON(r io.Reader, out any) error { return json.NewDecoder(r).Decode(out) }
 
 func decodeError(resp *http.Response) error {
 	var body struct {

@@ -4,12 +4,18 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 )
 
 // Config is how a server runs.
 type Config struct {
 	DataDir string // holds agentdesk.db
 	Addr    string // host:port to listen on
+	// EventRetention is how long the event log is kept for ?since= replay (default 7 days).
+	EventRetention time.Duration
+	// AllowedOrigins are browser origins, besides the server's own, that may open the
+	// event stream (for example a reverse proxy's public address).
+	AllowedOrigins []string
 }
 
 // DefaultAddr is where the server listens unless told otherwise: loopback only, so that

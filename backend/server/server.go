@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/api"
+	"github.com/agentdesk/agentdesk/backend/events"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
 )
@@ -18,6 +19,9 @@ import (
 // Server is a running agentdesk service.
 type Server struct {
 	Service *service.Service
+	Hub     *events.Hub
+	stopHub context.CancelFunc
+	hubDone chan struct{}
 	store   *store.Store
 	http    *http.Server
 	ln      net.Listener
@@ -27,10 +31,12 @@ type Server struct {
 // Start opens the database (migrating it), makes sure the default project exists, and
 // starts serving on cfg.Addr. It returns once the server accepts connections.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
-	st, err := store.Open(ctx, DBPath(cfg.DataDir), store.Options{})
+	hub := events.New(events.Options{Retention: cfg.EventRetention})
+	st, err := store.Open(ctx, DBPath(cfg.DataDir), store.Options{OnCommit: hub.Notify})
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", DBPath(cfg.DataDir), err)
 	}
+	hub.Attach(st)
 	svc := service.New(st, service.Options{})
 	if err := svc.EnsureDefaultProject(ctx); err != nil {
 		svc.Close()
@@ -43,13 +49,19 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		st.Close()
 		return nil, listenError(cfg.Addr, err)
 	}
+	hubCtx, stopHub := context.WithCancel(context.Background())
+	hubDone := make(chan struct{})
+	go func() { hub.Run(hubCtx); close(hubDone) }()
 	s := &Server{
 		Service: svc,
+		Hub:     hub,
+		stopHub: stopHub,
+		hubDone: hubDone,
 		store:   st,
 		ln:      ln,
 		served:  make(chan error, 1),
 		http: &http.Server{
-			Handler:           api.NewRouter(svc),
+			Handler:           api.NewRouter(svc, hub, cfg.AllowedOrigins),
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
@@ -72,7 +84,10 @@ func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 // Shutdown stops accepting connections, lets in-flight requests finish (until ctx ends),
 // then closes the service and the database.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.Hub.Close() // event streams are hijacked connections: Shutdown does not wait for them
 	err := s.http.Shutdown(ctx)
+	s.stopHub()
+	<-s.hubDone // the hub reads the store: it stops before the store closes
 	if serveErr := <-s.served; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}

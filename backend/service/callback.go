@@ -90,19 +90,11 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 			if in.Status != "" {
 				setStatus(t, in.Status, in.WaitingDetails)
 			}
-			t.UpdatedAt = now
-			if err := tx.UpdateTask(ctx, t); err != nil {
-				return nil, internal("update task", err)
-			}
+			var entry *model.TaskMessage
 			if in.Message != "" {
-				if err := tx.AppendTaskMessage(ctx, id, model.TaskMessage{Role: model.RoleAssistant, Content: in.Message, CreatedAt: now}); err != nil {
-					return nil, internal("append message", err)
-				}
+				entry = &model.TaskMessage{Role: model.RoleAssistant, Content: in.Message}
 			}
-			if t, err = s.loadTask(ctx, tx.Reader, p.ProjectID, id); err != nil {
-				return nil, err
-			}
-			return t, tx.AppendEvent(ctx, p.ProjectID, EventTaskUpdated, t, now)
+			return s.saveTask(ctx, tx, t, entry, now)
 		})
 		return err
 	})

@@ -132,3 +132,15 @@ func checkText(field, v string, required bool, maxLen int) error {
 	}
 	return nil
 }
+
+// PruneEventsBefore forgets the events written before a time, as retention does. Only
+// the local owner may call it (tests and maintenance).
+func (s *Service) PruneEventsBefore(ctx context.Context, p *auth.Principal, before time.Time) error {
+	if p == nil || p.Kind != auth.KindOwner {
+		return errs.Forbid("only the local owner can prune events")
+	}
+	return s.store.Write(ctx, func(tx *store.Tx) error {
+		_, err := tx.PruneEvents(ctx, before)
+		return err
+	})
+}

@@ -178,8 +178,7 @@ type ListTasksInput struct {
 	Status     string
 	AgentID    *int64
 	AssignedMe bool // only the calling agent's tasks
-	AfterID    int64
-	Limit      int
+	PageInput
 }
 
 // ListTasks lists the principal's project's tasks, oldest first, without conversations.
@@ -191,11 +190,8 @@ func (s *Service) ListTasks(ctx context.Context, p *auth.Principal, in ListTasks
 	if in.Status != "" && !model.IsTaskStatus(in.Status) {
 		return nil, false, errs.Invalid("status %q is not a task status; use one of Backlog, Todo, Doing, Waiting, Done, Failed", in.Status)
 	}
-	if in.Limit < 0 || in.Limit > MaxListLimit {
-		return nil, false, errs.Invalid("limit must be between 1 and %d", MaxListLimit)
-	}
-	if in.AfterID < 0 {
-		return nil, false, errs.Invalid("after_id must not be negative")
+	if err := in.validate(); err != nil {
+		return nil, false, err
 	}
 	f := store.TaskFilter{ProjectID: p.ProjectID, Status: in.Status, AgentID: in.AgentID, AfterID: in.AfterID, Limit: in.Limit}
 	if in.AssignedMe {
@@ -226,19 +222,33 @@ func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, c
 		if err := change(tx, task); err != nil {
 			return err
 		}
-		task.UpdatedAt = s.clock()
-		if err := tx.UpdateTask(ctx, task); err != nil {
-			return internal("update task", err)
-		}
-		if task, err = s.loadTask(ctx, tx.Reader, p.ProjectID, id); err != nil {
-			return err
-		}
-		return tx.AppendEvent(ctx, p.ProjectID, EventTaskUpdated, task, task.UpdatedAt)
+		task, err = s.saveTask(ctx, tx, task, nil, s.clock())
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return task, nil
+}
+
+// saveTask writes a changed task, appends entry (if any) to its conversation, records
+// the task.updated event, and returns the task as stored: the end of every task change.
+func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, entry *model.TaskMessage, now time.Time) (*model.Task, error) {
+	t.UpdatedAt = now
+	if err := tx.UpdateTask(ctx, t); err != nil {
+		return nil, internal("update task", err)
+	}
+	if entry != nil {
+		entry.CreatedAt = now
+		if err := tx.AppendTaskMessage(ctx, t.ID, *entry); err != nil {
+			return nil, internal("append to the conversation", err)
+		}
+	}
+	saved, err := s.loadTask(ctx, tx.Reader, t.ProjectID, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	return saved, tx.AppendEvent(ctx, t.ProjectID, EventTaskUpdated, saved, now)
 }
 
 // setStatus moves a task to status. Entering Waiting bumps waiting_version and records
@@ -356,17 +366,7 @@ func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in R
 				return nil, errs.Conflicting("task %d has moved on: this response answers waiting_version %d, the task is at %d", id, *in.WaitingVersion, t.WaitingVersion)
 			}
 			setStatus(t, model.StatusDoing, nil)
-			t.UpdatedAt = now
-			if err := tx.UpdateTask(ctx, t); err != nil {
-				return nil, internal("update task", err)
-			}
-			if err := tx.AppendTaskMessage(ctx, id, model.TaskMessage{Role: model.RoleUser, Content: in.Response, CreatedAt: now}); err != nil {
-				return nil, internal("append response", err)
-			}
-			if t, err = s.loadTask(ctx, tx.Reader, p.ProjectID, id); err != nil {
-				return nil, err
-			}
-			return t, tx.AppendEvent(ctx, p.ProjectID, EventTaskUpdated, t, now)
+			return s.saveTask(ctx, tx, t, &model.TaskMessage{Role: model.RoleUser, Content: in.Response}, now)
 		})
 		return err
 	})

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
@@ -32,8 +34,8 @@ func (t *Tx) AppendEvent(ctx context.Context, projectID, typ string, data any, a
 // EventsSince lists a project's events after seq, oldest first, at most limit of them.
 func (r Reader) EventsSince(ctx context.Context, projectID string, seq int64, limit int) ([]model.Event, error) {
 	rows, err := r.query(ctx,
-		`SELECT seq, type, data, at FROM events WHERE project_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
-		projectID, seq, limit)
+		`SELECT seq, type, data, at FROM events WHERE project_id = ? AND seq > ? ORDER BY seq`+limitClause(limit),
+		projectID, seq)
 	if err != nil {
 		return nil, err
 	}
@@ -50,4 +52,25 @@ func (r Reader) EventsSince(ctx context.Context, projectID string, seq int64, li
 		out = append(out, e)
 	}
 	return out, rows.Err()
+}
+
+// EventBounds gives the first stored seq of a project (0 when none is stored) and the
+// last seq ever written (0 when none was).
+func (r Reader) EventBounds(ctx context.Context, projectID string) (first, last int64, err error) {
+	err = r.queryRow(ctx,
+		`SELECT COALESCE((SELECT MIN(seq) FROM events WHERE project_id = ?), 0), event_seq FROM projects WHERE id = ?`,
+		projectID, projectID).Scan(&first, &last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, ErrNotFound
+	}
+	return first, last, err
+}
+
+// PruneEvents forgets events older than before.
+func (t *Tx) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
+	res, err := t.exec(ctx, `DELETE FROM events WHERE at < ?`, fmtTime(before))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

@@ -228,8 +228,7 @@ func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, mo
 	q := `SELECT ` + taskColumns + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id WHERE ` + where + ` AND t.id > ? ORDER BY t.id`
 	args = append(args, f.AfterID)
 	if f.Limit > 0 {
-		q += ` LIMIT ?`
-		args = append(args, f.Limit+1)
+		q += limitClause(f.Limit + 1)
 	}
 	rows, err := r.query(ctx, q, args...)
 	if err != nil {
@@ -259,8 +258,8 @@ func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, mo
 	// that range selects exactly the page's steps.
 	where, args = f.where()
 	stepRows, err := r.query(ctx,
-		`SELECT s.task_id, s.id, s.title, s.status FROM steps s JOIN tasks t ON t.id = s.task_id
-		 WHERE `+where+` AND t.id BETWEEN ? AND ? ORDER BY s.task_id, s.position`,
+		`SELECT s.task_id, s.id, s.title, s.status FROM tasks t JOIN steps s ON s.task_id = t.id
+		 WHERE `+where+` AND t.id BETWEEN ? AND ? ORDER BY t.id, s.position`, // in index order: no sort
 		append(args, tasks[0].ID, tasks[len(tasks)-1].ID)...)
 	if err != nil {
 		return nil, false, err

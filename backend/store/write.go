@@ -13,6 +13,15 @@ import (
 // maxBatch bounds how many writes share one transaction.
 const maxBatch = 256
 
+// WriteStats counts the writes and the transactions (batches) that committed them.
+type WriteStats struct{ Writes, Batches int64 }
+
+// Stats reports how many writes ran and in how many batches: their ratio is the mean
+// group-commit batch size.
+func (s *Store) Stats() WriteStats {
+	return WriteStats{Writes: s.writes.Load(), Batches: s.batches.Load()}
+}
+
 type job struct {
 	ctx  context.Context
 	fn   func(*Tx) error
@@ -91,7 +100,8 @@ func (s *Store) runBatch(batch []*job) {
 		fail(fmt.Errorf("begin write: %w", err))
 		return
 	}
-	stmts := &batchStmts{tx: tx, m: map[string]*sql.Stmt{}}
+	stmts := &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}}
+	defer stmts.preparePending(ctx) // after Commit or Rollback: the connection is free
 	var events []model.Event
 	for i, j := range batch {
 		if err := j.ctx.Err(); err != nil {
@@ -124,6 +134,8 @@ func (s *Store) runBatch(batch []*job) {
 		fail(fmt.Errorf("commit: %w", err))
 		return
 	}
+	s.batches.Add(1)
+	s.writes.Add(int64(len(batch)))
 	if len(events) > 0 && s.opts.OnCommit != nil {
 		s.opts.OnCommit(events)
 	}

@@ -1,0 +1,296 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/service"
+)
+
+// conversationsHandler serves the Conversations REST interface, under
+// /api/projects/{projectId}/conversations, for users (Bearer) and agents (headers).
+type conversationsHandler struct{ svc *service.Service }
+
+// maxUploadBody bounds a whole document upload: the document plus the multipart framing.
+const maxUploadBody = service.MaxDocumentSize + 1<<20
+
+// conversationRef is the {conversationId} of the path: an integer id or a uuid.
+func conversationRef(c *gin.Context) string { return c.Param("conversationId") }
+
+// pageInput reads the optional limit and after_id query parameters.
+func pageInput(c *gin.Context) (service.PageInput, error) {
+	var in service.PageInput
+	if v, ok, err := queryInt(c, "limit"); err != nil {
+		return in, err
+	} else if ok {
+		if v < 1 || v > service.MaxListLimit {
+			return in, errs.Invalid("limit must be between 1 and %d", service.MaxListLimit)
+		}
+		in.Limit = int(v)
+	}
+	v, _, err := queryInt(c, "after_id")
+	if err != nil {
+		return in, err
+	}
+	if v < 0 {
+		return in, errs.Invalid("after_id must not be negative")
+	}
+	in.AfterID = v
+	return in, nil
+}
+
+// writeList answers a page of a list, with a Link rel="next" header while more remain.
+func writeList[T any](c *gin.Context, items []T, more bool, lastID func(T) int64, err error) {
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if more && len(items) > 0 {
+		q := c.Request.URL.Query()
+		q.Set("after_id", strconv.FormatInt(lastID(items[len(items)-1]), 10))
+		next := url.URL{Path: c.Request.URL.Path, RawQuery: q.Encode()}
+		c.Header("Link", "<"+next.String()+`>; rel="next"`)
+	}
+	c.JSON(http.StatusOK, items)
+}
+
+// writeObject answers v with status, or the error.
+func writeObject(c *gin.Context, status int, v any, err error) {
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(status, v)
+}
+
+// create serves POST /api/projects/{projectId}/conversations.
+func (h conversationsHandler) create(c *gin.Context) {
+	if err := pathProject(c); err != nil {
+		fail(c, err)
+		return
+	}
+	var in service.CreateConversationInput
+	if err := bindJSON(c, &in, false); err != nil {
+		fail(c, err)
+		return
+	}
+	conv, err := h.svc.CreateConversation(c.Request.Context(), principal(c), in, idempotencyKey(c))
+	writeObject(c, http.StatusCreated, conv, err)
+}
+
+// list serves GET /api/projects/{projectId}/conversations.
+func (h conversationsHandler) list(c *gin.Context) {
+	if err := pathProject(c); err != nil {
+		fail(c, err)
+		return
+	}
+	page, err := pageInput(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	convs, more, err := h.svc.ListConversations(c.Request.Context(), principal(c), page)
+	writeList(c, convs, more, func(v model.Conversation) int64 { return v.ID }, err)
+}
+
+// get serves GET /api/projects/{projectId}/conversations/{conversationId}.
+func (h conversationsHandler) get(c *gin.Context) {
+	if err := pathProject(c); err != nil {
+		fail(c, err)
+		return
+	}
+	conv, err := h.svc.GetConversation(c.Request.Context(), principal(c), conversationRef(c))
+	writeObject(c, http.StatusOK, conv, err)
+}
+
+// postMessage serves POST .../conversations/{conversationId}/messages.
+func (h conversationsHandler) postMessage(c *gin.Context) {
+	if err := pathProject(c); err != nil {
+		fail(c, err)
+		return
+	}
+	var in service.PostMessageInput
+	if err := bindJSON(c, &in, false); err != nil {
+		fail(c, err)
+		return
+	}
+	msg, err := h.svc.PostMessage(c.Request.Context(), principal(c), conversationRef(c), in, idempotencyKey(c))
+	writeObject(c, http.StatusCreated, msg, err)
+}
+
+// listMessages serves GET .../conversations/{conversationId}/messages.
+func (h conversationsHandler) listMessages(c *gin.Context) {
+	if err := pathProject(c); err != nil {
+		fail(c, err)
+		return
+	}
+	page, err := pageInput(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	msgs, more, err := h.svc.ListMessages(c.Request.Context(), principal(c), conversationRef(c), page)
+	writeList(c, msgs, more, func(v model.Message) int64 { return v.ID }, err)
+}
+
+// tasks serves GET .../conversations/{conversationId}/tasks.
+func (h conversationsHandler) tasks(c *gin.Context) {
+	if err := pathProject(c); err != nil {
+		fail(c, err)
+		return
+	}
+	page, err := pageInput(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	tasks, more, err := h.svc.ConversationTasks(c.Request.Context(), principal(c), conversationRef(c), page)
+	writeList(c, tasks, more, func(v model.Task) int64 { return v.ID }, err)
+}
+
+// uploadDocument serves POST .../conversations/{conversationId}/documents: a
+// multipart/form-data body whose part "file" is the document. The part is streamed to
+// the service, which checks scope and conversation before reading it.
+func (h conversationsHandler) uploadDocument(c *gin.Context) {
+	if err := pathProject(c); err != nil {
+		fail(c, err)
+		return
+	}
+	if c.Request.ContentLength > maxUploadBody {
+		fail(c, errs.TooLarge("the upload is %d bytes; a document may have at most %d bytes (25 MiB)", c.Request.ContentLength, service.MaxDocumentSize))
+		return
+	}
+	mt, params, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		fail(c, errs.Invalid("a document upload must be multipart/form-data with the document in the part named file"))
+		return
+	}
+	mr := multipart.NewReader(http.MaxBytesReader(c.Writer, c.Request.Body, maxUploadBody), params["boundary"])
+	var part *multipart.Part
+	for {
+		part, err = mr.NextPart()
+		if err == io.EOF {
+			fail(c, errs.Invalid("the upload has no part named file; send the document as the multipart field file"))
+			return
+		}
+		if err != nil {
+			fail(c, uploadError(err))
+			return
+		}
+		if part.FormName() == "file" {
+			break
+		}
+		part.Close()
+	}
+	defer part.Close()
+	doc, err := h.svc.ShareDocument(c.Request.Context(), principal(c), conversationRef(c), service.DocumentUpload{
+		Name:     part.FileName(),
+		MimeType: part.Header.Get("Content-Type"),
+		Body:     uploadReader{part},
+	})
+	writeObject(c, http.StatusCreated, doc, err)
+}
+
+// uploadReader turns the read errors of an upload into errors with a status.
+type uploadReader struct{ r io.Reader }
+
+func (u uploadReader) Read(p []byte) (int, error) {
+	n, err := u.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = uploadError(err)
+	}
+	return n, err
+}
+
+func uploadError(err error) error {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return errs.TooLarge("the upload is over the limit: a document may have at most %d bytes (25 MiB)", service.MaxDocumentSize)
+	}
+	return errs.Invalid("malformed multipart upload: %v", err)
+}
+
+// listDocuments serves GET .../conversations/{conversationId}/documents.
+func (h conversationsHandler) listDocuments(c *gin.Context) {
+	if err := pathProject(c); err != nil {
+		fail(c, err)
+		return
+	}
+	page, err := pageInput(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	docs, more, err := h.svc.ListDocuments(c.Request.Context(), principal(c), conversationRef(c), page)
+	writeList(c, docs, more, func(v model.Document) int64 { return v.ID }, err)
+}
+
+// downloadDocument serves GET .../conversations/{conversationId}/documents/{docId}: the
+// document's bytes, with its type, as an attachment under its name.
+func (h conversationsHandler) downloadDocument(c *gin.Context) {
+	if err := pathProject(c); err != nil {
+		fail(c, err)
+		return
+	}
+	id, err := pathID(c, "docId", "document id")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	doc, content, err := h.svc.GetDocument(c.Request.Context(), principal(c), conversationRef(c), id)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Header("Content-Disposition", attachment(doc.Name))
+	c.Header("X-Content-Type-Options", "nosniff")
+	c.Header("Content-Security-Policy", "sandbox")
+	c.Header("Cache-Control", "private, no-cache")
+	c.Data(http.StatusOK, doc.MimeType, content)
+}
+
+// attachment is a Content-Disposition value offering name as the download's file name:
+// a quoted ASCII filename, plus an RFC 5987 filename* when the name is not plain ASCII.
+func attachment(name string) string {
+	ascii := true
+	fallback := []rune(name)
+	for i, r := range fallback {
+		if r < 0x20 || r > 0x7e {
+			ascii = false
+			fallback[i] = '_'
+		}
+	}
+	v := mime.FormatMediaType("attachment", map[string]string{"filename": string(fallback)})
+	if v == "" {
+		v = "attachment"
+	}
+	if !ascii {
+		v += "; filename*=UTF-8''" + rfc5987(name)
+	}
+	return v
+}
+
+// rfc5987 percent-encodes s as an RFC 5987 ext-value (after the charset and language).
+func rfc5987(s string) string {
+	const attrChar = "!#$&+-.^_`|~"
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || strings.IndexByte(attrChar, b) >= 0 {
+			sb.WriteByte(b)
+			continue
+		}
+		sb.WriteString("%" + strings.ToUpper(strconv.FormatUint(uint64(b)>>4, 16)+strconv.FormatUint(uint64(b)&0xf, 16)))
+	}
+	return sb.String()
+}

@@ -1,0 +1,71 @@
+package api
+
+import (
+	"github.com/gin-gonic/gin"
+	"github.com/gorilla/websocket"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/events"
+	"github.com/agentdesk/agentdesk/backend/service"
+)
+
+// streamEvents serves GET /api/events: it authenticates (Bearer header, ?access_token=
+// for browsers, or agent headers with ?project_id=), then upgrades to a WebSocket that
+// replays the events after ?since= and follows the live stream.
+func streamEvents(svc *service.Service, hub *events.Hub, upgrader *websocket.Upgrader) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p, err := streamPrincipal(c, svc)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		if !p.Has(auth.TaskRead) && !p.Has(auth.MessagingRead) {
+			fail(c, errs.Forbid("the event stream needs the task:read or messaging:read scope"))
+			return
+		}
+		since := int64(-1) // live events only
+		if v, ok, err := queryInt(c, "since"); err != nil {
+			fail(c, err)
+			return
+		} else if ok {
+			if v < 0 {
+				fail(c, errs.Invalid("since must be 0 or more"))
+				return
+			}
+			since = v
+		}
+		if !websocket.IsWebSocketUpgrade(c.Request) {
+			fail(c, errs.Invalid("GET /api/events is a WebSocket: connect with a WebSocket client"))
+			return
+		}
+		sub, replay, err := hub.Subscribe(c.Request.Context(), p, since)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		conn, err := upgrader.Upgrade(c.Writer, c.Request, nil)
+		if err != nil {
+			hub.Unsubscribe(sub) // the upgrader has answered (403 for a foreign origin)
+			return
+		}
+		hub.Serve(c.Request.Context(), conn, sub, replay)
+	}
+}
+
+func streamPrincipal(c *gin.Context, svc *service.Service) (*auth.Principal, error) {
+	ctx := c.Request.Context()
+	switch {
+	case c.GetHeader("Authorization") != "":
+		token, err := bearerToken(c)
+		if err != nil {
+			return nil, err
+		}
+		return svc.AuthenticateToken(ctx, token)
+	case c.Query("access_token") != "":
+		return svc.AuthenticateToken(ctx, c.Query("access_token"))
+	case c.GetHeader(HeaderTaskAuthorization) != "":
+		return svc.AuthenticateAgent(ctx, c.Query("project_id"), c.GetHeader(HeaderTaskAuthorization), c.GetHeader(HeaderAgentName))
+	}
+	return nil, errs.Unauth("missing credentials: send Authorization: Bearer <token>, ?access_token=<token>, or the agent headers with ?project_id=")
+}

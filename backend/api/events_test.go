@@ -1,0 +1,263 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/testenv"
+)
+
+type streamEvent struct {
+	Seq       int64           `json:"seq"`
+	Type      string          `json:"type"`
+	ProjectID string          `json:"projectId"`
+	At        time.Time       `json:"at"`
+	Data      json.RawMessage `json:"data"`
+}
+
+func dial(t *testing.T, env *testenv.Env, query string, header http.Header) *websocket.Conn {
+	t.Helper()
+	url := strings.Replace(env.URL, "http://", "ws://", 1) + "/api/events" + query
+	conn, resp, err := websocket.DefaultDialer.Dial(url, header)
+	if err != nil {
+		status := 0
+		if resp != nil {
+			status = resp.StatusCode
+		}
+		t.Fatalf("dial %s: %v (status %d)", query, err, status)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func bearer(token string) http.Header { return http.Header{"Authorization": {"Bearer " + token}} }
+
+// next reads one event, failing after the timeout.
+func next(t *testing.T, conn *websocket.Conn, timeout time.Duration) streamEvent {
+	t.Helper()
+	conn.SetReadDeadline(time.Now().Add(timeout))
+	var e streamEvent
+	if err := conn.ReadJSON(&e); err != nil {
+		t.Fatalf("read event: %v", err)
+	}
+	return e
+}
+
+// quiet asserts that nothing arrives for a while.
+func quiet(t *testing.T, conn *websocket.Conn, d time.Duration) {
+	t.Helper()
+	conn.SetReadDeadline(time.Now().Add(d))
+	var e streamEvent
+	err := conn.ReadJSON(&e)
+	var ne interface{ Timeout() bool }
+	if err == nil {
+		t.Fatalf("unexpected event %s (seq %d)", e.Type, e.Seq)
+	}
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("stream ended: %v", err)
+	}
+}
+
+func createTasks(t *testing.T, env *testenv.Env, token string, n, clients int, body string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := c; i < n; i += clients {
+				if r := env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: token, Body: fmt.Sprintf(body, i)}); r.Status != 201 {
+					t.Errorf("create: %d %s", r.Status, r.Body)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestEventsResumeWithSince: a client that reconnects with since misses nothing across
+// 1,000 changes made while it was away, and gets each exactly once, in order.
+func TestEventsResumeWithSince(t *testing.T) {
+	env := testenv.Start(t)
+	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
+	conn := dial(t, env, "", bearer(tok))
+	createTasks(t, env, tok, 1, 1, `{"summary":"first %d"}`)
+	first := next(t, conn, 5*time.Second)
+	if first.Type != "task.created" || first.ProjectID != env.Project.ID || !strings.Contains(string(first.Data), `"summary":"first 0"`) {
+		t.Fatalf("first event: %+v %s", first, first.Data)
+	}
+	conn.Close()
+
+	createTasks(t, env, tok, 1000, 8, `{"summary":"away %d"}`)
+
+	conn = dial(t, env, fmt.Sprintf("?since=%d", first.Seq), bearer(tok))
+	seen := map[string]bool{}
+	for i := range 1000 {
+		e := next(t, conn, 10*time.Second)
+		if e.Seq != first.Seq+int64(i)+1 {
+			t.Fatalf("event %d has seq %d, want %d", i, e.Seq, first.Seq+int64(i)+1)
+		}
+		var task struct{ Summary string }
+		json.Unmarshal(e.Data, &task)
+		if seen[task.Summary] {
+			t.Fatalf("%q delivered twice", task.Summary)
+		}
+		seen[task.Summary] = true
+	}
+	// Then the live stream continues with no gap.
+	createTasks(t, env, tok, 1, 1, `{"summary":"live %d"}`)
+	if e := next(t, conn, 5*time.Second); e.Seq != first.Seq+1001 {
+		t.Fatalf("live event after replay has seq %d", e.Seq)
+	}
+	quiet(t, conn, 200*time.Millisecond)
+}
+
+// TestEventsFiltering: callers get only the events their scopes and project allow.
+func TestEventsFiltering(t *testing.T) {
+	env := testenv.Start(t)
+	p := env.Project.ID
+	writer := env.Token(t, p, "task:read", "task:write", "messaging:read", "messaging:write")
+	env.Agent(t, p, "worker")
+	taskReader := dial(t, env, "", bearer(env.Token(t, p, "task:read")))
+	messaging := dial(t, env, "", bearer(env.Token(t, p, "messaging:read")))
+	other := env.NewProject(t, "other")
+	outsider := dial(t, env, "", bearer(env.Token(t, other.ID, "task:read", "messaging:read")))
+	browser := dial(t, env, "?access_token="+env.Token(t, p, "task:read"), nil)
+	agent := dial(t, env, "?project_id="+p, env.AgentHeaders(t, p, "worker"))
+
+	createTasks(t, env, writer, 1, 1, `{"summary":"task %d"}`)
+	if r := env.Do(t, testenv.Request{Method: "POST", Path: "/api/projects/" + p + "/conversations", Token: writer, Body: `{"message":"hello"}`}); r.Status != 201 {
+		t.Fatalf("conversation: %d %s", r.Status, r.Body)
+	}
+
+	for name, conn := range map[string]*websocket.Conn{"task reader": taskReader, "browser": browser} {
+		if e := next(t, conn, 5*time.Second); e.Type != "task.created" {
+			t.Fatalf("%s got %s first", name, e.Type)
+		}
+		quiet(t, conn, 200*time.Millisecond) // no conversation events without messaging:read
+	}
+	expect := func(name string, conn *websocket.Conn, types ...string) {
+		for _, want := range types {
+			if e := next(t, conn, 5*time.Second); e.Type != want {
+				t.Fatalf("%s got %s, want %s", name, e.Type, want)
+			}
+		}
+		quiet(t, conn, 200*time.Millisecond)
+	}
+	expect("messaging-only token (never a task event)", messaging, "conversation.created", "message.created")
+	expect("agent (task and messaging scopes)", agent, "task.created", "conversation.created", "message.created")
+	quiet(t, outsider, 200*time.Millisecond)
+}
+
+func TestEventsRefusals(t *testing.T) {
+	env := testenv.Start(t)
+	url := strings.Replace(env.URL, "http://", "ws://", 1) + "/api/events"
+	cases := []struct {
+		name   string
+		query  string
+		header http.Header
+		status int
+	}{
+		{"no credentials", "", nil, 401},
+		{"wrong token", "", bearer("adk_0000000000000000000000000000000000000000"), 401},
+		{"wrong query token", "?access_token=nope", nil, 401},
+		{"data token", "", bearer(env.TypedToken(t, env.Project.ID, "data", "vector:read")), 403},
+		{"bad since", "?since=abc", bearer(env.Token(t, env.Project.ID, "task:read")), 400},
+		{"foreign browser origin", "", http.Header{"Authorization": {"Bearer " + env.Token(t, env.Project.ID, "task:read")}, "Origin": {"https://evil.example"}}, 403},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, resp, err := websocket.DefaultDialer.Dial(url+c.query, c.header)
+			if err == nil || resp == nil || resp.StatusCode != c.status {
+				t.Fatalf("dial: err %v, response %v; want status %d", err, resp, c.status)
+			}
+		})
+	}
+	// The server's own origin is a browser that may connect.
+	h := bearer(env.Token(t, env.Project.ID, "task:read"))
+	h.Set("Origin", env.URL)
+	dial(t, env, "", h)
+	// A plain GET says it is a WebSocket endpoint.
+	if r := env.Do(t, testenv.Request{Method: "GET", Path: "/api/events", Token: env.Token(t, env.Project.ID, "task:read")}); r.Status != 400 {
+		t.Fatalf("plain GET: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestEventsSlowClientDropped: a client that stops reading is disconnected with a
+// close reason, while the others get every event without waiting for it.
+func TestEventsSlowClientDropped(t *testing.T) {
+	env := testenv.Start(t)
+	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
+	slow := dial(t, env, "", bearer(tok))
+	fast := dial(t, env, "", bearer(tok))
+
+	const n = 2500
+	details := strings.Repeat("x", 20_000) // ~50 MB of events in all: more than socket buffers hold
+	received := make(chan int, 1)
+	go func() {
+		count := 0
+		fast.SetReadDeadline(time.Now().Add(60 * time.Second))
+		for count < n {
+			if _, _, err := fast.ReadMessage(); err != nil {
+				break
+			}
+			count++
+		}
+		received <- count
+	}()
+	createTasks(t, env, tok, n, 8, `{"summary":"big %d","details":"`+details+`"}`)
+	if got := <-received; got != n {
+		t.Fatalf("the reading client got %d of %d events", got, n)
+	}
+
+	// The slow client, reading at last, finds the stream closed for being too slow.
+	slow.SetReadDeadline(time.Now().Add(30 * time.Second))
+	count := 0
+	var err error
+	for {
+		if _, _, err = slow.ReadMessage(); err != nil {
+			break
+		}
+		count++
+	}
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != 4008 || !strings.Contains(ce.Text, "since=") {
+		t.Fatalf("slow client ended with %v after %d events; want close 4008 with a since= hint", err, count)
+	}
+	if count >= n {
+		t.Fatalf("slow client was not dropped: it got all %d events", count)
+	}
+}
+
+// TestEventsReset: a since older than the kept log gets a stream.reset to reload.
+func TestEventsReset(t *testing.T) {
+	env := testenv.Start(t)
+	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
+	createTasks(t, env, tok, 3, 1, `{"summary":"t %d"}`)
+	// Drop the oldest events as retention would.
+	if err := env.Service.PruneEventsBefore(context.Background(), auth.Owner(env.Project.ID), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	createTasks(t, env, tok, 1, 1, `{"summary":"after %d"}`)
+	conn := dial(t, env, "?since=1", bearer(tok))
+	e := next(t, conn, 5*time.Second)
+	if e.Type != "stream.reset" || !strings.Contains(string(e.Data), "reload") {
+		t.Fatalf("want stream.reset, got %+v %s", e, e.Data)
+	}
+	// A since in the future (a restored database) resets too.
+	conn = dial(t, env, "?since=999999", bearer(tok))
+	if e := next(t, conn, 5*time.Second); e.Type != "stream.reset" {
+		t.Fatalf("future since: got %s", e.Type)
+	}
+}
