@@ -36,12 +36,17 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent clients of the throughput phases")
 	seed := flag.Int("tasks", 10_000, "tasks in the project the reads run against")
 	jsonOut := flag.String("json-out", "", "also write the JSON line to this file")
+	synchronous := flag.String("synchronous", "full", "the server's --synchronous (full or normal)")
 	flag.Parse()
+	serverSync = *synchronous
 	if err := run(*bin, *rounds, *duration, *clients, *seed, *jsonOut); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
+
+// serverSync is the server's --synchronous.
+var serverSync = "full"
 
 type bench struct {
 	bin, data, url string
@@ -151,7 +156,7 @@ func run(bin string, rounds int, duration time.Duration, clients, seed int, json
 	}
 	logf("server peak RSS: %.1f MiB", peak)
 
-	out := map[string]any{"rounds": rounds, "clients": clients, "tasks": seed, "cores": runtime.NumCPU(), "peak_rss_mib": round(peak, 1)}
+	out := map[string]any{"synchronous": serverSync, "rounds": rounds, "clients": clients, "tasks": seed, "cores": runtime.NumCPU(), "peak_rss_mib": round(peak, 1)}
 	names := make([]string, 0, len(figures))
 	for k := range figures {
 		names = append(names, k)
@@ -212,7 +217,7 @@ func (b *bench) cli(args ...string) ([]byte, error) {
 
 // start runs the server on a free loopback port and waits for its URL.
 func (b *bench) start() error {
-	b.server = exec.Command(b.bin, "--serve", "--addr", "127.0.0.1:0", "--data", b.data)
+	b.server = exec.Command(b.bin, "--serve", "--addr", "127.0.0.1:0", "--data", b.data, "--synchronous", serverSync)
 	stderr, err := b.server.StderrPipe()
 	if err != nil {
 		return err

@@ -30,7 +30,7 @@ const usage = `agentdesk: tasks and conversations for software agents and people
 
 Usage:
   agentdesk [--data DIR]                       open the desktop window
-  agentdesk --serve [--addr HOST:PORT] [--data DIR] [--log-format text|json]
+  agentdesk --serve [--addr HOST:PORT] [--data DIR] [--log-format text|json] [--synchronous full|normal]
                                                run the server headless
   agentdesk project create --name N [--namespace NS]
   agentdesk project list                       one JSON object per project: id, name, namespace
@@ -114,6 +114,7 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	serve := fs.Bool("serve", false, "run the server headless")
 	addr := fs.String("addr", defaultAddr(), "listen address")
 	logFormat := fs.String("log-format", "text", "text or json")
+	synchronous := fs.String("synchronous", "full", "full (writes survive power loss) or normal (survive a crash only)")
 	help := fs.Bool("help", false, "show usage")
 	fs.BoolVar(help, "h", false, "show usage")
 	if err := fs.Parse(args); err != nil {
@@ -137,7 +138,12 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	default:
 		return usagef("--log-format must be text or json")
 	}
-	cfg := server.Config{DataDir: dataDir, Addr: *addr}
+	switch *synchronous {
+	case "full", "normal":
+	default:
+		return usagef("--synchronous must be full or normal")
+	}
+	cfg := server.Config{DataDir: dataDir, Addr: *addr, Synchronous: strings.ToUpper(*synchronous)}
 	if !*serve {
 		if code := desktop(cfg); code != 0 {
 			return errExit2

@@ -11,6 +11,10 @@ import (
 type Config struct {
 	DataDir string // holds agentdesk.db
 	Addr    string // host:port to listen on
+	// Synchronous is SQLite's synchronous mode: FULL (default) makes every acknowledged
+	// write survive power loss; NORMAL survives a crash or kill -9 of agentdesk only,
+	// and saves an fsync per commit.
+	Synchronous string
 	// EventRetention is how long the event log is kept for ?since= replay (default 7 days).
 	EventRetention time.Duration
 	// AllowedOrigins are browser origins, besides the server's own, that may open the

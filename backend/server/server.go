@@ -32,7 +32,7 @@ type Server struct {
 // starts serving on cfg.Addr. It returns once the server accepts connections.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
 	hub := events.New(events.Options{Retention: cfg.EventRetention})
-	st, err := store.Open(ctx, DBPath(cfg.DataDir), store.Options{OnCommit: hub.Notify})
+	st, err := store.Open(ctx, DBPath(cfg.DataDir), store.Options{OnCommit: hub.Notify, Synchronous: cfg.Synchronous})
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", DBPath(cfg.DataDir), err)
 	}
