@@ -37,6 +37,7 @@ func main() {
 	seed := flag.Int("tasks", 10_000, "tasks in the project the reads run against")
 	jsonOut := flag.String("json-out", "", "also write the JSON line to this file")
 	synchronous := flag.String("synchronous", "full", "the server's --synchronous (full or normal)")
+	flag.IntVar(&subscribers, "subscribers", 1000, "WebSocket subscribers of the fan-out phase (0 skips it)")
 	flag.Parse()
 	serverSync = *synchronous
 	if err := run(*bin, *rounds, *duration, *clients, *seed, *jsonOut); err != nil {
@@ -45,8 +46,11 @@ func main() {
 	}
 }
 
-// serverSync is the server's --synchronous.
-var serverSync = "full"
+// serverSync is the server's --synchronous; subscribers sizes the fan-out phase.
+var (
+	serverSync  = "full"
+	subscribers = 1000
+)
 
 type bench struct {
 	bin, data, url string
@@ -74,6 +78,7 @@ func run(bin string, rounds int, duration time.Duration, clients, seed int, json
 	if err != nil {
 		return err
 	}
+	raiseFileLimit()
 	if err := b.start(); err != nil {
 		return err
 	}
@@ -149,6 +154,21 @@ func run(bin string, rounds int, duration time.Duration, clients, seed int, json
 		add("get_rps", res.rps)
 		add("loadgen_cpu_share_get", res.loadgenCPU)
 		logf("  GET /api/tasks/{id}: p50 %.3f ms, %d clients: %8.0f /s   (loadgen %.0f%%, server %.0f%%)", lat.p50, clients, res.rps, 100*res.loadgenCPU, 100*res.serverCPU)
+	}
+	if subscribers > 0 {
+		_, fanToken, _, err := b.project("fan-out")
+		if err != nil {
+			return err
+		}
+		for r := 1; r <= rounds; r++ {
+			p50, p99, err := b.fanout(subscribers, 100, 50, fanToken)
+			if err != nil {
+				return err
+			}
+			add("fanout_p50_ms", p50)
+			add("fanout_p99_ms", p99)
+			logf("  fan-out to %d subscribers, 100 events at 50/s: p50 %.2f ms  p99 %.2f ms", subscribers, p50, p99)
+		}
 	}
 	peak, err := b.peakRSS()
 	if err != nil {
