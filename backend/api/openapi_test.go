@@ -3,22 +3,30 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"mime"
+	"mime/multipart"
 	"net/http"
+	"net/textproto"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/gorilla/websocket"
 
 	"github.com/agentdesk/agentdesk/backend/api"
 	"github.com/agentdesk/agentdesk/backend/auth"
@@ -77,7 +85,10 @@ func TestOpenAPIRoutesMatchRouter(t *testing.T) {
 	doc := oaLoad(t)
 	env := testenv.Start(t)
 	routes := map[string]bool{}
-	for _, r := range api.NewRouter(env.Service).Routes() {
+	for _, r := range api.NewRouter(env.Service, env.Server.Hub, nil).Routes() {
+		if r.Path == "/graphql" {
+			continue // GraphQL is not REST: its schema is backend/graphql/schema.graphql, not openapi.json
+		}
 		routes[r.Method+" "+oaGinParam.ReplaceAllString(r.Path, "{$1}")] = true
 	}
 	documented := map[string]bool{}
@@ -186,6 +197,23 @@ func TestOpenAPIDocumentMatchesCode(t *testing.T) {
 		{"Task.taskType maxLength", maxLen(oaProp(t, task, "taskType")), service.MaxTaskTypeLen},
 		{"Task.waiting_details maxLength", maxLen(oaProp(t, task, "waiting_details")), service.MaxResponseLen},
 		{"Step.title maxLength", maxLen(oaProp(t, oaSchema(t, doc, "Step"), "title")), service.MaxStepLen},
+		// Bounds of service/conversations.go.
+		{"CreateConversationRequest.message maxLength", maxLen(oaProp(t, oaSchema(t, doc, "CreateConversationRequest"), "message")), service.MaxMessageLen},
+		{"CreateConversationRequest.content maxLength", maxLen(oaProp(t, oaSchema(t, doc, "CreateConversationRequest"), "content")), service.MaxMessageLen},
+		{"CreateConversationRequest.name maxLength", maxLen(oaProp(t, oaSchema(t, doc, "CreateConversationRequest"), "name")), service.MaxConversationNameLen},
+		{"PostMessageRequest.message maxLength", maxLen(oaProp(t, oaSchema(t, doc, "PostMessageRequest"), "message")), service.MaxMessageLen},
+		{"PostMessageRequest.content maxLength", maxLen(oaProp(t, oaSchema(t, doc, "PostMessageRequest"), "content")), service.MaxMessageLen},
+		{"Message.content maxLength", maxLen(oaProp(t, oaSchema(t, doc, "Message"), "content")), service.MaxMessageLen},
+		{"Conversation.name maxLength", maxLen(oaProp(t, oaSchema(t, doc, "Conversation"), "name")), service.MaxConversationNameLen},
+		{"Document.name maxLength", maxLen(oaProp(t, oaSchema(t, doc, "Document"), "name")), service.MaxDocumentNameLen},
+		{"ReactionCount.emoji maxLength", maxLen(oaProp(t, oaSchema(t, doc, "ReactionCount"), "emoji")), service.MaxEmojiLen},
+		{"ReactionEvent.emoji maxLength", maxLen(oaProp(t, oaSchema(t, doc, "ReactionEvent"), "emoji")), service.MaxEmojiLen},
+	}
+	if m := oaProp(t, oaSchema(t, doc, "Document"), "size").Max; m == nil || int(*m) != service.MaxDocumentSize {
+		t.Errorf("Document.size maximum is %v, want %d", m, service.MaxDocumentSize)
+	}
+	if d := doc.Components.Responses["DocumentTooLarge"].Value.Description; d == nil || !strings.Contains(*d, strconv.Itoa(service.MaxDocumentSize)) {
+		t.Errorf("the 413 of uploads does not state the document limit of %d bytes", service.MaxDocumentSize)
 	}
 	if m := oaProp(t, create, "steps").MaxItems; m == nil || int(*m) != service.MaxSteps {
 		t.Errorf("CreateTaskRequest.steps maxItems is %v, want %d", m, service.MaxSteps)
@@ -231,6 +259,19 @@ func TestOpenAPIDocumentMatchesCode(t *testing.T) {
 	if got := oaStrings(errorCode.Enum); !slices.Equal(got, codes) {
 		t.Errorf("Error code enum %v, want %v", got, codes)
 	}
+	if got, want := oaStrings(oaSchema(t, doc, "ActorKind").Enum), []string{model.ActorUser, model.ActorAgent}; !slices.Equal(got, want) {
+		t.Errorf("ActorKind enum %v, the code has %v", got, want)
+	}
+	// Every event type the service writes is documented (agent.created and stream.reset,
+	// literals in the code, are checked on real frames by TestOpenAPIEventStream).
+	eventTypes := oaStrings(oaSchema(t, doc, "EventType").Enum)
+	for _, typ := range []string{service.EventTaskCreated, service.EventTaskUpdated, service.EventTaskDeleted,
+		service.EventConversationCreated, service.EventMessageCreated, service.EventDocumentCreated,
+		service.EventReactionAdded, service.EventReactionRemoved, service.EventParticipantAdded, service.EventParticipantRemoved} {
+		if !slices.Contains(eventTypes, typ) {
+			t.Errorf("EventType lacks %q, which the service writes", typ)
+		}
+	}
 
 	// The Idempotency-Key header, as service.CheckIdempotencyKey checks it.
 	idem := doc.Components.Parameters["IdempotencyKey"].Value
@@ -246,6 +287,8 @@ func TestOpenAPIDocumentMatchesCode(t *testing.T) {
 
 	// The shape of every operation.
 	ops := oaOperations(doc)
+	idempotent := map[string]bool{"POST /api/tasks": true, "POST /api/tasks/{id}/respond": true, "POST /api/agent_callback/{id}": true,
+		"POST /api/projects/{projectId}/conversations": true, "POST /api/projects/{projectId}/conversations/{conversationId}/messages": true}
 	ids := map[string]string{}
 	for _, key := range slices.Sorted(maps.Keys(ops)) {
 		op := ops[key]
@@ -288,14 +331,19 @@ func TestOpenAPIDocumentMatchesCode(t *testing.T) {
 		if strings.Contains(path, "{id}") && (!has(400) || !has(404)) {
 			t.Errorf("%s takes a task id but does not document 400 and 404", key)
 		}
+		if strings.Contains(path, "{docId}") && (!has(400) || !has(404)) {
+			t.Errorf("%s takes a document id but does not document 400 and 404", key)
+		}
+		if strings.Contains(path, "{conversationId}") && !has(404) {
+			t.Errorf("%s takes a conversation but does not document 404", key)
+		}
 		if strings.Contains(path, "{projectId}") {
 			if len(security) != 2 || len(security[0]) != 1 || security[0]["bearerAuth"] == nil || len(security[1]) != 2 ||
 				security[1]["agentToken"] == nil || security[1]["agentName"] == nil {
 				t.Errorf("%s must accept a Bearer token or the agent headers, has %v", key, security)
 			}
 		}
-		if (key == "POST /api/tasks" || key == "POST /api/tasks/{id}/respond" || key == "POST /api/agent_callback/{id}") &&
-			op.Parameters.GetByInAndName("header", "Idempotency-Key") == nil {
+		if idempotent[key] && op.Parameters.GetByInAndName("header", "Idempotency-Key") == nil {
 			t.Errorf("%s does not document the Idempotency-Key header", key)
 		}
 		for code, r := range op.Responses.Map() {
@@ -308,10 +356,15 @@ func TestOpenAPIDocumentMatchesCode(t *testing.T) {
 				t.Errorf("%s: the %s answer is not the shared Error envelope", key, code)
 			}
 		}
-		if method == "GET" && strings.HasSuffix(path, "/tasks") {
+		if method == "GET" && (strings.HasSuffix(path, "/tasks") || op.Parameters.GetByInAndName("query", "limit") != nil) {
 			if r := op.Responses.Status(200); r == nil || r.Value.Headers["Link"] == nil {
 				t.Errorf("%s: the list answer does not document the Link header", key)
 			}
+		}
+	}
+	for key := range idempotent {
+		if ops[key] == nil {
+			t.Errorf("%s takes an Idempotency-Key but is not in openapi.json", key)
 		}
 	}
 }
@@ -320,23 +373,29 @@ func TestOpenAPIDocumentMatchesCode(t *testing.T) {
 type oaReq int
 
 const (
-	oaValid     oaReq = iota // the document must accept the request
+	oaValid     oaReq = iota // the document must accept the request (it may still fail for a reason the document cannot express)
 	oaInvalid                // the document must reject it (bad input, missing or insufficient credentials)
-	oaUnchecked              // not checked: the document cannot express why it fails (the 1 MiB byte limit)
+	oaUnchecked              // not checked: the document's verdict is beside the point (the 1 MiB byte limit of JSON bodies)
 )
 
 // oaCase is one real request and the answer it must get.
 type oaCase struct {
 	name   string
 	method string
-	// path and body may hold placeholders: {project} {otherProject} {agent} {otherAgent}
-	// {other} (a task of the other project), and fresh tasks made for the case alone:
-	// {task} (Todo, three pending steps, assigned to the agent), {waiting} (Waiting,
-	// waiting_version 1), {done} (Done), {unassigned} (Backlog, no agent).
+	// path, body and header values may hold placeholders: {project} {otherProject}
+	// {agent} {otherAgent} {other} (a task of the other project), {origin} (the
+	// server's own origin); conversations: {conv} and {convUUID} (with three messages,
+	// three documents and three linked tasks), {emptyConv} (one message, nothing else),
+	// {otherConv} and {otherConvUUID} (of the other project); documents: {doc}
+	// (notes.txt in {conv}), {docUnicode} (résumé.txt in {conv}), {otherDoc} (in
+	// {otherConv}); and fresh tasks made for the case alone: {task} (Todo, three pending
+	// steps, assigned to the agent), {waiting} (Waiting, waiting_version 1), {done}
+	// (Done), {unassigned} (Backlog, no agent).
 	path string
 	body string
-	// auth: rw ro wo msg data other (Bearer tokens), agent, agent-bad-digest,
-	// agent-unknown, agent-other (agent headers), none, or "raw:" and an Authorization value.
+	// auth: rw ro wo msg mr mw all data other otherMsg (Bearer tokens), "query:" and a
+	// token name (sent as ?access_token=), agent, agent-bad-digest, agent-unknown,
+	// agent-other (agent headers), none, or "raw:" and an Authorization value.
 	auth   string
 	header map[string]string
 	req    oaReq
@@ -386,6 +445,10 @@ type oaHarness struct {
 	project, otherProject string
 	agent, otherAgent     *model.Agent
 	otherTask             int64
+	conv, emptyConv       *model.Conversation // fixtures of the project: see oaCase
+	otherConv             *model.Conversation // of the other project
+	doc, docUnicode       int64               // documents of conv
+	otherDoc              int64               // a document of otherConv
 	tokens                map[string]string   // name -> value
 	scopes                map[string][]string // value -> scopes
 	agentHeaders          map[string]http.Header
@@ -409,8 +472,12 @@ func newOAHarness(t *testing.T, router routers.Router, covered map[string]bool) 
 	token("ro", h.project, model.TokenPlatform, auth.TaskRead)
 	token("wo", h.project, model.TokenPlatform, auth.TaskWrite)
 	token("msg", h.project, model.TokenPlatform, auth.MessagingRead, auth.MessagingWrite)
+	token("mr", h.project, model.TokenPlatform, auth.MessagingRead)
+	token("mw", h.project, model.TokenPlatform, auth.MessagingWrite)
+	token("all", h.project, model.TokenPlatform, auth.TaskRead, auth.TaskWrite, auth.MessagingRead, auth.MessagingWrite)
 	token("data", h.project, model.TokenData, auth.VectorRead, auth.VectorWrite)
 	token("other", h.otherProject, model.TokenPlatform, auth.TaskRead, auth.TaskWrite)
+	token("otherMsg", h.otherProject, model.TokenPlatform, auth.MessagingRead, auth.MessagingWrite)
 	h.agent = env.Agent(t, h.project, oaAgentName)
 	h.otherAgent = env.Agent(t, h.otherProject, "oa-elsewhere")
 	h.agentHeaders[h.project] = env.AgentHeaders(t, h.project, oaAgentName)
@@ -424,7 +491,54 @@ func newOAHarness(t *testing.T, router routers.Router, covered map[string]bool) 
 	for _, kind := range []string{"task", "waiting", "done", "task"} {
 		h.freshTask(t, kind)
 	}
+	h.conversationFixtures(t)
 	return h
+}
+
+// conversationFixtures makes the conversations and documents of oaCase: enough of each
+// for every list to page through at least three items.
+func (h *oaHarness) conversationFixtures(t *testing.T) {
+	t.Helper()
+	ctx, svc := context.Background(), h.env.Service
+	owner, otherOwner := auth.Owner(h.project), auth.Owner(h.otherProject)
+	text := func(s string) *string { return &s }
+	conversation := func(p *auth.Principal, name, message string) *model.Conversation {
+		in := service.CreateConversationInput{Message: text(message)}
+		if name != "" {
+			in.Name = text(name)
+		}
+		c, err := svc.CreateConversation(ctx, p, in, "")
+		if err != nil {
+			t.Fatalf("create conversation: %v", err)
+		}
+		return c
+	}
+	share := func(p *auth.Principal, c *model.Conversation, name string) int64 {
+		d, err := svc.ShareDocument(ctx, p, c.UUID, service.DocumentUpload{Name: name, MimeType: "text/plain", Body: strings.NewReader("some notes")})
+		if err != nil {
+			t.Fatalf("share %s: %v", name, err)
+		}
+		return d.ID
+	}
+	h.conv = conversation(owner, "general", "hello")
+	for _, m := range []string{"second", "third"} {
+		if _, err := svc.PostMessage(ctx, owner, h.conv.UUID, service.PostMessageInput{Message: text(m)}, ""); err != nil {
+			t.Fatalf("post message: %v", err)
+		}
+	}
+	h.doc = share(owner, h.conv, "notes.txt")
+	share(owner, h.conv, "plan.md")
+	h.docUnicode = share(owner, h.conv, "résumé.txt")
+	for i := range 3 {
+		in := service.CreateTaskInput{Summary: fmt.Sprintf("oa linked %d", i), ConversationID: model.Ref(strconv.FormatInt(h.conv.ID, 10))}
+		if _, err := svc.CreateTask(ctx, owner, in, ""); err != nil {
+			t.Fatalf("create linked task: %v", err)
+		}
+	}
+	h.emptyConv = conversation(owner, "", "nothing else here")
+	conversation(owner, "spare", "a third conversation")
+	h.otherConv = conversation(otherOwner, "secret", "secret")
+	h.otherDoc = share(otherOwner, h.otherConv, "secret.txt")
 }
 
 // freshTask makes a task of the project: task (Todo with three pending steps, assigned
@@ -461,13 +575,8 @@ func (h *oaHarness) freshTask(t *testing.T, kind string) int64 {
 // therefore be one the server authorises.
 func (h *oaHarness) authenticate(_ context.Context, in *openapi3filter.AuthenticationInput) error {
 	r, s := in.RequestValidationInput.Request, in.SecurityScheme
-	switch {
-	case s.Type == "http" && strings.EqualFold(s.Scheme, "bearer"):
-		scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") {
-			return in.NewError(errors.New("no Bearer credentials"))
-		}
-		held, known := h.scopes[strings.TrimSpace(token)]
+	holds := func(token string) error {
+		held, known := h.scopes[token]
 		if !known {
 			return in.NewError(errors.New("unknown token"))
 		}
@@ -477,9 +586,27 @@ func (h *oaHarness) authenticate(_ context.Context, in *openapi3filter.Authentic
 			}
 		}
 		return nil
+	}
+	switch {
+	case s.Type == "http" && strings.EqualFold(s.Scheme, "bearer"):
+		scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") {
+			return in.NewError(errors.New("no Bearer credentials"))
+		}
+		return holds(strings.TrimSpace(token))
+	case s.Type == "apiKey" && s.In == "query":
+		// ?access_token= of the event stream.
+		if r.Header.Get("Authorization") != "" {
+			return in.NewError(errors.New("an Authorization header wins over the query token"))
+		}
+		return holds(r.URL.Query().Get(s.Name))
 	case s.Type == "apiKey" && s.In == "header":
-		// The project is the path's {projectId}, or the body's project_id (agent callback).
+		// The project is the path's {projectId}, the query's project_id (event stream),
+		// or the body's project_id (agent callback).
 		project := in.RequestValidationInput.PathParams["projectId"]
+		if project == "" {
+			project = r.URL.Query().Get("project_id")
+		}
 		if project == "" && r.GetBody != nil {
 			if rc, err := r.GetBody(); err == nil {
 				var body struct {
@@ -499,7 +626,8 @@ func (h *oaHarness) authenticate(_ context.Context, in *openapi3filter.Authentic
 	return in.NewError(fmt.Errorf("security scheme %s %s is not known to the test", s.Type, s.Scheme))
 }
 
-var oaPlaceholder = regexp.MustCompile(`\{(project|otherProject|agent|otherAgent|other|task|waiting|done|unassigned)\}`)
+var oaPlaceholder = regexp.MustCompile(`\{(project|otherProject|agent|otherAgent|other|origin|conv|convUUID|emptyConv|otherConv|otherConvUUID|` +
+	`doc|docUnicode|otherDoc|task|waiting|done|unassigned)\}`)
 
 // call runs one case: it validates the request against the document (as the case
 // says), sends it to the real server, checks status and error code, and validates
@@ -519,6 +647,24 @@ func (h *oaHarness) call(t *testing.T, c oaCase, ids map[string]int64) *oaResult
 				return strconv.FormatInt(h.otherAgent.ID, 10)
 			case "other":
 				return strconv.FormatInt(h.otherTask, 10)
+			case "origin":
+				return h.env.URL
+			case "conv":
+				return strconv.FormatInt(h.conv.ID, 10)
+			case "convUUID":
+				return h.conv.UUID
+			case "emptyConv":
+				return strconv.FormatInt(h.emptyConv.ID, 10)
+			case "otherConv":
+				return strconv.FormatInt(h.otherConv.ID, 10)
+			case "otherConvUUID":
+				return h.otherConv.UUID
+			case "doc":
+				return strconv.FormatInt(h.doc, 10)
+			case "docUnicode":
+				return strconv.FormatInt(h.docUnicode, 10)
+			case "otherDoc":
+				return strconv.FormatInt(h.otherDoc, 10)
 			default:
 				if _, ok := ids[name]; !ok {
 					ids[name] = h.freshTask(t, name)
@@ -536,6 +682,16 @@ func (h *oaHarness) call(t *testing.T, c oaCase, ids map[string]int64) *oaResult
 	case a == "none":
 	case strings.HasPrefix(a, "raw:"):
 		header.Set("Authorization", strings.TrimPrefix(a, "raw:"))
+	case strings.HasPrefix(a, "query:"):
+		token, ok := h.tokens[strings.TrimPrefix(a, "query:")]
+		if !ok {
+			t.Fatalf("unknown auth %q", a)
+		}
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		path += sep + "access_token=" + url.QueryEscape(token)
 	case strings.HasPrefix(a, "agent"):
 		good := h.agentHeaders[h.project]
 		if a == "agent-other" {
@@ -559,7 +715,7 @@ func (h *oaHarness) call(t *testing.T, c oaCase, ids map[string]int64) *oaResult
 		header.Set("Authorization", "Bearer "+token)
 	}
 	for k, v := range c.header {
-		header.Set(k, v)
+		header.Set(k, fill(v))
 	}
 	newRequest := func() *http.Request {
 		var rd io.Reader
@@ -595,10 +751,18 @@ func (h *oaHarness) call(t *testing.T, c oaCase, ids map[string]int64) *oaResult
 	if err != nil {
 		t.Fatalf("%s %s: %v", c.method, path, err)
 	}
-	raw, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatalf("read answer: %v", err)
+	var raw []byte
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// On 101 net/http hands over the connection itself as the body (a WebSocket
+		// here): the answer has no body, and reading would wait on the stream. Closing
+		// the connection ends the stream. TestOpenAPIEventStream reads its frames.
+		resp.Body.Close()
+	} else {
+		raw, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("read answer: %v", err)
+		}
 	}
 	res := &oaResult{status: resp.StatusCode, header: resp.Header, body: raw}
 	h.covered[fmt.Sprintf("%s %s %d", c.method, route.Path, res.status)] = true
@@ -702,6 +866,94 @@ func oaHasConversation(t *testing.T, _ *oaHarness, r *oaResult, _ map[string]int
 	if _, ok := r.object(t)["conversation"]; !ok {
 		t.Errorf("single task without conversation: %s", r.body)
 	}
+}
+
+// oaIs decodes the answer as a T and checks it.
+func oaIs[T any](want func(h *oaHarness, v T) error) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+	return func(t *testing.T, h *oaHarness, r *oaResult, _ map[string]int64) {
+		t.Helper()
+		var v T
+		if err := json.Unmarshal(r.body, &v); err != nil {
+			t.Fatalf("answer is not a %T: %v: %s", v, err, r.body)
+		}
+		if err := want(h, v); err != nil {
+			t.Errorf("%v: %s", err, r.body)
+		}
+	}
+}
+
+// oaLen checks the length of a list answer.
+func oaLen(atLeast, atMost int) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+	return func(t *testing.T, _ *oaHarness, r *oaResult, _ map[string]int64) {
+		if n := len(r.list(t)); n < atLeast || n > atMost {
+			t.Errorf("%d items, want %d to %d: %.300s", n, atLeast, atMost, r.body)
+		}
+	}
+}
+
+// oaWSKey is the Sec-WebSocket-Key of the scenarios' handshakes (the example of RFC 6455).
+const oaWSKey = "dGhlIHNhbXBsZSBub25jZQ=="
+
+// oaHandshake is the headers of a WebSocket opening handshake, changed by extra name,
+// value pairs (an empty value leaves the header out).
+func oaHandshake(extra ...string) map[string]string {
+	h := map[string]string{"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": oaWSKey}
+	for i := 0; i+1 < len(extra); i += 2 {
+		if extra[i+1] == "" {
+			delete(h, extra[i])
+		} else {
+			h[extra[i]] = extra[i+1]
+		}
+	}
+	return h
+}
+
+// oaUpgraded checks a 101 answer: Sec-WebSocket-Accept is the one RFC 6455 (4.2.2)
+// derives from oaWSKey.
+func oaUpgraded(t *testing.T, _ *oaHarness, r *oaResult, _ map[string]int64) {
+	sum := sha1.Sum([]byte(oaWSKey + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	if got, want := r.header.Get("Sec-WebSocket-Accept"), base64.StdEncoding.EncodeToString(sum[:]); got != want {
+		t.Errorf("Sec-WebSocket-Accept %q, want %q", got, want)
+	}
+}
+
+// oaPlain checks a plain-text refusal of the WebSocket library.
+func oaPlain(want string) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+	return func(t *testing.T, _ *oaHarness, r *oaResult, _ map[string]int64) {
+		if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") || string(r.body) != want {
+			t.Errorf("answer %q (%s), want %q in plain text", r.body, ct, want)
+		}
+	}
+}
+
+// oaMultipart builds a multipart/form-data body and its Content-Type header; each part
+// is {name, filename, Content-Type, content}, empty strings leaving a header out.
+func oaMultipart(parts ...[4]string) (body string, header map[string]string) {
+	var buf bytes.Buffer
+	w := multipart.NewWriter(&buf)
+	if err := w.SetBoundary("oa-boundary-5d1b3f"); err != nil {
+		panic(err)
+	}
+	for _, p := range parts {
+		h := textproto.MIMEHeader{}
+		params := map[string]string{"name": p[0]}
+		if p[1] != "" {
+			params["filename"] = p[1]
+		}
+		h.Set("Content-Disposition", mime.FormatMediaType("form-data", params))
+		if p[2] != "" {
+			h.Set("Content-Type", p[2])
+		}
+		pw, err := w.CreatePart(h)
+		if err != nil {
+			panic(err)
+		}
+		_, _ = io.WriteString(pw, p[3])
+	}
+	if err := w.Close(); err != nil {
+		panic(err)
+	}
+	return buf.String(), map[string]string{"Content-Type": w.FormDataContentType()}
 }
 
 func oaScenarios() []oaCase {
@@ -1038,12 +1290,345 @@ func oaScenarios() []oaCase {
 	}
 }
 
+// oaConversationScenarios cover the Conversations REST routes.
+func oaConversationScenarios() []oaCase {
+	const convs = "/api/projects/{project}/conversations"
+	huge := strings.Repeat("x", api.MaxJSONBody+1)
+	longMessage := strings.Repeat("m", service.MaxMessageLen+1)
+	file := func(name, ctype, content string) [4]string { return [4]string{"file", name, ctype, content} }
+	notes, notesHeader := oaMultipart(file("more-notes.txt", "text/plain", "more notes"))
+	convIs := func(want func(h *oaHarness, v model.Conversation) error) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		return oaIs(func(h *oaHarness, v model.Conversation) error {
+			if v.ID < 1 || v.UUID == "" || v.ProjectID != h.project || v.CreatedAt.IsZero() {
+				return errors.New("not a conversation of the project")
+			}
+			return want(h, v)
+		})
+	}
+	named := func(name string, participants ...string) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		return convIs(func(_ *oaHarness, v model.Conversation) error {
+			if (name == "") != (v.Name == nil) || (v.Name != nil && *v.Name != name) || !slices.Equal(v.Participants, participants) {
+				return fmt.Errorf("want name %q and participants %v", name, participants)
+			}
+			return nil
+		})
+	}
+	msgIs := func(author, authorType, content string) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		return oaIs(func(h *oaHarness, v model.Message) error {
+			agent := authorType == model.ActorAgent
+			if v.ConversationID != h.conv.ID || v.Author != author || v.AuthorType != authorType || v.Content != content ||
+				v.Reactions == nil || len(v.Reactions) != 0 || (v.AgentID != nil) != agent || (agent && *v.AgentID != h.agent.ID) {
+				return fmt.Errorf("not a new message %q of %s %s in the conversation", content, authorType, author)
+			}
+			return nil
+		})
+	}
+	docIs := func(name, mimeType, uploadedBy string, size int64) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		return oaIs(func(h *oaHarness, v model.Document) error {
+			url := fmt.Sprintf("/api/projects/%s/conversations/%d/documents/%d", h.project, h.conv.ID, v.ID)
+			if v.Name != name || (mimeType != "" && v.MimeType != mimeType) || v.UploadedBy != uploadedBy || v.Size != size ||
+				v.ConversationID != h.conv.ID || v.URL != url || v.CreatedAt.IsZero() {
+				return fmt.Errorf("not the document %s (%s, %d bytes, by %s) at %s", name, mimeType, size, uploadedBy, url)
+			}
+			return nil
+		})
+	}
+	createKey := func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		key := map[string]string{"Idempotency-Key": "oa-conv-1"}
+		again := h.call(t, oaCase{method: "POST", path: convs, auth: "mw", body: `{"name":"idem", "content":"once"}`, header: key, status: 201}, ids)
+		if !bytes.Equal(again.body, r.body) {
+			t.Errorf("the replay answered %s, the first answer was %s", again.body, r.body)
+		}
+		h.call(t, oaCase{method: "POST", path: convs, auth: "mw", body: `{"message":"other"}`, header: key, status: 409, code: "conflict"}, ids)
+	}
+	postKey := func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		key := map[string]string{"Idempotency-Key": "oa-message-1"}
+		again := h.call(t, oaCase{method: "POST", path: convs + "/{convUUID}/messages", auth: "mw", body: `{"content":"only once"}`, header: key, status: 201}, ids)
+		if !bytes.Equal(again.body, r.body) {
+			t.Errorf("the replay by uuid answered %s, the first answer was %s", again.body, r.body)
+		}
+		h.call(t, oaCase{method: "POST", path: convs + "/{conv}/messages", auth: "mw", body: `{"message":"another text"}`, header: key, status: 409, code: "conflict"}, ids)
+		h.call(t, oaCase{method: "POST", path: convs + "/{emptyConv}/messages", auth: "mw", body: `{"message":"only once"}`, header: key, status: 409, code: "conflict"}, ids)
+	}
+	download := func(body, filename string, extended bool) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		return func(t *testing.T, _ *oaHarness, r *oaResult, _ map[string]int64) {
+			disp := r.header.Get("Content-Disposition")
+			kind, params, err := mime.ParseMediaType(disp)
+			if string(r.body) != body || r.header.Get("Content-Type") != "text/plain" || err != nil || kind != "attachment" ||
+				params["filename"] != filename || strings.Contains(disp, "filename*=") != extended {
+				t.Errorf("download %q (%s), Content-Disposition %q (%v): want %q as attachment %q", r.body, r.header.Get("Content-Type"), disp, err, body, filename)
+			}
+		}
+	}
+	linked := func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		oaNoConversationInLists(t, h, r, ids)
+		items := r.list(t)
+		for _, item := range items {
+			if item["conversation_id"] != float64(h.conv.ID) {
+				t.Errorf("task %v is linked to %v, not to the conversation", item["id"], item["conversation_id"])
+			}
+		}
+		if len(items) < 3 {
+			t.Errorf("%d linked tasks, want at least 3", len(items))
+		}
+	}
+	upload := func(c oaCase, body string, header map[string]string) oaCase {
+		c.method, c.body, c.header = "POST", body, header
+		return c
+	}
+	noFile, noFileHeader := oaMultipart([4]string{"attachment", "a.txt", "text/plain", "x"})
+	withComment, withCommentHeader := oaMultipart([4]string{"comment", "", "", "see attached"}, file("plan-2.md", "text/markdown", "# plan"))
+	byExtension, byExtensionHeader := oaMultipart(file("data.json", "", `{"a":1}`))
+	disguised, disguisedHeader := oaMultipart(file("..\\evil/\u202etxt.exe", "application/octet-stream", "MZ"))
+	overLimit, overLimitHeader := oaMultipart(file("big.bin", "application/octet-stream", strings.Repeat("\x00", service.MaxDocumentSize+1)))
+	farOver, farOverHeader := oaMultipart(file("bigger.bin", "application/octet-stream", strings.Repeat("\x00", service.MaxDocumentSize+2<<20)))
+	malformedHeader := map[string]string{"Content-Type": "multipart/form-data; boundary=nope"}
+
+	return []oaCase{
+		// POST /api/projects/{projectId}/conversations
+		{name: "conversation create", method: "POST", path: convs, auth: "mw", body: `{"message":"hi"}`, status: 201, check: named("", "test")},
+		{name: "conversation create named", method: "POST", path: convs, auth: "msg", body: `{"message":"hi","name":"plans"}`, status: 201, check: named("plans", "test")},
+		{name: "conversation create with content", method: "POST", path: convs, auth: "mw", body: `{"content":"hi"}`, status: 201},
+		{name: "conversation create with message and content alike", method: "POST", path: convs, auth: "mw", body: `{"message":"hi","content":"hi"}`, status: 201},
+		{name: "conversation create blank name", method: "POST", path: convs, auth: "mw", body: `{"message":"hi","name":"  "}`, status: 201, check: named("", "test")},
+		{name: "conversation create null name", method: "POST", path: convs, auth: "mw", body: `{"message":"hi","name":null}`, status: 201, check: named("", "test")},
+		{name: "conversation create longest message", method: "POST", path: convs, auth: "mw", body: `{"message":"` + longMessage[1:] + `"}`, status: 201},
+		{name: "conversation create by agent", method: "POST", path: convs, auth: "agent", body: `{"message":"hi"}`, status: 201, check: named("", oaAgentName)},
+		{name: "conversation create ignores unknown fields", method: "POST", path: convs, auth: "mw", body: `{"message":"hi","colour":1}`, status: 201},
+		{name: "conversation create idempotent", method: "POST", path: convs, auth: "mw", body: `{"message":"once","name":"idem"}`,
+			header: map[string]string{"Idempotency-Key": "oa-conv-1"}, status: 201, check: createKey},
+		{name: "conversation create message and content differ", method: "POST", path: convs, auth: "mw", body: `{"message":"hi","content":"ho"}`, status: 400, code: "invalid_argument"},
+		{name: "conversation create missing message", method: "POST", path: convs, auth: "mw", body: `{"name":"x"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversation create null message", method: "POST", path: convs, auth: "mw", body: `{"message":null}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversation create blank message", method: "POST", path: convs, auth: "mw", body: `{"message":"  "}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversation create message wrong type", method: "POST", path: convs, auth: "mw", body: `{"message":5}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversation create message too long", method: "POST", path: convs, auth: "mw", body: `{"message":"` + longMessage + `"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversation create name too long", method: "POST", path: convs, auth: "mw", body: `{"message":"hi","name":"` + strings.Repeat("n", service.MaxConversationNameLen+1) + `"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversation create malformed JSON", method: "POST", path: convs, auth: "mw", body: `{"message":`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversation create not an object", method: "POST", path: convs, auth: "mw", body: `["hi"]`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversation create without body", method: "POST", path: convs, auth: "mw", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversation create bad Idempotency-Key", method: "POST", path: convs, auth: "mw", body: `{"message":"hi"}`, header: map[string]string{"Idempotency-Key": "a b"}, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversation create no credentials", method: "POST", path: convs, auth: "none", body: `{"message":"hi"}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "conversation create wrong token", method: "POST", path: convs, auth: "raw:Bearer adk_0000000000000000000000000000000000000000", body: `{"message":"hi"}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "conversation create wrong digest", method: "POST", path: convs, auth: "agent-bad-digest", body: `{"message":"hi"}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "conversation create agent of another project", method: "POST", path: convs, auth: "agent-other", body: `{"message":"hi"}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "conversation create without messaging:write", method: "POST", path: convs, auth: "mr", body: `{"message":"hi"}`, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "conversation create task token", method: "POST", path: convs, auth: "rw", body: `{"message":"hi"}`, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "conversation create data token", method: "POST", path: convs, auth: "data", body: `{"message":"hi"}`, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "conversation create in another project", method: "POST", path: "/api/projects/{otherProject}/conversations", auth: "mw", body: `{"message":"hi"}`, status: 404, code: "not_found"},
+		{name: "conversation create body over 1 MiB", method: "POST", path: convs, auth: "mw", body: `{"message":"` + huge + `"}`, req: oaUnchecked, status: 413, code: "payload_too_large"},
+
+		// GET /api/projects/{projectId}/conversations
+		{name: "conversations list", method: "GET", path: convs, auth: "mr", status: 200,
+			check: func(t *testing.T, h *oaHarness, r *oaResult, _ map[string]int64) {
+				items := r.list(t)
+				if len(items) < 3 || items[0]["id"] != float64(h.conv.ID) || items[0]["name"] != "general" || items[1]["name"] != nil {
+					t.Errorf("the list does not start with the fixtures, oldest first: %.500s", r.body)
+				}
+			}},
+		{name: "conversations list as agent", method: "GET", path: convs, auth: "agent", status: 200},
+		{name: "conversations list pages with Link", method: "GET", path: convs + "?limit=1", auth: "mr", status: 200, check: oaPages("mr", convs)},
+		{name: "conversations list after_id", method: "GET", path: convs + "?after_id={conv}&limit=1000", auth: "mr", status: 200,
+			check: func(t *testing.T, h *oaHarness, r *oaResult, _ map[string]int64) {
+				if items := r.list(t); len(items) == 0 || items[0]["id"] != float64(h.emptyConv.ID) {
+					t.Errorf("after_id did not start after the conversation: %.300s", r.body)
+				}
+			}},
+		{name: "conversations list limit 0", method: "GET", path: convs + "?limit=0", auth: "mr", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversations list limit 1001", method: "GET", path: convs + "?limit=1001", auth: "mr", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversations list after_id not a number", method: "GET", path: convs + "?after_id=x", auth: "mr", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversations list negative after_id", method: "GET", path: convs + "?after_id=-1", auth: "mr", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversations list no credentials", method: "GET", path: convs, auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "conversations list wrong digest", method: "GET", path: convs, auth: "agent-bad-digest", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "conversations list without messaging:read", method: "GET", path: convs, auth: "mw", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "conversations list task token", method: "GET", path: convs, auth: "ro", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "conversations list another project", method: "GET", path: "/api/projects/{otherProject}/conversations", auth: "mr", status: 404, code: "not_found"},
+
+		// GET /api/projects/{projectId}/conversations/{conversationId}
+		{name: "conversation get by id", method: "GET", path: convs + "/{conv}", auth: "mr", status: 200, check: named("general", "owner")},
+		{name: "conversation get by uuid as agent", method: "GET", path: convs + "/{convUUID}", auth: "agent", status: 200,
+			check: convIs(func(h *oaHarness, v model.Conversation) error {
+				if v.ID != h.conv.ID || v.UUID != h.conv.UUID {
+					return errors.New("not the conversation of the uuid")
+				}
+				return nil
+			})},
+		{name: "conversation get no credentials", method: "GET", path: convs + "/{conv}", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "conversation get unknown agent", method: "GET", path: convs + "/{conv}", auth: "agent-unknown", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "conversation get without messaging:read", method: "GET", path: convs + "/{conv}", auth: "mw", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "conversation get data token", method: "GET", path: convs + "/{conv}", auth: "data", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "conversation get unknown", method: "GET", path: convs + "/999999", auth: "mr", status: 404, code: "not_found"},
+		{name: "conversation get unknown uuid", method: "GET", path: convs + "/00000000-0000-4000-8000-000000000000", auth: "mr", status: 404, code: "not_found"},
+		{name: "conversation get neither id nor uuid", method: "GET", path: convs + "/abc", auth: "mr", req: oaInvalid, status: 404, code: "not_found"},
+		{name: "conversation get of another project", method: "GET", path: convs + "/{otherConv}", auth: "mr", status: 404, code: "not_found"},
+		{name: "conversation get uuid of another project", method: "GET", path: convs + "/{otherConvUUID}", auth: "agent", status: 404, code: "not_found"},
+		{name: "conversation get via another project", method: "GET", path: "/api/projects/{otherProject}/conversations/{otherConv}", auth: "mr", status: 404, code: "not_found"},
+
+		// POST .../conversations/{conversationId}/messages
+		{name: "message post", method: "POST", path: convs + "/{conv}/messages", auth: "mw", body: `{"message":"more"}`, status: 201, check: msgIs("test", "user", "more")},
+		{name: "message post by uuid", method: "POST", path: convs + "/{convUUID}/messages", auth: "msg", body: `{"message":"by uuid"}`, status: 201, check: msgIs("test", "user", "by uuid")},
+		{name: "message post as content", method: "POST", path: convs + "/{conv}/messages", auth: "mw", body: `{"content":"via content"}`, status: 201, check: msgIs("test", "user", "via content")},
+		{name: "message post by agent", method: "POST", path: convs + "/{conv}/messages", auth: "agent", body: `{"message":"done"}`, status: 201,
+			check: func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+				msgIs(oaAgentName, "agent", "done")(t, h, r, ids)
+				h.call(t, oaCase{method: "GET", path: convs + "/{conv}", auth: "mr", status: 200,
+					check: convIs(func(_ *oaHarness, v model.Conversation) error {
+						if !slices.Contains(v.Participants, oaAgentName) {
+							return errors.New("the posting agent did not become a participant")
+						}
+						return nil
+					})}, ids)
+			}},
+		{name: "message post idempotent", method: "POST", path: convs + "/{conv}/messages", auth: "mw", body: `{"message":"only once"}`,
+			header: map[string]string{"Idempotency-Key": "oa-message-1"}, status: 201, check: postKey},
+		{name: "message post message and content differ", method: "POST", path: convs + "/{conv}/messages", auth: "mw", body: `{"message":"a","content":"b"}`, status: 400, code: "invalid_argument"},
+		{name: "message post missing message", method: "POST", path: convs + "/{conv}/messages", auth: "mw", body: `{}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "message post blank", method: "POST", path: convs + "/{conv}/messages", auth: "mw", body: `{"content":"\n"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "message post malformed JSON", method: "POST", path: convs + "/{conv}/messages", auth: "mw", body: `{"message"`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "message post too long", method: "POST", path: convs + "/{conv}/messages", auth: "mw", body: `{"message":"` + longMessage + `"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "message post bad Idempotency-Key", method: "POST", path: convs + "/{conv}/messages", auth: "mw", body: `{"message":"x"}`, header: map[string]string{"Idempotency-Key": "é"}, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "message post no credentials", method: "POST", path: convs + "/{conv}/messages", auth: "none", body: `{"message":"x"}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "message post wrong digest", method: "POST", path: convs + "/{conv}/messages", auth: "agent-bad-digest", body: `{"message":"x"}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "message post without messaging:write", method: "POST", path: convs + "/{conv}/messages", auth: "mr", body: `{"message":"x"}`, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "message post data token", method: "POST", path: convs + "/{conv}/messages", auth: "data", body: `{"message":"x"}`, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "message post unknown conversation", method: "POST", path: convs + "/999999/messages", auth: "mw", body: `{"message":"x"}`, status: 404, code: "not_found"},
+		{name: "message post neither id nor uuid", method: "POST", path: convs + "/general/messages", auth: "mw", body: `{"message":"x"}`, req: oaInvalid, status: 404, code: "not_found"},
+		{name: "message post conversation of another project", method: "POST", path: convs + "/{otherConv}/messages", auth: "mw", body: `{"message":"x"}`, status: 404, code: "not_found"},
+		{name: "message post via another project", method: "POST", path: "/api/projects/{otherProject}/conversations/{otherConvUUID}/messages", auth: "mw", body: `{"message":"x"}`, status: 404, code: "not_found"},
+		{name: "message post body over 1 MiB", method: "POST", path: convs + "/{conv}/messages", auth: "mw", body: `{"message":"` + huge + `"}`, req: oaUnchecked, status: 413, code: "payload_too_large"},
+
+		// GET .../conversations/{conversationId}/messages
+		{name: "messages list", method: "GET", path: convs + "/{conv}/messages", auth: "mr", status: 200,
+			check: func(t *testing.T, _ *oaHarness, r *oaResult, _ map[string]int64) {
+				items := r.list(t)
+				if len(items) < 3 || items[0]["content"] != "hello" || items[1]["content"] != "second" || items[2]["content"] != "third" {
+					t.Errorf("the messages are not the conversation's, oldest first: %.500s", r.body)
+				}
+			}},
+		{name: "messages list by uuid as agent", method: "GET", path: convs + "/{convUUID}/messages", auth: "agent", status: 200},
+		{name: "messages list pages with Link", method: "GET", path: convs + "/{conv}/messages?limit=1", auth: "mr", status: 200, check: oaPages("mr", convs+"/{conv}/messages")},
+		{name: "messages list of a new conversation", method: "GET", path: convs + "/{emptyConv}/messages", auth: "mr", status: 200, check: oaLen(1, 1)},
+		{name: "messages list limit not a number", method: "GET", path: convs + "/{conv}/messages?limit=abc", auth: "mr", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "messages list negative after_id", method: "GET", path: convs + "/{conv}/messages?after_id=-1", auth: "mr", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "messages list no credentials", method: "GET", path: convs + "/{conv}/messages", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "messages list without messaging:read", method: "GET", path: convs + "/{conv}/messages", auth: "mw", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "messages list task token", method: "GET", path: convs + "/{conv}/messages", auth: "rw", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "messages list unknown conversation", method: "GET", path: convs + "/424242/messages", auth: "mr", status: 404, code: "not_found"},
+		{name: "messages list conversation of another project", method: "GET", path: convs + "/{otherConvUUID}/messages", auth: "mr", status: 404, code: "not_found"},
+
+		// GET .../conversations/{conversationId}/tasks
+		{name: "conversation tasks", method: "GET", path: convs + "/{conv}/tasks", auth: "all", status: 200, check: linked},
+		{name: "conversation tasks by uuid as agent", method: "GET", path: convs + "/{convUUID}/tasks", auth: "agent", status: 200, check: linked},
+		{name: "conversation tasks pages with Link", method: "GET", path: convs + "/{conv}/tasks?limit=1", auth: "all", status: 200, check: oaPages("all", convs+"/{conv}/tasks")},
+		{name: "conversation tasks of an unlinked conversation", method: "GET", path: convs + "/{emptyConv}/tasks", auth: "all", status: 200, check: oaLen(0, 0)},
+		{name: "conversation tasks bad limit", method: "GET", path: convs + "/{conv}/tasks?limit=-5", auth: "all", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversation tasks no credentials", method: "GET", path: convs + "/{conv}/tasks", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "conversation tasks without task:read", method: "GET", path: convs + "/{conv}/tasks", auth: "msg", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "conversation tasks without messaging:read", method: "GET", path: convs + "/{conv}/tasks", auth: "rw", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "conversation tasks unknown conversation", method: "GET", path: convs + "/777/tasks", auth: "all", status: 404, code: "not_found"},
+		{name: "conversation tasks of another project", method: "GET", path: convs + "/{otherConv}/tasks", auth: "all", status: 404, code: "not_found"},
+
+		// POST .../conversations/{conversationId}/documents
+		upload(oaCase{name: "document upload", path: convs + "/{conv}/documents", auth: "mw", status: 201,
+			check: docIs("more-notes.txt", "text/plain", "test", 10)}, notes, notesHeader),
+		upload(oaCase{name: "document upload by agent via uuid", path: convs + "/{convUUID}/documents", auth: "agent", status: 201,
+			check: func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+				docIs("more-notes.txt", "text/plain", oaAgentName, 10)(t, h, r, ids)
+				h.call(t, oaCase{method: "GET", path: convs + "/{conv}", auth: "mr", status: 200,
+					check: convIs(func(_ *oaHarness, v model.Conversation) error {
+						if !slices.Contains(v.Participants, oaAgentName) {
+							return errors.New("the uploading agent did not become a participant")
+						}
+						return nil
+					})}, ids)
+			}}, notes, notesHeader),
+		upload(oaCase{name: "document upload with other parts", path: convs + "/{conv}/documents", auth: "msg", status: 201,
+			check: docIs("plan-2.md", "text/markdown", "test", 6)}, withComment, withCommentHeader),
+		upload(oaCase{name: "document upload type from the extension", path: convs + "/{conv}/documents", auth: "mw", status: 201,
+			check: docIs("data.json", "application/json", "test", 7)}, byExtension, byExtensionHeader),
+		upload(oaCase{name: "document upload sanitised name", path: convs + "/{conv}/documents", auth: "mw", status: 201,
+			check: docIs("txt.exe", "", "test", 2)}, disguised, disguisedHeader),
+		upload(oaCase{name: "document upload without a file part", path: convs + "/{conv}/documents", auth: "mw", req: oaInvalid, status: 400, code: "invalid_argument"}, noFile, noFileHeader),
+		upload(oaCase{name: "document upload as JSON", path: convs + "/{conv}/documents", auth: "mw", req: oaInvalid, status: 400, code: "invalid_argument"}, `{"file":"x"}`, nil),
+		upload(oaCase{name: "document upload malformed multipart", path: convs + "/{conv}/documents", auth: "mw", req: oaInvalid, status: 400, code: "invalid_argument"}, "--nope\r\njunk", malformedHeader),
+		upload(oaCase{name: "document upload no credentials", path: convs + "/{conv}/documents", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"}, notes, notesHeader),
+		upload(oaCase{name: "document upload wrong digest", path: convs + "/{conv}/documents", auth: "agent-bad-digest", req: oaInvalid, status: 401, code: "unauthenticated"}, notes, notesHeader),
+		upload(oaCase{name: "document upload without messaging:write", path: convs + "/{conv}/documents", auth: "mr", req: oaInvalid, status: 403, code: "forbidden"}, notes, notesHeader),
+		upload(oaCase{name: "document upload unknown conversation", path: convs + "/31337/documents", auth: "mw", status: 404, code: "not_found"}, notes, notesHeader),
+		upload(oaCase{name: "document upload conversation of another project", path: convs + "/{otherConv}/documents", auth: "mw", status: 404, code: "not_found"}, notes, notesHeader),
+		upload(oaCase{name: "document upload over 25 MiB", path: convs + "/{conv}/documents", auth: "mw", status: 413, code: "payload_too_large"}, overLimit, overLimitHeader),
+		upload(oaCase{name: "document upload body over the upload limit", path: convs + "/{conv}/documents", auth: "mw", status: 413, code: "payload_too_large"}, farOver, farOverHeader),
+
+		// GET .../conversations/{conversationId}/documents
+		{name: "documents list", method: "GET", path: convs + "/{conv}/documents", auth: "mr", status: 200,
+			check: func(t *testing.T, h *oaHarness, r *oaResult, _ map[string]int64) {
+				items := r.list(t)
+				if len(items) < 3 || items[0]["id"] != float64(h.doc) || items[0]["name"] != "notes.txt" || items[0]["size"] != float64(10) {
+					t.Errorf("the documents are not the conversation's, oldest first: %.500s", r.body)
+				}
+			}},
+		{name: "documents list by uuid as agent", method: "GET", path: convs + "/{convUUID}/documents", auth: "agent", status: 200},
+		{name: "documents list pages with Link", method: "GET", path: convs + "/{conv}/documents?limit=1", auth: "mr", status: 200, check: oaPages("mr", convs+"/{conv}/documents")},
+		{name: "documents list of a conversation without documents", method: "GET", path: convs + "/{emptyConv}/documents", auth: "mr", status: 200, check: oaLen(0, 0)},
+		{name: "documents list bad limit", method: "GET", path: convs + "/{conv}/documents?limit=0", auth: "mr", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "documents list no credentials", method: "GET", path: convs + "/{conv}/documents", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "documents list without messaging:read", method: "GET", path: convs + "/{conv}/documents", auth: "mw", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "documents list unknown conversation", method: "GET", path: convs + "/555/documents", auth: "mr", status: 404, code: "not_found"},
+
+		// GET .../conversations/{conversationId}/documents/{docId}
+		{name: "document download", method: "GET", path: convs + "/{conv}/documents/{doc}", auth: "mr", status: 200, check: download("some notes", "notes.txt", false)},
+		{name: "document download by uuid as agent", method: "GET", path: convs + "/{convUUID}/documents/{doc}", auth: "agent", status: 200, check: download("some notes", "notes.txt", false)},
+		{name: "document download non-ASCII name", method: "GET", path: convs + "/{conv}/documents/{docUnicode}", auth: "mr", status: 200, check: download("some notes", "résumé.txt", true)},
+		{name: "document download id not an integer", method: "GET", path: convs + "/{conv}/documents/abc", auth: "mr", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "document download id 0", method: "GET", path: convs + "/{conv}/documents/0", auth: "mr", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "document download no credentials", method: "GET", path: convs + "/{conv}/documents/{doc}", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "document download without messaging:read", method: "GET", path: convs + "/{conv}/documents/{doc}", auth: "mw", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "document download unknown document", method: "GET", path: convs + "/{conv}/documents/999999", auth: "mr", status: 404, code: "not_found"},
+		{name: "document download via another conversation", method: "GET", path: convs + "/{emptyConv}/documents/{doc}", auth: "mr", status: 404, code: "not_found"},
+		{name: "document download from another project", method: "GET", path: "/api/projects/{otherProject}/conversations/{conv}/documents/{doc}", auth: "otherMsg", status: 404, code: "not_found"},
+		{name: "document download of another project", method: "GET", path: convs + "/{otherConv}/documents/{otherDoc}", auth: "mr", status: 404, code: "not_found"},
+	}
+}
+
+// oaEventScenarios cover the handshake of the event stream: the upgrade itself (101)
+// and every refusal. TestOpenAPIEventStream checks the frames that follow a 101.
+func oaEventScenarios() []oaCase {
+	ws := oaHandshake()
+	return []oaCase{
+		{name: "events upgrade", method: "GET", path: "/api/events", auth: "ro", header: ws, status: 101, check: oaUpgraded},
+		{name: "events upgrade with messaging:read", method: "GET", path: "/api/events", auth: "mr", header: ws, status: 101, check: oaUpgraded},
+		{name: "events upgrade with access_token", method: "GET", path: "/api/events", auth: "query:msg", header: ws, status: 101, check: oaUpgraded},
+		{name: "events upgrade as agent", method: "GET", path: "/api/events?project_id={project}", auth: "agent", header: ws, status: 101, check: oaUpgraded},
+		{name: "events upgrade since 0", method: "GET", path: "/api/events?since=0", auth: "rw", header: ws, status: 101, check: oaUpgraded},
+		{name: "events upgrade from the server's own origin", method: "GET", path: "/api/events", auth: "ro", header: oaHandshake("Origin", "{origin}"), status: 101, check: oaUpgraded},
+		{name: "events plain GET", method: "GET", path: "/api/events", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "events since not an integer", method: "GET", path: "/api/events?since=abc", auth: "ro", header: ws, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "events negative since", method: "GET", path: "/api/events?since=-1", auth: "ro", header: ws, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "events without Sec-WebSocket-Version", method: "GET", path: "/api/events", auth: "ro", header: oaHandshake("Sec-WebSocket-Version", ""),
+			req: oaInvalid, status: 400, check: oaPlain("Bad Request\n")},
+		{name: "events malformed Sec-WebSocket-Key", method: "GET", path: "/api/events", auth: "ro", header: oaHandshake("Sec-WebSocket-Key", "not-16-bytes"),
+			req: oaInvalid, status: 400, check: oaPlain("Bad Request\n")},
+		{name: "events no credentials", method: "GET", path: "/api/events", auth: "none", header: ws, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "events wrong token", method: "GET", path: "/api/events", auth: "raw:Bearer adk_0000000000000000000000000000000000000000", header: ws, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "events not a Bearer header", method: "GET", path: "/api/events", auth: "raw:Basic b2E6b2E=", header: ws, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "events wrong access_token", method: "GET", path: "/api/events?access_token=adk_0000000000000000000000000000000000000000", auth: "none", header: ws, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "events agent without project_id", method: "GET", path: "/api/events", auth: "agent", header: ws, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "events agent with another project_id", method: "GET", path: "/api/events?project_id={otherProject}", auth: "agent", header: ws, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "events wrong digest", method: "GET", path: "/api/events?project_id={project}", auth: "agent-bad-digest", header: ws, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "events without a read scope", method: "GET", path: "/api/events", auth: "wo", header: ws, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "events write-only access_token", method: "GET", path: "/api/events", auth: "query:mw", header: ws, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "events data token", method: "GET", path: "/api/events", auth: "data", header: ws, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "events foreign origin", method: "GET", path: "/api/events", auth: "ro", header: oaHandshake("Origin", "https://evil.example"), status: 403, check: oaPlain("Forbidden\n")},
+	}
+}
+
 // oaBrokenScenarios run against a server whose database has gone away: the 503 of the
 // health check and the 500 of every operation that documents one.
 func oaBrokenScenarios() []oaCase {
 	internal := func(name, method, path, auth, body string) oaCase {
 		return oaCase{name: name, method: method, path: path, auth: auth, body: body, status: 500, code: "internal"}
 	}
+	upload, uploadHeader := oaMultipart([4]string{"file", "a.txt", "text/plain", "a"})
 	return []oaCase{
 		{name: "health without database", method: "GET", path: "/healthz", auth: "none", status: 503},
 		internal("list", "GET", "/api/tasks", "ro", ""),
@@ -1058,6 +1643,16 @@ func oaBrokenScenarios() []oaCase {
 		internal("callback", "POST", "/api/agent_callback/1", "agent", `{"project_id":"{project}"}`),
 		internal("project list", "GET", "/api/projects/{project}/tasks", "agent", ""),
 		internal("project get", "GET", "/api/projects/{project}/tasks/1", "ro", ""),
+		internal("conversations list", "GET", "/api/projects/{project}/conversations", "mr", ""),
+		internal("conversation create", "POST", "/api/projects/{project}/conversations", "mw", `{"message":"m"}`),
+		internal("conversation get", "GET", "/api/projects/{project}/conversations/1", "agent", ""),
+		internal("messages list", "GET", "/api/projects/{project}/conversations/1/messages", "mr", ""),
+		internal("message post", "POST", "/api/projects/{project}/conversations/1/messages", "agent", `{"message":"m"}`),
+		internal("conversation tasks", "GET", "/api/projects/{project}/conversations/1/tasks", "all", ""),
+		internal("documents list", "GET", "/api/projects/{project}/conversations/1/documents", "mr", ""),
+		{name: "document upload", method: "POST", path: "/api/projects/{project}/conversations/1/documents", auth: "mw", body: upload, header: uploadHeader, status: 500, code: "internal"},
+		internal("document download", "GET", "/api/projects/{project}/conversations/1/documents/1", "mr", ""),
+		{name: "events", method: "GET", path: "/api/events", auth: "ro", header: oaHandshake(), status: 500, code: "internal"},
 	}
 }
 
@@ -1073,7 +1668,7 @@ func TestOpenAPIScenarios(t *testing.T) {
 
 	h := newOAHarness(t, router, covered)
 	names := map[string]bool{}
-	for _, c := range oaScenarios() {
+	for _, c := range slices.Concat(oaScenarios(), oaConversationScenarios(), oaEventScenarios()) {
 		if names[c.name] {
 			t.Fatalf("two scenarios are called %q", c.name)
 		}
@@ -1114,5 +1709,130 @@ func TestOpenAPIScenarios(t *testing.T) {
 				t.Errorf("openapi.json documents %s %s answering %s, but no scenario produced it", method, path, code)
 			}
 		}
+	}
+}
+
+// TestOpenAPIEventStream reads real frames of the event stream, live and replayed,
+// makes a change of every kind so that every EventType occurs, and validates each frame
+// against the document's Event schema (OpenAPI cannot attach a schema to WebSocket
+// frames, so the scenarios of TestOpenAPIScenarios stop at the 101).
+func TestOpenAPIEventStream(t *testing.T) {
+	doc := oaLoad(t)
+	eventSchema := oaSchema(t, doc, "Event")
+	types := oaStrings(oaSchema(t, doc, "EventType").Enum)
+	env := testenv.Start(t)
+	p := env.Project.ID
+	ctx, owner := context.Background(), auth.Owner(p)
+	tok := env.Token(t, p, auth.TaskRead, auth.TaskWrite, auth.MessagingRead, auth.MessagingWrite)
+	wsURL := strings.Replace(env.URL, "http://", "ws://", 1) + "/api/events"
+	dial := func(query string) *websocket.Conn {
+		t.Helper()
+		conn, resp, err := websocket.DefaultDialer.Dial(wsURL+query, http.Header{"Authorization": {"Bearer " + tok}})
+		if err != nil {
+			t.Fatalf("dial %s: %v (%v)", query, err, resp)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return conn
+	}
+	// read reads one frame, validates it and returns it decoded and raw.
+	read := func(conn *websocket.Conn) (model.Event, []byte) {
+		t.Helper()
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		kind, raw, err := conn.ReadMessage()
+		if err != nil {
+			t.Fatalf("read frame: %v", err)
+		}
+		if kind != websocket.TextMessage {
+			t.Fatalf("frame of kind %d, want a text frame", kind)
+		}
+		var v any
+		var e model.Event
+		if err := json.Unmarshal(raw, &v); err != nil {
+			t.Fatalf("frame is not JSON: %v: %s", err, raw)
+		}
+		if err := eventSchema.VisitJSON(v, oaSchemaOptions...); err != nil {
+			t.Errorf("frame does not match the Event schema: %v\nframe: %.1000s", err, raw)
+		}
+		_ = json.Unmarshal(raw, &e)
+		if e.ProjectID != p {
+			t.Errorf("frame of project %q, want %q", e.ProjectID, p)
+		}
+		return e, raw
+	}
+	live := dial("")
+
+	// One change of every kind.
+	do := func(r testenv.Request, status int) *testenv.Response {
+		t.Helper()
+		if r.Token == "" && r.Header == nil {
+			r.Token = tok
+		}
+		res := env.Do(t, r)
+		if res.Status != status {
+			t.Fatalf("%s %s: %d %s", r.Method, r.Path, res.Status, res.Body)
+		}
+		return res
+	}
+	env.Agent(t, p, "oa-stream")
+	var task model.Task
+	do(testenv.Request{Method: "POST", Path: "/api/tasks", Body: `{"summary":"streamed","steps":[{"title":"one"}]}`}, 201).JSON(t, &task)
+	do(testenv.Request{Method: "PUT", Path: fmt.Sprintf("/api/tasks/%d/status", task.ID), Body: `{"status":"Waiting","waiting_details":"?"}`}, 200)
+	do(testenv.Request{Method: "DELETE", Path: fmt.Sprintf("/api/tasks/%d", task.ID)}, 204)
+	var conv model.Conversation
+	convs := "/api/projects/" + p + "/conversations"
+	do(testenv.Request{Method: "POST", Path: convs, Body: `{"message":"hello","name":"stream"}`}, 201).JSON(t, &conv)
+	var msg model.Message
+	do(testenv.Request{Method: "POST", Path: fmt.Sprintf("%s/%d/messages", convs, conv.ID), Body: `{"message":"from the agent"}`,
+		Header: env.AgentHeaders(t, p, "oa-stream")}, 201).JSON(t, &msg)
+	body, header := oaMultipart([4]string{"file", "notes.txt", "text/plain", "some notes"})
+	do(testenv.Request{Method: "POST", Path: fmt.Sprintf("%s/%d/documents", convs, conv.ID), Body: body,
+		Header: http.Header{"Content-Type": {header["Content-Type"]}}, Token: tok}, 201)
+	if _, err := env.Service.AddReaction(ctx, owner, msg.ID, "👍"); err != nil {
+		t.Fatalf("add reaction: %v", err)
+	}
+	if _, err := env.Service.RemoveReaction(ctx, owner, msg.ID, "👍"); err != nil {
+		t.Fatalf("remove reaction: %v", err)
+	}
+	guest := service.ParticipantInput{Kind: model.ActorUser, Name: "guest"}
+	if _, err := env.Service.AddParticipant(ctx, owner, conv.UUID, guest); err != nil {
+		t.Fatalf("add participant: %v", err)
+	}
+	if _, err := env.Service.RemoveParticipant(ctx, owner, conv.UUID, guest); err != nil {
+		t.Fatalf("remove participant: %v", err)
+	}
+
+	// Every change arrives live, in order.
+	seen := map[string]int{}
+	var frames [][]byte
+	var last int64
+	for len(seen) < len(types)-1 { // all but stream.reset
+		e, raw := read(live)
+		if e.Seq <= last {
+			t.Fatalf("seq %d after %d", e.Seq, last)
+		}
+		last = e.Seq
+		seen[e.Type]++
+		frames = append(frames, raw)
+		if len(frames) > 100 {
+			t.Fatalf("no event of some types after 100 frames: saw %v", seen)
+		}
+	}
+	for _, typ := range types {
+		if typ != "stream.reset" && seen[typ] == 0 {
+			t.Errorf("no %s event arrived", typ)
+		}
+	}
+
+	// The replay from the start gives the same frames.
+	replay := dial("?since=0")
+	for i, want := range frames {
+		if _, got := read(replay); !bytes.Equal(got, want) {
+			t.Errorf("replayed frame %d is %s, live it was %s", i, got, want)
+		}
+	}
+
+	// A since past the newest event gets stream.reset.
+	if e, _ := read(dial("?since=999999")); e.Type != "stream.reset" {
+		t.Errorf("since past the newest event: first frame %s, want stream.reset", e.Type)
 	}
 }

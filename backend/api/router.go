@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/events"
+	"github.com/agentdesk/agentdesk/backend/graphql"
 	"github.com/agentdesk/agentdesk/backend/service"
 )
 
@@ -72,6 +73,8 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 	project.POST("/conversations/:conversationId/documents", conv.uploadDocument)
 	project.GET("/conversations/:conversationId/documents", conv.listDocuments)
 	project.GET("/conversations/:conversationId/documents/:docId", conv.downloadDocument)
+
+	r.Match([]string{http.MethodGet, http.MethodPost}, "/graphql", graphql.Handler(svc, bearerToken)) // same Bearer tokens as REST
 
 	r.NoRoute(func(c *gin.Context) {
 		if strings.HasPrefix(c.Request.URL.Path, "/api/") || c.Request.URL.Path == "/api" {

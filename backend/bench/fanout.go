@@ -7,27 +7,17 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/gorilla/websocket"
 )
 
-// raiseFileLimit lets this process (and the server it starts) hold a thousand sockets.
-func raiseFileLimit() {
-	var lim syscall.Rlimit
-	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) == nil && lim.Cur < lim.Max {
-		lim.Cur = lim.Max
-		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
-	}
-}
-
 // fanout opens n WebSocket subscribers, makes `events` task changes at a steady rate,
 // and measures, for every delivery to every subscriber, the time from the event's
 // commit timestamp (`at`, taken by the server as the write starts, so it includes the
 // commit) to its arrival. It returns p50 and p99 in ms.
-func (b *bench) fanout(n, events int, rate float64, token string) (p50, p99 float64, err error) {
-	url := strings.Replace(b.url, "http://", "ws://", 1) + "/api/events"
+func (l *loader) fanout(n, events int, rate float64, token string) (p50, p99 float64, err error) {
+	url := strings.Replace(l.base, "http://", "ws://", 1) + "/api/events"
 	header := http.Header{"Authorization": {"Bearer " + token}}
 	conns := make([]*websocket.Conn, n)
 	for i := range conns {
@@ -72,7 +62,7 @@ func (b *bench) fanout(n, events int, rate float64, token string) (p50, p99 floa
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	for i := range events {
 		<-tick.C
-		if _, err := b.do(b.http, "POST", "/api/tasks", token, fmt.Appendf(nil, `{"summary":"fan-out %d"}`, i), 201); err != nil {
+		if err := l.do("POST", "/api/tasks", token, fmt.Appendf(nil, `{"summary":"fan-out %d"}`, i), http.StatusCreated); err != nil {
 			tick.Stop()
 			return 0, 0, err
 		}

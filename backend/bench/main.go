@@ -1,435 +1,393 @@
-// Command bench is agentdesk's load benchmark (`make bench`). It runs the real server
-// binary as a child process on loopback with a fresh data directory, drives it over HTTP
-// with concurrent keep-alive clients, and prints a table to stderr and one JSON line of
-// named figures (medians over rounds) to stdout.
+// Command bench is agentdesk's load benchmark, the program behind `make bench`:
 //
 //	go run ./backend/bench -bin bin/agentdesk [-rounds 3] [-duration 5s] [-json-out FILE]
+//
+// It makes a temporary data directory, creates projects, tokens (task:read,task:write)
+// and agents there with the binary's command line, then starts the real server as a
+// child process (`agentdesk --serve --addr 127.0.0.1:PORT --data DIR`, its log in
+// DIR/server.log) and waits for GET /healthz. All traffic goes over loopback HTTP with
+// one keep-alive client whose idle pool is larger than the number of clients.
+//
+// Each round measures, in this order:
+//
+//   - creates: POST /api/tasks (summary, details, three steps, an assigned agent; 201
+//     expected) from -clients concurrent clients for -duration, into project
+//     "bench-writes";
+//   - the read project "bench" is made to hold exactly -tasks tasks (the missing ones
+//     are created concurrently; in rounds after the first there are none to create).
+//     Reads run against their own project so that every round reads the same data
+//     however many tasks the creates added;
+//   - list50: GET /api/tasks?limit=50 from one client (p50 and p99 of -latency-requests
+//     sequential requests after a warm-up), then from -clients clients for -duration;
+//   - get: GET /api/tasks/{id} of random ids of the read project, the same two ways.
+//
+// After the rounds come -rounds runs of the event fan-out phase (-subscribers WebSocket
+// subscribers; 0 skips it).
+//
+// For every throughput phase it reports successful requests per second, and how the
+// machine's cores were split: the load generator's own CPU time (getrusage
+// RUSAGE_SELF, user+system) and the server's (utime+stime from /proc/PID/stat), each
+// divided by the wall time of the phase, in cores (1.0 is one core busy throughout),
+// and the server's CPU time per successful request in µs (server_cpu_us_per_create,
+// _list50, _get), which varies less than throughput on a shared machine.
+// It samples the server's VmRSS every 100 ms during those phases (rss_under_load_mib)
+// and reads VmHWM, the peak RSS, before the fan-out phase (peak_rss_mib_before_fanout)
+// and at the end (peak_rss_mib, which includes the fan-out's WebSocket connections;
+// -subscribers 0 leaves them out). Any answer other than the expected 2xx status, and any transport
+// failure, counts as an error; a phase with errors is flagged.
+//
+// Each figure is measured once per round; the report gives the median and every round's
+// value. A table goes to stderr as the run goes; stdout ends with exactly one JSON line
+// of named figures (medians), e.g. creates_per_s, list50_p50_ms, list50_p99_ms,
+// list50_rps_16, get_p50_ms, get_p99_ms, get_rps_16, peak_rss_mib,
+// loadgen_cpu_share_creates, server_cpu_share_creates (the _16 is -clients), with the
+// per-round values under "round_values". At the end the server gets SIGTERM and must
+// exit 0; the data directory is removed.
+//
+// -keep keeps the data directory and server.log for a look afterwards.
+//
+// Exit status: 0 when all went well; 1 when a phase had errors, the server did not exit 0, or the run
+// failed (the JSON line is still printed when figures were measured).
 package main
 
 import (
-	"bufio"
-	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
+	"os/signal"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 )
 
+type config struct {
+	bin          string
+	rounds       int
+	duration     time.Duration
+	clients      int
+	tasks        int
+	latencyN     int
+	warmup       int
+	subscribers  int
+	synchronous  string
+	jsonOut      string
+	keepDataDirs bool
+}
+
 func main() {
-	bin := flag.String("bin", "bin/agentdesk", "agentdesk binary to measure")
-	rounds := flag.Int("rounds", 3, "rounds per figure; the median is reported")
-	duration := flag.Duration("duration", 5*time.Second, "length of each throughput phase")
-	clients := flag.Int("clients", 16, "concurrent clients of the throughput phases")
-	seed := flag.Int("tasks", 10_000, "tasks in the project the reads run against")
-	jsonOut := flag.String("json-out", "", "also write the JSON line to this file")
-	synchronous := flag.String("synchronous", "full", "the server's --synchronous (full or normal)")
-	flag.IntVar(&subscribers, "subscribers", 1000, "WebSocket subscribers of the fan-out phase (0 skips it)")
+	var cfg config
+	flag.StringVar(&cfg.bin, "bin", "bin/agentdesk", "the agentdesk binary to measure")
+	flag.IntVar(&cfg.rounds, "rounds", 3, "rounds per figure; the median is reported")
+	flag.DurationVar(&cfg.duration, "duration", 5*time.Second, "length of each throughput phase")
+	flag.IntVar(&cfg.clients, "clients", 16, "concurrent clients of the throughput phases")
+	flag.IntVar(&cfg.tasks, "tasks", 10_000, "tasks in the project the reads run against")
+	flag.IntVar(&cfg.latencyN, "latency-requests", 3000, "timed sequential requests of each latency phase")
+	flag.IntVar(&cfg.warmup, "warmup", 300, "untimed requests before each latency phase")
+	flag.IntVar(&cfg.subscribers, "subscribers", 1000, "WebSocket subscribers of the fan-out phase (0 skips it)")
+	flag.StringVar(&cfg.synchronous, "synchronous", "full", "the server's --synchronous (full or normal)")
+	flag.StringVar(&cfg.jsonOut, "json-out", "", "also write the JSON line to this file")
+	flag.BoolVar(&cfg.keepDataDirs, "keep", false, "keep the data directory (and server.log) instead of removing it")
 	flag.Parse()
-	serverSync = *synchronous
-	if err := run(*bin, *rounds, *duration, *clients, *seed, *jsonOut); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+	if flag.NArg() > 0 || cfg.rounds < 1 || cfg.clients < 1 || cfg.tasks < 1 || cfg.latencyN < 1 || cfg.duration <= 0 ||
+		(cfg.synchronous != "full" && cfg.synchronous != "normal") {
+		fmt.Fprintln(os.Stderr, "bench: bad arguments; see go run ./backend/bench -help")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, cfg)
+	stop()
+	os.Exit(code)
+}
+
+// report collects every round's value of every figure, and the phases with errors.
+type report struct {
+	values  map[string][]float64
+	order   []string
+	errored map[string]bool // figures measured in a phase that had errors
+	flagged []string
+	errors  int64
+}
+
+func (r *report) add(name string, v float64) {
+	if _, ok := r.values[name]; !ok {
+		r.order = append(r.order, name)
+	}
+	r.values[name] = append(r.values[name], v)
+}
+
+// check flags a phase with errors and marks the figures it produced.
+func (r *report) check(label string, p phase, figures ...string) {
+	if p.errors == 0 {
+		return
+	}
+	r.errors += p.errors
+	r.flagged = append(r.flagged, label)
+	for _, f := range figures {
+		r.errored[f] = true
+	}
+	logf("  !! %s: %d errors (%d ok); e.g.:", label, p.errors, p.ok)
+	for _, s := range p.errSamples {
+		logf("       %s", s)
 	}
 }
 
-// serverSync is the server's --synchronous; subscribers sizes the fan-out phase.
-var (
-	serverSync  = "full"
-	subscribers = 1000
-)
-
-type bench struct {
-	bin, data, url string
-	server         *exec.Cmd
-	http           *http.Client
-}
-
-func run(bin string, rounds int, duration time.Duration, clients, seed int, jsonOut string) error {
-	data, err := os.MkdirTemp("", "agentdesk-bench")
+func run(ctx context.Context, cfg config) int {
+	dir, err := os.MkdirTemp("", "agentdesk-bench-")
 	if err != nil {
-		return err
+		logf("bench: %v", err)
+		return 1
 	}
-	defer os.RemoveAll(data)
-	b := &bench{bin: bin, data: data, http: &http.Client{
-		Timeout:   30 * time.Second,
-		Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute},
-	}}
-
-	// Two projects: creates grow one; reads run against the other, held at seed tasks.
-	writeProject, writeToken, agentID, err := b.project("writes")
-	if err != nil {
-		return err
+	if cfg.keepDataDirs {
+		defer logf("data directory and server log kept in %s", dir)
+	} else {
+		defer os.RemoveAll(dir)
 	}
-	_, readToken, readAgent, err := b.project("reads")
+	srv := &server{bin: cfg.bin, dir: dir}
+	fail := func(err error) int {
+		logf("bench: %v", err)
+		return 1
+	}
+
+	// Projects, tokens and agents come from the command line, before the server runs.
+	reads, err := srv.newProject("bench")
 	if err != nil {
-		return err
+		return fail(err)
+	}
+	writes, err := srv.newProject("bench-writes")
+	if err != nil {
+		return fail(err)
+	}
+	var fan project
+	if cfg.subscribers > 0 {
+		if fan, err = srv.newProject("bench-fanout"); err != nil {
+			return fail(err)
+		}
 	}
 	raiseFileLimit()
-	if err := b.start(); err != nil {
-		return err
+	if err := srv.start(ctx, cfg.synchronous); err != nil {
+		return fail(err)
 	}
-	defer b.stop()
-	_ = writeProject
+	stopped := false
+	defer func() {
+		if !stopped {
+			_, _ = srv.stop()
+		}
+	}()
+	logf("agentdesk %s serving on %s (pid %d, --synchronous %s); %d cores here; %d clients, %s phases, %d rounds",
+		cfg.bin, srv.url(), srv.pid(), cfg.synchronous, runtime.NumCPU(), cfg.clients, cfg.duration, cfg.rounds)
 
-	createBody := func(i int, agent int64) []byte {
-		return fmt.Appendf(nil, `{"summary":"benchmark task %d","details":"created by the load benchmark","steps":[{"title":"one"},{"title":"two?"},{"title":"three"}],"agent_id":%d}`, i, agent)
-	}
-	logf("seeding %d tasks for the read phases…", seed)
+	l := newLoader(srv.url(), cfg.clients)
+	r := &report{values: map[string][]float64{}, errored: map[string]bool{}}
 	var seq atomic.Int64
-	if _, err := b.load(clients, 0, int64(seed), func(c *http.Client) (int, error) {
-		i := seq.Add(1)
-		return b.do(c, "POST", "/api/tasks", readToken, createBody(int(i), readAgent), 201)
-	}); err != nil {
-		return err
+	newWrite, newRead := createBody(&seq, writes.agent), createBody(&seq, reads.agent)
+	listRPS := fmt.Sprintf("list50_rps_%d", cfg.clients)
+	getRPS := fmt.Sprintf("get_rps_%d", cfg.clients)
+	var rssUnderLoad float64
+
+	for round := 1; round <= cfg.rounds; round++ {
+		if ctx.Err() != nil {
+			return fail(ctx.Err())
+		}
+		logf("\nround %d of %d", round, cfg.rounds)
+
+		// a. creates
+		p := l.throughput(ctx, srv, cfg.clients, cfg.duration, func() error {
+			return l.do("POST", "/api/tasks", writes.token, newWrite(), http.StatusCreated)
+		})
+		logThroughput("POST /api/tasks", cfg.clients, p)
+		r.add("creates_per_s", p.rps)
+		r.add("loadgen_cpu_share_creates", p.loadgenCPU)
+		r.add("server_cpu_share_creates", p.serverCPU)
+		r.add("server_cpu_us_per_create", p.serverCPUPerRequest())
+		r.check(fmt.Sprintf("round %d creates", round), p, "creates_per_s")
+		rssUnderLoad = max(rssUnderLoad, p.maxRSSMiB)
+
+		// b. the read project holds exactly cfg.tasks tasks
+		t := time.Now()
+		ids, created, err := l.fill(ctx, reads, cfg.tasks, cfg.clients, newRead)
+		if err != nil {
+			return fail(err)
+		}
+		logf("  read project: %d tasks (%d created now, %.1f s)", len(ids), created, time.Since(t).Seconds())
+
+		// b. list, 50 per page
+		list := func() error { return l.do("GET", "/api/tasks?limit=50", reads.token, nil, http.StatusOK) }
+		p = l.latency(ctx, cfg.warmup, cfg.latencyN, list)
+		logLatency("GET /api/tasks?limit=50", p)
+		r.add("list50_p50_ms", p.p50)
+		r.add("list50_p99_ms", p.p99)
+		r.check(fmt.Sprintf("round %d list50 latency", round), p, "list50_p50_ms", "list50_p99_ms")
+		p = l.throughput(ctx, srv, cfg.clients, cfg.duration, list)
+		logThroughput("GET /api/tasks?limit=50", cfg.clients, p)
+		r.add(listRPS, p.rps)
+		r.add("loadgen_cpu_share_list50", p.loadgenCPU)
+		r.add("server_cpu_share_list50", p.serverCPU)
+		r.add("server_cpu_us_per_list50", p.serverCPUPerRequest())
+		r.check(fmt.Sprintf("round %d list50 throughput", round), p, listRPS)
+		rssUnderLoad = max(rssUnderLoad, p.maxRSSMiB)
+
+		// c. get by id
+		get := func() error { return l.do("GET", getPath(ids, rand.IntN), reads.token, nil, http.StatusOK) }
+		p = l.latency(ctx, cfg.warmup, cfg.latencyN, get)
+		logLatency("GET /api/tasks/{id}", p)
+		r.add("get_p50_ms", p.p50)
+		r.add("get_p99_ms", p.p99)
+		r.check(fmt.Sprintf("round %d get latency", round), p, "get_p50_ms", "get_p99_ms")
+		p = l.throughput(ctx, srv, cfg.clients, cfg.duration, get)
+		logThroughput("GET /api/tasks/{id}", cfg.clients, p)
+		r.add(getRPS, p.rps)
+		r.add("loadgen_cpu_share_get", p.loadgenCPU)
+		r.add("server_cpu_share_get", p.serverCPU)
+		r.add("server_cpu_us_per_get", p.serverCPUPerRequest())
+		r.check(fmt.Sprintf("round %d get throughput", round), p, getRPS)
+		rssUnderLoad = max(rssUnderLoad, p.maxRSSMiB)
 	}
-	var ids []int64
-	if err := b.getJSON("/api/tasks", readToken, &ids); err != nil {
-		return err
+	if ctx.Err() != nil {
+		return fail(ctx.Err())
 	}
-	if len(ids) != seed {
-		return fmt.Errorf("read project has %d tasks, want %d", len(ids), seed)
+	if ids, err := l.taskIDs(reads.token); err != nil || len(ids) != cfg.tasks {
+		return fail(fmt.Errorf("after the rounds the read project holds %d tasks, want %d (%v)", len(ids), cfg.tasks, err))
 	}
 
-	figures := map[string][]float64{}
-	add := func(name string, v float64) { figures[name] = append(figures[name], v) }
-	for r := 1; r <= rounds; r++ {
-		logf("round %d of %d", r, rounds)
-		res, err := b.load(clients, duration, 0, func(c *http.Client) (int, error) {
-			return b.do(c, "POST", "/api/tasks", writeToken, createBody(int(seq.Add(1)), agentID), 201)
-		})
-		if err != nil {
-			return err
-		}
-		add("creates_per_s", res.rps)
-		add("loadgen_cpu_share_creates", res.loadgenCPU)
-		add("server_cpu_share_creates", res.serverCPU)
-		logf("  creates, %d clients: %8.0f /s   (loadgen %.0f%% of a core, server %.0f%%)", clients, res.rps, 100*res.loadgenCPU, 100*res.serverCPU)
-
-		lat, err := b.latency(2000, func(c *http.Client) (int, error) {
-			return b.do(c, "GET", "/api/tasks?limit=50", readToken, nil, 200)
-		})
-		if err != nil {
-			return err
-		}
-		add("list50_p50_ms", lat.p50)
-		add("list50_p99_ms", lat.p99)
-		logf("  GET /api/tasks?limit=50, 1 client: p50 %.3f ms  p99 %.3f ms", lat.p50, lat.p99)
-		res, err = b.load(clients, duration, 0, func(c *http.Client) (int, error) {
-			return b.do(c, "GET", "/api/tasks?limit=50", readToken, nil, 200)
-		})
-		if err != nil {
-			return err
-		}
-		add("list50_rps", res.rps)
-		add("loadgen_cpu_share_list50", res.loadgenCPU)
-		logf("  GET /api/tasks?limit=50, %d clients: %8.0f /s   (loadgen %.0f%%, server %.0f%%)", clients, res.rps, 100*res.loadgenCPU, 100*res.serverCPU)
-
-		randomGet := func(c *http.Client) (int, error) {
-			return b.do(c, "GET", "/api/tasks/"+strconv.FormatInt(ids[rand.IntN(len(ids))], 10), readToken, nil, 200)
-		}
-		lat, err = b.latency(2000, randomGet)
-		if err != nil {
-			return err
-		}
-		add("get_p50_ms", lat.p50)
-		add("get_p99_ms", lat.p99)
-		res, err = b.load(clients, duration, 0, randomGet)
-		if err != nil {
-			return err
-		}
-		add("get_rps", res.rps)
-		add("loadgen_cpu_share_get", res.loadgenCPU)
-		logf("  GET /api/tasks/{id}: p50 %.3f ms, %d clients: %8.0f /s   (loadgen %.0f%%, server %.0f%%)", lat.p50, clients, res.rps, 100*res.loadgenCPU, 100*res.serverCPU)
-	}
-	if subscribers > 0 {
-		_, fanToken, _, err := b.project("fan-out")
-		if err != nil {
-			return err
-		}
-		for r := 1; r <= rounds; r++ {
-			p50, p99, err := b.fanout(subscribers, 100, 50, fanToken)
-			if err != nil {
-				return err
-			}
-			add("fanout_p50_ms", p50)
-			add("fanout_p99_ms", p99)
-			logf("  fan-out to %d subscribers, 100 events at 50/s: p50 %.2f ms  p99 %.2f ms", subscribers, p50, p99)
-		}
-	}
-	peak, err := b.peakRSS()
+	// d. memory, before the fan-out phase adds its thousand connections
+	_, peakBeforeFanout, err := srv.memory()
 	if err != nil {
-		return err
+		return fail(err)
 	}
-	logf("server peak RSS: %.1f MiB", peak)
 
-	out := map[string]any{"synchronous": serverSync, "rounds": rounds, "clients": clients, "tasks": seed, "cores": runtime.NumCPU(), "peak_rss_mib": round(peak, 1)}
-	names := make([]string, 0, len(figures))
-	for k := range figures {
-		names = append(names, k)
+	if cfg.subscribers > 0 {
+		logf("\nevent fan-out")
+		for round := 1; round <= cfg.rounds && ctx.Err() == nil; round++ {
+			p50, p99, err := l.fanout(cfg.subscribers, 100, 50, fan.token)
+			if err != nil {
+				r.check(fmt.Sprintf("round %d fan-out", round), phase{errors: 1, errSamples: []string{err.Error()}}, "fanout_p50_ms", "fanout_p99_ms")
+				continue
+			}
+			r.add("fanout_p50_ms", p50)
+			r.add("fanout_p99_ms", p99)
+			logf("  %d subscribers, 100 events at 50/s: p50 %.2f ms  p99 %.2f ms", cfg.subscribers, p50, p99)
+		}
 	}
-	slices.Sort(names)
-	logf("\n%-28s %12s   rounds", "figure", "median")
-	for _, k := range names {
-		med := median(figures[k])
-		out[k] = round(med, 3)
-		logf("%-28s %12.3f   %v", k, med, roundAll(figures[k]))
+	rssEnd, peak, err := srv.memory()
+	if err != nil {
+		return fail(err)
 	}
-	if err := b.stop(); err != nil {
-		return err
+
+	// 4. SIGTERM; the server must exit 0.
+	stopped = true
+	exitCode, stopErr := srv.stop()
+	if stopErr != nil {
+		logf("bench: %v", stopErr)
 	}
-	line, _ := json.Marshal(out)
+	if ctx.Err() != nil {
+		return fail(ctx.Err())
+	}
+
+	out := map[string]any{
+		"rounds":                     cfg.rounds,
+		"clients":                    cfg.clients,
+		"duration_s":                 cfg.duration.Seconds(),
+		"tasks":                      cfg.tasks,
+		"cores":                      runtime.NumCPU(),
+		"synchronous":                cfg.synchronous,
+		"peak_rss_mib":               round(peak, 1),
+		"peak_rss_mib_before_fanout": round(peakBeforeFanout, 1),
+		"rss_under_load_mib":         round(rssUnderLoad, 1),
+		"rss_end_mib":                round(rssEnd, 1),
+		"errors":                     r.errors,
+		"flagged_phases":             append([]string{}, r.flagged...),
+		"server_exit_code":           exitCode,
+	}
+	roundValues := map[string][]float64{}
+	logf("\n%-28s %12s  %-12s %-34s %s", "figure", "median", "target", "rounds", "")
+	for _, name := range r.order {
+		med := median(r.values[name])
+		out[name] = round(med, 3)
+		roundValues[name] = roundAll(r.values[name])
+		note := ""
+		if r.errored[name] {
+			note = "ERRORS in some round"
+		}
+		logf("%-28s %12.3f  %-12s %-34s %s", name, med, target(name, med, cfg.clients), fmt.Sprint(roundValues[name]), note)
+	}
+	out["round_values"] = roundValues
+	logf("%-28s %12.1f  %-12s (VmHWM at the end; %.1f MiB before the fan-out phase, VmRSS up to %.1f MiB under load)",
+		"peak_rss_mib", peak, target("peak_rss_mib", peak, cfg.clients), peakBeforeFanout, rssUnderLoad)
+	if len(r.flagged) > 0 {
+		logf("FLAGGED (phases with errors, %d errors in all): %s", r.errors, strings.Join(r.flagged, "; "))
+	}
+	logf("server exit code after SIGTERM: %d", exitCode)
+
+	line, err := json.Marshal(out)
+	if err != nil {
+		return fail(err)
+	}
 	fmt.Println(string(line))
-	if jsonOut != "" {
-		return os.WriteFile(jsonOut, append(line, '\n'), 0o644)
+	if cfg.jsonOut != "" {
+		if err := os.WriteFile(cfg.jsonOut, append(line, '\n'), 0o644); err != nil {
+			return fail(err)
+		}
 	}
-	return nil
+	if len(r.flagged) > 0 || stopErr != nil {
+		return 1
+	}
+	return 0
 }
 
 func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 
-// project creates a project, a token with the task scopes and an agent, with the CLI.
-func (b *bench) project(name string) (id, token string, agent int64, err error) {
-	out, err := b.cli("project", "create", "--name", name)
-	if err != nil {
-		return "", "", 0, err
-	}
-	var p struct{ ID string }
-	if err := json.Unmarshal(out, &p); err != nil {
-		return "", "", 0, fmt.Errorf("project create printed %q", out)
-	}
-	tok, err := b.cli("token", "create", "--project", p.ID, "--name", "bench", "--scopes", "task:read,task:write")
-	if err != nil {
-		return "", "", 0, err
-	}
-	out, err = b.cli("agent", "create", "--project", p.ID, "--name", "worker")
-	if err != nil {
-		return "", "", 0, err
-	}
-	var a struct{ ID int64 }
-	json.Unmarshal(out, &a)
-	return p.ID, strings.TrimSpace(string(tok)), a.ID, nil
+func logThroughput(what string, clients int, p phase) {
+	logf("  %-26s %2d clients %9.0f req/s  ok %7d  errors %-4d  CPU loadgen %.2f + server %.2f of %d cores  RSS %.1f MiB",
+		what, clients, p.rps, p.ok, p.errors, p.loadgenCPU, p.serverCPU, runtime.NumCPU(), p.maxRSSMiB)
 }
 
-func (b *bench) cli(args ...string) ([]byte, error) {
-	cmd := exec.Command(b.bin, append(args, "--data", b.data)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("agentdesk %v: %v: %s", args, err, stderr.String())
-	}
-	return out, nil
+func logLatency(what string, p phase) {
+	logf("  %-26s  1 client   p50 %.3f ms  p99 %.3f ms  mean %.3f ms  (%d requests, errors %d)",
+		what, p.p50, p.p99, p.latencyMean, p.ok, p.errors)
 }
 
-// start runs the server on a free loopback port and waits for its URL.
-func (b *bench) start() error {
-	b.server = exec.Command(b.bin, "--serve", "--addr", "127.0.0.1:0", "--data", b.data, "--synchronous", serverSync)
-	stderr, err := b.server.StderrPipe()
-	if err != nil {
-		return err
+// target shows how a median compares with the figure the project aims at ("" when
+// there is none).
+func target(name string, v float64, clients int) string {
+	type goal struct {
+		atLeast bool
+		value   float64
 	}
-	if err := b.server.Start(); err != nil {
-		return err
+	goals := map[string]goal{
+		"creates_per_s": {true, 7000},
+		"list50_p50_ms": {false, 0.3},
+		"list50_rps_16": {true, 4000},
+		"get_rps_16":    {true, 3500},
+		"peak_rss_mib":  {false, 80},
 	}
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		re := regexp.MustCompile(`url=(http://\S+)`)
-		for sc.Scan() { // the request log is read and dropped, as a log collector would
-			if m := re.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case b.url = <-found:
-		return nil
-	case <-time.After(30 * time.Second):
-		b.server.Process.Kill()
-		return fmt.Errorf("server did not start")
+	g, ok := goals[name]
+	if !ok || clients != 16 {
+		return ""
 	}
-}
-
-func (b *bench) stop() error {
-	if b.server == nil || b.server.ProcessState != nil {
-		return nil
+	met := v < g.value
+	sign := "<"
+	if g.atLeast {
+		met, sign = v >= g.value, ">="
 	}
-	b.server.Process.Signal(syscall.SIGTERM)
-	if err := b.server.Wait(); err != nil {
-		return fmt.Errorf("server did not stop cleanly: %w", err)
+	if met {
+		return "ok " + sign + fmt.Sprint(g.value)
 	}
-	return nil
-}
-
-// do sends one request and reads the whole answer; a status other than want is an error.
-func (b *bench) do(c *http.Client, method, path, token string, body []byte, want int) (int, error) {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequest(method, b.url+path, rd)
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	n, _ := io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != want {
-		return int(n), fmt.Errorf("%s %s: status %d", method, path, resp.StatusCode)
-	}
-	return int(n), nil
-}
-
-func (b *bench) getJSON(path, token string, ids *[]int64) error {
-	req, _ := http.NewRequest("GET", b.url+path, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := b.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	var tasks []struct{ ID int64 }
-	if err := json.NewDecoder(resp.Body).Decode(&tasks); err != nil {
-		return err
-	}
-	for _, t := range tasks {
-		*ids = append(*ids, t.ID)
-	}
-	return nil
-}
-
-type loadResult struct {
-	rps                   float64
-	loadgenCPU, serverCPU float64 // shares of one core over the phase
-}
-
-// load runs clients goroutines calling fn until duration has passed, or until count
-// calls were made in all (count > 0). Any failed call fails the phase.
-func (b *bench) load(clients int, duration time.Duration, count int64, fn func(*http.Client) (int, error)) (loadResult, error) {
-	var done atomic.Int64
-	var failure atomic.Value
-	deadline := time.Now().Add(duration)
-	selfBefore, serverBefore := selfCPU(), b.serverCPU()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for failure.Load() == nil {
-				if count > 0 {
-					if done.Add(1) > count {
-						return
-					}
-				} else if time.Now().After(deadline) {
-					return
-				} else {
-					done.Add(1)
-				}
-				if _, err := fn(b.http); err != nil {
-					failure.Store(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	if err, _ := failure.Load().(error); err != nil {
-		return loadResult{}, err
-	}
-	n := done.Load()
-	if count > 0 {
-		n = count
-	}
-	wall := elapsed.Seconds()
-	return loadResult{
-		rps:        float64(n) / wall,
-		loadgenCPU: (selfCPU() - selfBefore).Seconds() / wall,
-		serverCPU:  (b.serverCPU() - serverBefore).Seconds() / wall,
-	}, nil
-}
-
-type latencies struct{ p50, p99 float64 }
-
-// latency makes n sequential calls (after a warm-up) and returns the percentiles in ms.
-func (b *bench) latency(n int, fn func(*http.Client) (int, error)) (latencies, error) {
-	for range 200 {
-		if _, err := fn(b.http); err != nil {
-			return latencies{}, err
-		}
-	}
-	ms := make([]float64, n)
-	for i := range ms {
-		t := time.Now()
-		if _, err := fn(b.http); err != nil {
-			return latencies{}, err
-		}
-		ms[i] = float64(time.Since(t).Nanoseconds()) / 1e6
-	}
-	slices.Sort(ms)
-	return latencies{p50: ms[n/2], p99: ms[n*99/100]}, nil
-}
-
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// serverCPU reads the server's user+system CPU time from /proc (clock ticks of 10 ms).
-func (b *bench) serverCPU() time.Duration {
-	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(b.server.Process.Pid), "stat"))
-	if err != nil {
-		return 0
-	}
-	fields := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+2:]))
-	utime, _ := strconv.ParseInt(fields[11], 10, 64)
-	stime, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(utime+stime) * 10 * time.Millisecond
-}
-
-// peakRSS is the server's high-water resident set (VmHWM) in MiB.
-func (b *bench) peakRSS() (float64, error) {
-	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(b.server.Process.Pid), "status"))
-	if err != nil {
-		return 0, err
-	}
-	m := regexp.MustCompile(`VmHWM:\s+(\d+) kB`).FindSubmatch(raw)
-	if m == nil {
-		return 0, fmt.Errorf("no VmHWM in /proc status")
-	}
-	kb, _ := strconv.ParseFloat(string(m[1]), 64)
-	return kb / 1024, nil
+	return "MISS " + sign + fmt.Sprint(g.value)
 }
 
 func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
 	if len(s)%2 == 1 {
 		return s[len(s)/2]
 	}

@@ -1,0 +1,15 @@
+// Package graphql is agentdesk's GraphQL interface at /graphql: a graphql-go schema
+// whose resolvers are thin adapters over the service layer. Every resolver calls the
+// service with the request's *auth.Principal, so scope checks and every business rule
+// stay in the service; this package only translates arguments and results.
+//
+// Before a query runs it is parsed once and checked against three limits (MaxQueryBytes,
+// MaxDepth, MaxCost; see limits.go), which graphql-go does not provide. Errors follow
+// the GraphQL spec and carry extensions.code from the contract's codes; internal errors
+// are logged and never shown.
+//
+// The schema's SDL is checked in as schema.graphql; `go generate` rewrites it and a test
+// fails when it is stale.
+package graphql
+
+//go:generate go run ./cmd/printschema schema.graphql

@@ -1,0 +1,171 @@
+package graphql
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	gql "github.com/graphql-go/graphql"
+	"github.com/graphql-go/graphql/gqlerrors"
+	"github.com/graphql-go/graphql/language/ast"
+	"github.com/graphql-go/graphql/language/parser"
+	"github.com/graphql-go/graphql/language/source"
+
+	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/service"
+)
+
+//go:embed playground.html
+var playgroundHTML []byte
+
+// TokenFunc extracts the Bearer token of a request, exactly as REST does (the api
+// package passes its own); the token is then authenticated by the service.
+type TokenFunc func(c *gin.Context) (string, error)
+
+// Request is the body of POST /graphql (and the query parameters of GET).
+type Request struct {
+	Query         string         `json:"query"`
+	Variables     map[string]any `json:"variables"`
+	OperationName string         `json:"operationName"`
+}
+
+type response struct {
+	Data   *any                       `json:"data,omitempty"` // set (maybe to null) once execution ran
+	Errors []gqlerrors.FormattedError `json:"errors,omitempty"`
+}
+
+// Handler serves /graphql: POST runs a query or mutation; GET runs a query given in the
+// query string, or, for a browser (Accept: text/html), serves a small page to try
+// queries in. Callers authenticate with a Bearer token, as on REST.
+func Handler(svc *service.Service, token TokenFunc) gin.HandlerFunc {
+	schema, err := NewSchema(svc)
+	if err != nil {
+		panic("graphql schema: " + err.Error()) // a programming error, caught by every test
+	}
+	return func(c *gin.Context) {
+		if c.Request.Method == http.MethodGet && c.Query("query") == "" && strings.Contains(c.GetHeader("Accept"), "text/html") {
+			c.Header("Cache-Control", "no-store")
+			c.Data(http.StatusOK, "text/html; charset=utf-8", playgroundHTML)
+			return
+		}
+		if c.Request.Method != http.MethodGet && c.Request.Method != http.MethodPost {
+			c.Header("Allow", "GET, POST")
+			reply(c, http.StatusMethodNotAllowed, response{Errors: []gqlerrors.FormattedError{gqlError(errs.InvalidArgument, "use POST /graphql (or GET for queries)")}})
+			return
+		}
+		value, err := token(c)
+		if err == nil {
+			pr, aerr := svc.AuthenticateToken(c.Request.Context(), value)
+			if aerr == nil {
+				serve(c, &schema, WithPrincipal(c.Request.Context(), pr))
+				return
+			}
+			err = aerr
+		}
+		replyError(c, err)
+	}
+}
+
+// replyError answers a request that failed before execution.
+func replyError(c *gin.Context, err error) {
+	code, msg := errs.Public(err)
+	status := http.StatusBadRequest
+	switch code {
+	case errs.Unauthenticated:
+		status = http.StatusUnauthorized
+		c.Header("WWW-Authenticate", "Bearer")
+	case errs.PayloadTooLarge:
+		status = http.StatusRequestEntityTooLarge
+	case errs.Internal:
+		status = http.StatusInternalServerError
+	}
+	reply(c, status, response{Errors: []gqlerrors.FormattedError{gqlError(code, msg)}})
+}
+
+func reply(c *gin.Context, status int, body response) {
+	raw, err := json.Marshal(body)
+	if err != nil {
+		raw = []byte(`{"errors":[{"message":"internal error; the server log has the details","extensions":{"code":"internal"}}]}`)
+		status = http.StatusInternalServerError
+	}
+	c.Data(status, "application/json; charset=utf-8", raw)
+}
+
+// readRequest reads the operation from the body (POST) or the query string (GET).
+func readRequest(c *gin.Context) (Request, error) {
+	var req Request
+	if c.Request.Method == http.MethodGet {
+		req.Query = c.Query("query")
+		req.OperationName = c.Query("operationName")
+		if v := c.Query("variables"); v != "" {
+			if err := json.Unmarshal([]byte(v), &req.Variables); err != nil {
+				return req, errs.Invalid("variables must be a JSON object")
+			}
+		}
+	} else {
+		body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes))
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return req, errs.TooLarge("the request body is over %d bytes", MaxBodyBytes)
+		}
+		if err != nil {
+			return req, errs.Invalid("could not read the request body")
+		}
+		if err := json.Unmarshal(body, &req); err != nil {
+			return req, errs.Invalid("the body must be a JSON object with query, and optionally variables and operationName")
+		}
+	}
+	if strings.TrimSpace(req.Query) == "" {
+		return req, errs.Invalid("query is required")
+	}
+	if len(req.Query) > MaxQueryBytes {
+		return req, errs.TooLarge("the query is %d bytes, at most %d are allowed", len(req.Query), MaxQueryBytes)
+	}
+	return req, nil
+}
+
+// serve parses, checks the limits, validates and executes one request.
+func serve(c *gin.Context, schema *gql.Schema, ctx context.Context) {
+	req, err := readRequest(c)
+	if err != nil {
+		replyError(c, err)
+		return
+	}
+	doc, err := parser.Parse(parser.ParseParams{Source: source.NewSource(&source.Source{Body: []byte(req.Query), Name: "GraphQL request"})})
+	if err != nil {
+		reply(c, http.StatusBadRequest, response{Errors: requestErrors(gqlerrors.FormatErrors(err))})
+		return
+	}
+	if err := checkLimits(schema, doc, req.Variables); err != nil {
+		replyError(c, errs.Invalid("%s", err.Error()))
+		return
+	}
+	if c.Request.Method == http.MethodGet && hasMutation(doc) {
+		replyError(c, errs.Invalid("mutations must be sent with POST"))
+		return
+	}
+	if v := gql.ValidateDocument(schema, doc, nil); !v.IsValid {
+		reply(c, http.StatusBadRequest, response{Errors: requestErrors(v.Errors)})
+		return
+	}
+	res := gql.Execute(gql.ExecuteParams{Schema: *schema, AST: doc, OperationName: req.OperationName, Args: req.Variables, Context: ctx})
+	status := http.StatusOK
+	if res.Data == nil && len(res.Errors) > 0 && len(res.Errors[0].Path) == 0 {
+		status = http.StatusBadRequest // nothing ran: the variables or the operation name are wrong
+	}
+	reply(c, status, response{Data: &res.Data, Errors: executionErrors(ctx, res.Errors)})
+}
+
+func hasMutation(doc *ast.Document) bool {
+	for _, d := range doc.Definitions {
+		if op, ok := d.(*ast.OperationDefinition); ok && op.Operation != ast.OperationTypeQuery {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,266 @@
+package graphql
+
+import (
+	"strconv"
+	"time"
+
+	gql "github.com/graphql-go/graphql"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/service"
+)
+
+// The resolvers below only translate: arguments in, service call with the principal,
+// result out. Scopes and rules are the service's.
+
+func (b builder) query() *gql.Object {
+	svc := b.svc
+	return gql.NewObject(gql.ObjectConfig{Name: "Query", Fields: gql.Fields{
+		"projects": &gql.Field{Type: listOf(projectType), Description: "The caller's project (every project for the local owner).",
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.Projects(p.Context, pr)
+			})},
+		"project": &gql.Field{Type: gql.NewNonNull(projectType), Args: gql.FieldConfigArgument{"id": {Type: nnID}},
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.Project(p.Context, pr, argString(p.Args, "id"))
+			})},
+		"agents": &gql.Field{Type: listOf(agentType), Description: "The project's agents (task:read).",
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.Agents(p.Context, pr)
+			})},
+		"agentEnv": &gql.Field{Type: listOf(envVarType), Description: "The environment an agent process needs (admin: it holds the project's secret).",
+			Args: gql.FieldConfigArgument{
+				"name": {Type: nnString, Description: "The agent's name."},
+				"url":  {Type: gql.String, Description: "The base URL the agent should call (AGENTDESK_URL)."},
+			},
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.AgentEnv(p.Context, pr, argString(p.Args, "name"), argString(p.Args, "url"))
+			})},
+		"tasks": &gql.Field{Type: listOf(taskType), Description: "The project's tasks, oldest first, without their conversation; page with first and after.",
+			Args: pageArgs(gql.FieldConfigArgument{
+				"status":         {Type: taskStatusEnum},
+				"agentId":        {Type: gql.Int},
+				"conversationId": {Type: gql.ID, Description: "Only the tasks linked to this conversation (id or uuid); not combinable with status or agentId."},
+			}),
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				page, err := pageOf(p.Args)
+				if err != nil {
+					return nil, err
+				}
+				if conv, ok := p.Args["conversationId"].(string); ok {
+					if p.Args["status"] != nil || p.Args["agentId"] != nil {
+						return nil, errs.Invalid("conversationId cannot be combined with status or agentId")
+					}
+					tasks, _, err := svc.ConversationTasks(p.Context, pr, conv, page)
+					return tasks, err
+				}
+				in := service.ListTasksInput{Status: argString(p.Args, "status"), AgentID: optInt64(p.Args, "agentId"), PageInput: page}
+				tasks, _, err := svc.ListTasks(p.Context, pr, in)
+				return tasks, err
+			})},
+		"task": &gql.Field{Type: gql.NewNonNull(taskType), Description: "One task, with its conversation.", Args: gql.FieldConfigArgument{"id": {Type: nnInt}},
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.GetTask(p.Context, pr, argInt64(p.Args, "id"))
+			})},
+		"tokens": &gql.Field{Type: listOf(tokenType), Description: "The project's tokens, without values (admin).",
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				toks, err := svc.Tokens(p.Context, pr)
+				if err != nil {
+					return nil, err
+				}
+				out := make([]tokenView, len(toks))
+				for i, t := range toks {
+					out[i] = tokenView{Token: t}
+				}
+				return out, nil
+			})},
+		"conversations": &gql.Field{Type: listOf(conversationType), Description: "The project's conversations, oldest first.",
+			Args: pageArgs(gql.FieldConfigArgument{}),
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				page, err := pageOf(p.Args)
+				if err != nil {
+					return nil, err
+				}
+				convs, _, err := svc.ListConversations(p.Context, pr, page)
+				return convs, err
+			})},
+		"conversation": &gql.Field{Type: gql.NewNonNull(conversationType), Args: gql.FieldConfigArgument{"id": {Type: nnID, Description: "Integer id or uuid."}},
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.GetConversation(p.Context, pr, argString(p.Args, "id"))
+			})},
+		"messages": &gql.Field{Type: listOf(messageType), Description: "A conversation's messages, oldest first, with reaction counts.",
+			Args: pageArgs(gql.FieldConfigArgument{"conversationId": {Type: nnID}}),
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				page, err := pageOf(p.Args)
+				if err != nil {
+					return nil, err
+				}
+				msgs, _, err := svc.ListMessages(p.Context, pr, argString(p.Args, "conversationId"), page)
+				return msgs, err
+			})},
+		"participants": &gql.Field{Type: listOf(participantType), Description: "A conversation's participants, in the order they joined.",
+			Args: gql.FieldConfigArgument{"conversationId": {Type: nnID}},
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.Participants(p.Context, pr, argString(p.Args, "conversationId"))
+			})},
+		"reactions": &gql.Field{Type: listOf(reactionType), Description: "Every reaction on a message: who reacted with what.",
+			Args: gql.FieldConfigArgument{"messageId": {Type: nnInt}},
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.Reactions(p.Context, pr, argInt64(p.Args, "messageId"))
+			})},
+		"documents": &gql.Field{Type: listOf(documentType), Description: "A conversation's documents, oldest first.",
+			Args: pageArgs(gql.FieldConfigArgument{"conversationId": {Type: nnID}}),
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				page, err := pageOf(p.Args)
+				if err != nil {
+					return nil, err
+				}
+				docs, _, err := svc.ListDocuments(p.Context, pr, argString(p.Args, "conversationId"), page)
+				return docs, err
+			})},
+	}})
+}
+
+func (b builder) mutation() *gql.Object {
+	svc := b.svc
+	taskArgs := func(extra gql.FieldConfigArgument) gql.FieldConfigArgument {
+		extra["id"] = &gql.ArgumentConfig{Type: nnInt, Description: "The task's id."}
+		return extra
+	}
+	createToken := func(typ string) gql.FieldResolveFn {
+		return resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+			in := service.CreateTokenInput{Name: argString(p.Args, "name"), Type: typ, Scopes: stringList(p.Args, "scopes")}
+			if s := optString(p.Args, "expiresAt"); s != nil {
+				at, err := time.Parse(time.RFC3339, *s)
+				if err != nil {
+					return nil, errs.Invalid("expiresAt %s is not an RFC 3339 time", strconv.Quote(*s))
+				}
+				in.ExpiresAt = &at
+			}
+			value, tok, err := svc.CreateToken(p.Context, pr, in)
+			if err != nil {
+				return nil, err
+			}
+			return tokenView{Token: *tok, Value: &value}, nil
+		})
+	}
+	tokenArgs := func() gql.FieldConfigArgument {
+		return gql.FieldConfigArgument{
+			"name":      {Type: nnString, Description: "A label saying what the token is for."},
+			"scopes":    {Type: gql.NewNonNull(gql.NewList(nnString)), Description: "Scopes; the caller must hold each one."},
+			"expiresAt": {Type: gql.String, Description: "Optional expiry (RFC 3339)."},
+		}
+	}
+	participantArgs := gql.FieldConfigArgument{
+		"conversationId": {Type: nnID},
+		"kind":           {Type: nnString, Description: "user or agent."},
+		"name":           {Type: gql.String, Description: "The user's name, or the agent's."},
+		"agentId":        {Type: gql.Int, Description: "For agents: the agent's id (or give its name)."},
+	}
+	participant := func(p gql.ResolveParams) service.ParticipantInput {
+		return service.ParticipantInput{Kind: argString(p.Args, "kind"), Name: argString(p.Args, "name"), AgentID: optInt64(p.Args, "agentId")}
+	}
+	reactionArgs := gql.FieldConfigArgument{"messageId": {Type: nnInt}, "emoji": {Type: nnString}}
+
+	return gql.NewObject(gql.ObjectConfig{Name: "Mutation", Fields: gql.Fields{
+		"createAgent": &gql.Field{Type: gql.NewNonNull(agentType), Description: "Registers an agent (admin).", Args: gql.FieldConfigArgument{"name": {Type: nnString}},
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.CreateAgent(p.Context, pr, argString(p.Args, "name"))
+			})},
+		"createTask": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Creates a task: Todo with an agent, Backlog without.",
+			Args: gql.FieldConfigArgument{
+				"summary":        {Type: nnString},
+				"details":        {Type: gql.String},
+				"steps":          {Type: gql.NewList(gql.NewNonNull(stepInputType))},
+				"agentId":        {Type: gql.Int},
+				"taskType":       {Type: gql.String},
+				"conversationId": {Type: gql.ID, Description: "Links the task to this conversation (id or uuid)."},
+			},
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				in := service.CreateTaskInput{Summary: argString(p.Args, "summary"), Details: argString(p.Args, "details"),
+					AgentID: optInt64(p.Args, "agentId"), TaskType: argString(p.Args, "taskType"),
+					ConversationID: model.Ref(argString(p.Args, "conversationId"))}
+				steps, _ := p.Args["steps"].([]any)
+				for _, s := range steps {
+					m, _ := s.(map[string]any)
+					in.Steps = append(in.Steps, service.StepInput{Title: argString(m, "title")})
+				}
+				return svc.CreateTask(p.Context, pr, in, "")
+			})},
+		"setTaskStatus": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Moves a task to any status.",
+			Args: taskArgs(gql.FieldConfigArgument{"status": {Type: gql.NewNonNull(taskStatusEnum)}, "waitingDetails": {Type: gql.String}}),
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.SetTaskStatus(p.Context, pr, argInt64(p.Args, "id"), argString(p.Args, "status"), optString(p.Args, "waitingDetails"))
+			})},
+		"assignTask": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Assigns a task to an agent, or to nobody when agentId is null or left out. The status does not change.",
+			Args: taskArgs(gql.FieldConfigArgument{"agentId": {Type: gql.Int}}),
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.AssignTask(p.Context, pr, argInt64(p.Args, "id"), optInt64(p.Args, "agentId"))
+			})},
+		"setStepStatus": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Sets the status of a step (0-based index).",
+			Args: taskArgs(gql.FieldConfigArgument{"step": {Type: nnInt, Description: "0-based step index."}, "status": {Type: gql.NewNonNull(stepStatusEnum)}}),
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				step, _ := p.Args["step"].(int)
+				return svc.SetStepStatus(p.Context, pr, argInt64(p.Args, "id"), step, argString(p.Args, "status"))
+			})},
+		"respond": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Answers a Waiting task; it goes back to Doing.",
+			Args: taskArgs(gql.FieldConfigArgument{"response": {Type: nnString}, "waitingVersion": {Type: gql.Int, Description: "The waitingVersion answered; a stale one is a conflict."}}),
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				in := service.RespondInput{Response: argString(p.Args, "response"), WaitingVersion: optInt64(p.Args, "waitingVersion")}
+				return svc.Respond(p.Context, pr, argInt64(p.Args, "id"), in, "")
+			})},
+		"deleteTask": &gql.Field{Type: nnBool, Description: "Deletes a task with its steps and conversation; true when done.",
+			Args: taskArgs(gql.FieldConfigArgument{}),
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				if err := svc.DeleteTask(p.Context, pr, argInt64(p.Args, "id")); err != nil {
+					return nil, err
+				}
+				return true, nil
+			})},
+		"deleteDoneTasks": &gql.Field{Type: nnInt, Description: "Deletes every Done task of the project; returns how many.",
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.DeleteDoneTasks(p.Context, pr)
+			})},
+		"createPlatformToken": &gql.Field{Type: gql.NewNonNull(tokenType), Description: "Creates a platform token (admin); its value is in token, shown this once.",
+			Args: tokenArgs(), Resolve: createToken(model.TokenPlatform)},
+		"createDataToken": &gql.Field{Type: gql.NewNonNull(tokenType), Description: "Creates a data token for the vector endpoints (admin); its value is in token, shown this once.",
+			Args: tokenArgs(), Resolve: createToken(model.TokenData)},
+		"revokeToken": &gql.Field{Type: nnBool, Description: "Revokes a token (admin); it stops working at once.", Args: gql.FieldConfigArgument{"id": {Type: nnInt}},
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				if err := svc.RevokeToken(p.Context, pr, argInt64(p.Args, "id")); err != nil {
+					return nil, err
+				}
+				return true, nil
+			})},
+		"createConversation": &gql.Field{Type: gql.NewNonNull(conversationType), Description: "Creates a conversation with its first message; the caller joins it.",
+			Args: gql.FieldConfigArgument{"message": {Type: nnString}, "name": {Type: gql.String}},
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				msg := argString(p.Args, "message")
+				return svc.CreateConversation(p.Context, pr, service.CreateConversationInput{Message: &msg, Name: optString(p.Args, "name")}, "")
+			})},
+		"postMessage": &gql.Field{Type: gql.NewNonNull(messageType), Description: "Posts a message; the poster joins the conversation.",
+			Args: gql.FieldConfigArgument{"conversationId": {Type: nnID}, "message": {Type: nnString}},
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				msg := argString(p.Args, "message")
+				return svc.PostMessage(p.Context, pr, argString(p.Args, "conversationId"), service.PostMessageInput{Message: &msg}, "")
+			})},
+		"addParticipant": &gql.Field{Type: gql.NewNonNull(conversationType), Description: "Adds a user or an agent to a conversation.", Args: participantArgs,
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.AddParticipant(p.Context, pr, argString(p.Args, "conversationId"), participant(p))
+			})},
+		"removeParticipant": &gql.Field{Type: gql.NewNonNull(conversationType), Description: "Removes a participant from a conversation.", Args: participantArgs,
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.RemoveParticipant(p.Context, pr, argString(p.Args, "conversationId"), participant(p))
+			})},
+		"addReaction": &gql.Field{Type: gql.NewNonNull(messageType), Description: "Reacts to a message with an emoji.", Args: reactionArgs,
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.AddReaction(p.Context, pr, argInt64(p.Args, "messageId"), argString(p.Args, "emoji"))
+			})},
+		"removeReaction": &gql.Field{Type: gql.NewNonNull(messageType), Description: "Takes back a reaction.", Args: reactionArgs,
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.RemoveReaction(p.Context, pr, argInt64(p.Args, "messageId"), argString(p.Args, "emoji"))
+			})},
+	}})
+}
