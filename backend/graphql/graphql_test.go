@@ -605,3 +605,19 @@ fragment TypeRef on __Type {
   ofType { kind name ofType { kind name ofType { kind name ofType { kind name
     ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } }
 }`
+
+func TestViewer(t *testing.T) {
+	env := testenv.Start(t)
+	tok := env.Token(t, env.Project.ID, auth.TaskRead, auth.MessagingRead)
+	var v struct {
+		Kind, Name, ProjectID string
+		Scopes                []string
+	}
+	do(t, env, tok, `{ viewer { kind name projectId scopes } }`, nil).ok(t).into(t, "viewer", &v)
+	if v.Kind != "token" || v.ProjectID != env.Project.ID || strings.Join(v.Scopes, ",") != "messaging:read,task:read" || v.Name == "" {
+		t.Errorf("viewer = %+v", v)
+	}
+	if r := do(t, env, "", `{ viewer { kind } }`, nil); r.status != http.StatusUnauthorized && r.code(t) != "unauthenticated" {
+		t.Errorf("viewer without credentials: %d %s", r.status, r.raw)
+	}
+}

@@ -18,6 +18,13 @@ import (
 func (b builder) query() *gql.Object {
 	svc := b.svc
 	return gql.NewObject(gql.ObjectConfig{Name: "Query", Fields: gql.Fields{
+		"viewer": &gql.Field{Type: gql.NewNonNull(viewerType), Description: "The caller: its kind, name, scopes and project id.",
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				if pr == nil {
+					return nil, errs.Unauth("authentication required")
+				}
+				return pr, nil
+			})},
 		"projects": &gql.Field{Type: listOf(projectType), Description: "The caller's project (every project for the local owner).",
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
 				return svc.Projects(p.Context, pr)

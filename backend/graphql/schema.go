@@ -197,6 +197,14 @@ var stepStatusEnum = gql.NewEnum(gql.EnumConfig{Name: "StepStatus", Description:
 	model.StepSkipped:    &gql.EnumValueConfig{Value: model.StepSkipped},
 }})
 
+// viewerType is the caller itself: how it authenticated, what it may do, its project.
+var viewerType = gql.NewObject(gql.ObjectConfig{Name: "Viewer", Description: "The caller: who it is, its scopes and its project.", Fields: gql.Fields{
+	"kind":      &gql.Field{Type: nnString, Description: "token, owner or agent.", Resolve: field(func(p *auth.Principal) any { return string(p.Kind) })},
+	"name":      &gql.Field{Type: nnString, Description: "The token's name, the agent's name, or owner.", Resolve: field(func(p *auth.Principal) any { return p.Name })},
+	"scopes":    &gql.Field{Type: listOf(gql.String), Resolve: field(func(p *auth.Principal) any { return p.Scopes })},
+	"projectId": &gql.Field{Type: nnID, Resolve: field(func(p *auth.Principal) any { return p.ProjectID })},
+}})
+
 var projectType = gql.NewObject(gql.ObjectConfig{Name: "Project", Description: "A project: it owns agents, tokens, tasks and conversations.", Fields: gql.Fields{
 	"id":        &gql.Field{Type: nnID, Description: "Opaque project id.", Resolve: field(func(p model.Project) any { return p.ID })},
 	"name":      &gql.Field{Type: nnString, Resolve: field(func(p model.Project) any { return p.Name })},
