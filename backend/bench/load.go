@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -52,6 +53,11 @@ func (e *statusError) Error() string {
 // do sends one request with the bearer token, reads the whole answer and returns an
 // error unless the status is want (a transport failure is an error too).
 func (l *loader) do(method, path, token string, body []byte, want int) error {
+	return l.send(method, path, http.Header{"Authorization": {"Bearer " + token}}, body, want)
+}
+
+// send is do with any credentials: the given headers go on the request.
+func (l *loader) send(method, path string, header http.Header, body []byte, want int) error {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -60,7 +66,7 @@ func (l *loader) do(method, path, token string, body []byte, want int) error {
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
+	maps.Copy(req.Header, header)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -76,6 +82,29 @@ func (l *loader) do(method, path, token string, body []byte, want int) error {
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	return err
+}
+
+// post sends a JSON body with the bearer token and decodes the answer into out.
+func (l *loader) post(path, token string, body []byte, want int, out any) error {
+	req, err := http.NewRequest("POST", l.base+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := l.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != want {
+		return &statusError{"POST", path, resp.StatusCode, string(bytes.TrimSpace(raw[:min(len(raw), 200)]))}
+	}
+	return json.Unmarshal(raw, out)
 }
 
 // errorLog counts a phase's failed requests and keeps a few distinct messages.

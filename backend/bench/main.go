@@ -13,12 +13,18 @@
 //   - creates: POST /api/tasks (summary, details, three steps, an assigned agent; 201
 //     expected) from -clients concurrent clients for -duration, into project
 //     "bench-writes";
+//   - messages: POST /api/projects/{id}/conversations/{c}/messages (201) from -clients
+//     clients into one conversation of "bench-writes";
+//   - callbacks: POST /api/agent_callback/{id} with the agent headers (200), each client
+//     on its own task, moving a step (status Doing, one step in_progress or completed);
 //   - the read project "bench" is made to hold exactly -tasks tasks (the missing ones
 //     are created concurrently; in rounds after the first there are none to create).
 //     Reads run against their own project so that every round reads the same data
 //     however many tasks the creates added;
 //   - list50: GET /api/tasks?limit=50 from one client (p50 and p99 of -latency-requests
 //     sequential requests after a warm-up), then from -clients clients for -duration;
+//   - graphql: POST /graphql { tasks(first: 50) { id steps { title } } }, p50 and p99 of
+//     sequential requests (the read project's 10,000 tasks);
 //   - get: GET /api/tasks/{id} of random ids of the read project, the same two ways.
 //
 // After the rounds come -rounds runs of the event fan-out phase (-subscribers WebSocket
@@ -38,7 +44,8 @@
 //
 // Each figure is measured once per round; the report gives the median and every round's
 // value. A table goes to stderr as the run goes; stdout ends with exactly one JSON line
-// of named figures (medians), e.g. creates_per_s, list50_p50_ms, list50_p99_ms,
+// of named figures (medians), e.g. creates_per_s, messages_per_s, callbacks_per_s,
+// graphql_tasks50_p50_ms, list50_p50_ms, list50_p99_ms,
 // list50_rps_16, get_p50_ms, get_p99_ms, get_rps_16, peak_rss_mib,
 // loadgen_cpu_share_creates, server_cpu_share_creates (the _16 is -clients), with the
 // per-round values under "round_values". At the end the server gets SIGTERM and must
@@ -61,6 +68,7 @@ import (
 	"os/signal"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -191,6 +199,23 @@ func run(ctx context.Context, cfg config) int {
 	getRPS := fmt.Sprintf("get_rps_%d", cfg.clients)
 	var rssUnderLoad float64
 
+	// The conversation the message phase posts to, and one task per client for the
+	// callback phase (each client calls back on its own task, as agents do).
+	var conv struct{ ID int64 }
+	if err := l.post("/api/projects/"+writes.id+"/conversations", writes.token, []byte(`{"message":"benchmark","name":"bench"}`), http.StatusCreated, &conv); err != nil {
+		return fail(err)
+	}
+	messagesPath := fmt.Sprintf("/api/projects/%s/conversations/%d/messages", writes.id, conv.ID)
+	callbackTasks := make([]int64, cfg.clients)
+	for i := range callbackTasks {
+		var task struct{ ID int64 }
+		if err := l.post("/api/tasks", writes.token, newWrite(), http.StatusCreated, &task); err != nil {
+			return fail(err)
+		}
+		callbackTasks[i] = task.ID
+	}
+	var callbackSeq atomic.Int64
+
 	for round := 1; round <= cfg.rounds; round++ {
 		if ctx.Err() != nil {
 			return fail(ctx.Err())
@@ -207,6 +232,29 @@ func run(ctx context.Context, cfg config) int {
 		r.add("server_cpu_share_creates", p.serverCPU)
 		r.add("server_cpu_us_per_create", p.serverCPUPerRequest())
 		r.check(fmt.Sprintf("round %d creates", round), p, "creates_per_s")
+		rssUnderLoad = max(rssUnderLoad, p.maxRSSMiB)
+
+		// a2. messages posted to one conversation
+		p = l.throughput(ctx, srv, cfg.clients, cfg.duration, func() error {
+			return l.do("POST", messagesPath, writes.token, fmt.Appendf(nil, `{"message":"benchmark message %d"}`, seq.Add(1)), http.StatusCreated)
+		})
+		logThroughput("POST .../messages", cfg.clients, p)
+		r.add("messages_per_s", p.rps)
+		r.add("server_cpu_us_per_message", p.serverCPUPerRequest())
+		r.check(fmt.Sprintf("round %d messages", round), p, "messages_per_s")
+
+		// a3. agent callbacks: a step moves, with the agent headers
+		p = l.throughput(ctx, srv, cfg.clients, cfg.duration, func() error {
+			n := callbackSeq.Add(1)
+			task := callbackTasks[int(n)%len(callbackTasks)]
+			status := [2]string{"in_progress", "completed"}[n/int64(len(callbackTasks))%2]
+			body := fmt.Appendf(nil, `{"project_id":%q,"status":"Doing","steps":[{"index":%d,"status":%q}]}`, writes.id, n%3, status)
+			return l.send("POST", "/api/agent_callback/"+strconv.FormatInt(task, 10), writes.agentAuth, body, http.StatusOK)
+		})
+		logThroughput("POST /api/agent_callback", cfg.clients, p)
+		r.add("callbacks_per_s", p.rps)
+		r.add("server_cpu_us_per_callback", p.serverCPUPerRequest())
+		r.check(fmt.Sprintf("round %d callbacks", round), p, "callbacks_per_s")
 		rssUnderLoad = max(rssUnderLoad, p.maxRSSMiB)
 
 		// b. the read project holds exactly cfg.tasks tasks
@@ -232,6 +280,21 @@ func run(ctx context.Context, cfg config) int {
 		r.add("server_cpu_us_per_list50", p.serverCPUPerRequest())
 		r.check(fmt.Sprintf("round %d list50 throughput", round), p, listRPS)
 		rssUnderLoad = max(rssUnderLoad, p.maxRSSMiB)
+
+		// b2. the same page through GraphQL, with each task's steps
+		var check struct {
+			Data struct{ Tasks []struct{ ID int64 } }
+		}
+		if err := l.post("/graphql", reads.token, []byte(graphqlTasks50), http.StatusOK, &check); err != nil || len(check.Data.Tasks) != 50 {
+			return fail(fmt.Errorf("GraphQL tasks(first: 50) answered %d tasks (%v), want 50", len(check.Data.Tasks), err))
+		}
+		p = l.latency(ctx, cfg.warmup, cfg.latencyN, func() error {
+			return l.do("POST", "/graphql", reads.token, []byte(graphqlTasks50), http.StatusOK)
+		})
+		logLatency("GraphQL tasks(first: 50)", p)
+		r.add("graphql_tasks50_p50_ms", p.p50)
+		r.add("graphql_tasks50_p99_ms", p.p99)
+		r.check(fmt.Sprintf("round %d graphql latency", round), p, "graphql_tasks50_p50_ms", "graphql_tasks50_p99_ms")
 
 		// c. get by id
 		get := func() error { return l.do("GET", getPath(ids, rand.IntN), reads.token, nil, http.StatusOK) }
@@ -341,6 +404,10 @@ func run(ctx context.Context, cfg config) int {
 	return 0
 }
 
+// graphqlTasks50 is the GraphQL request the bench times: a page of 50 tasks with the
+// titles of their steps.
+const graphqlTasks50 = `{"query":"{ tasks(first: 50) { id steps { title } } }"}`
+
 func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 
 func logThroughput(what string, clients int, p phase) {
@@ -361,11 +428,13 @@ func target(name string, v float64, clients int) string {
 		value   float64
 	}
 	goals := map[string]goal{
-		"creates_per_s": {true, 7000},
-		"list50_p50_ms": {false, 0.3},
-		"list50_rps_16": {true, 4000},
-		"get_rps_16":    {true, 3500},
-		"peak_rss_mib":  {false, 80},
+		"creates_per_s":   {true, 7000},
+		"messages_per_s":  {true, 5000},
+		"callbacks_per_s": {true, 5000},
+		"list50_p50_ms":   {false, 0.3},
+		"list50_rps_16":   {true, 4000},
+		"get_rps_16":      {true, 3500},
+		"peak_rss_mib":    {false, 80},
 	}
 	g, ok := goals[name]
 	if !ok || clients != 16 {

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,11 +42,12 @@ func (s *server) cli(args ...string) ([]byte, error) {
 	return out, nil
 }
 
-// project is a project made for the benchmark: its token holds task:read and
-// task:write, and it has one agent (worker) that creates assign tasks to.
+// project is a project made for the benchmark: its token holds the task and messaging
+// scopes, and it has one agent (worker) that creates assign tasks to.
 type project struct {
 	id, token string
 	agent     int64
+	agentAuth http.Header // the worker's agent headers
 }
 
 // newProject creates a project, a token and an agent with the command line.
@@ -54,12 +57,14 @@ func (s *server) newProject(name string) (project, error) {
 		return project{}, err
 	}
 	var p struct {
-		ID string `json:"id"`
+		ID        string `json:"id"`
+		Namespace string `json:"namespace"`
+		Secret    string `json:"token_secret"`
 	}
-	if err := json.Unmarshal(out, &p); err != nil || p.ID == "" {
+	if err := json.Unmarshal(out, &p); err != nil || p.ID == "" || p.Secret == "" {
 		return project{}, fmt.Errorf("project create printed %q, want a JSON object with an id", out)
 	}
-	tok, err := s.cli("token", "create", "--project", p.ID, "--name", "bench", "--scopes", "task:read,task:write")
+	tok, err := s.cli("token", "create", "--project", p.ID, "--name", "bench", "--scopes", "task:read,task:write,messaging:read,messaging:write")
 	if err != nil {
 		return project{}, err
 	}
@@ -77,7 +82,12 @@ func (s *server) newProject(name string) (project, error) {
 	if err := json.Unmarshal(out, &a); err != nil || a.ID == 0 {
 		return project{}, fmt.Errorf("agent create printed %q, want a JSON object with an id", out)
 	}
-	return project{id: p.ID, token: token, agent: a.ID}, nil
+	digest := sha1.Sum([]byte(p.ID + p.Secret))
+	agentAuth := http.Header{}
+	agentAuth.Set("X-Task-Authorization", hex.EncodeToString(digest[:]))
+	agentAuth.Set("X-Task-Namespace", p.Namespace)
+	agentAuth.Set("X-Agent-Name", "worker")
+	return project{id: p.ID, token: token, agent: a.ID, agentAuth: agentAuth}, nil
 }
 
 // freePort asks the kernel for a loopback port that is free right now.
