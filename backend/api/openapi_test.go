@@ -476,6 +476,7 @@ func newOAHarness(t *testing.T, router routers.Router, covered map[string]bool) 
 	token("mw", h.project, model.TokenPlatform, auth.MessagingWrite)
 	token("all", h.project, model.TokenPlatform, auth.TaskRead, auth.TaskWrite, auth.MessagingRead, auth.MessagingWrite)
 	token("data", h.project, model.TokenData, auth.VectorRead, auth.VectorWrite)
+	token("admin", h.project, model.TokenPlatform, auth.TaskRead, auth.Admin)
 	token("other", h.otherProject, model.TokenPlatform, auth.TaskRead, auth.TaskWrite)
 	token("otherMsg", h.otherProject, model.TokenPlatform, auth.MessagingRead, auth.MessagingWrite)
 	h.agent = env.Agent(t, h.project, oaAgentName)
@@ -1634,6 +1635,8 @@ func oaBrokenScenarios() []oaCase {
 		internal("list", "GET", "/api/tasks", "ro", ""),
 		internal("create", "POST", "/api/tasks", "wo", `{"summary":"s"}`),
 		internal("delete done", "DELETE", "/api/tasks/done", "wo", ""),
+		internal("backup", "GET", "/api/backup", "admin", ""),
+		internal("about", "GET", "/api/about", "ro", ""),
 		internal("get", "GET", "/api/tasks/1", "ro", ""),
 		internal("delete", "DELETE", "/api/tasks/1", "wo", ""),
 		internal("status", "PUT", "/api/tasks/1/status", "wo", `{"status":"Done"}`),
@@ -1668,7 +1671,7 @@ func TestOpenAPIScenarios(t *testing.T) {
 
 	h := newOAHarness(t, router, covered)
 	names := map[string]bool{}
-	for _, c := range slices.Concat(oaScenarios(), oaConversationScenarios(), oaEventScenarios()) {
+	for _, c := range slices.Concat(oaScenarios(), oaConversationScenarios(), oaEventScenarios(), oaServiceScenarios()) {
 		if names[c.name] {
 			t.Fatalf("two scenarios are called %q", c.name)
 		}
@@ -1834,5 +1837,31 @@ func TestOpenAPIEventStream(t *testing.T) {
 	// A since past the newest event gets stream.reset.
 	if e, _ := read(dial("?since=999999")); e.Type != "stream.reset" {
 		t.Errorf("since past the newest event: first frame %s, want stream.reset", e.Type)
+	}
+}
+
+// oaServiceScenarios cover the backup download and the about answer (backup.go).
+func oaServiceScenarios() []oaCase {
+	sqliteFile := func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		if !bytes.HasPrefix(r.body, []byte("SQLite format 3\x00")) {
+			t.Fatalf("the backup is not an SQLite file: %.40q", r.body)
+		}
+	}
+	aboutFields := func(admin bool) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		return func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+			v := r.object(t)
+			if v["version"] == "" || (v["dataDir"] != nil) != admin {
+				t.Fatalf("about with admin=%v: %v", admin, v)
+			}
+		}
+	}
+	return []oaCase{
+		{name: "backup", method: "GET", path: "/api/backup", auth: "admin", status: 200, check: sqliteFile},
+		{name: "backup without admin", method: "GET", path: "/api/backup", auth: "all", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "backup no credentials", method: "GET", path: "/api/backup", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "about", method: "GET", path: "/api/about", auth: "ro", status: 200, check: aboutFields(false)},
+		{name: "about as admin", method: "GET", path: "/api/about", auth: "admin", status: 200, check: aboutFields(true)},
+		{name: "about with a data token", method: "GET", path: "/api/about", auth: "data", status: 403, code: "forbidden"},
+		{name: "about no credentials", method: "GET", path: "/api/about", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
 	}
 }

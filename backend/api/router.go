@@ -49,6 +49,8 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 	bearer.PUT("/tasks/:id/agent", tasks.setAgent)
 	bearer.PUT("/tasks/:id/steps/:stepNum/status", tasks.setStepStatus)
 	bearer.POST("/tasks/:id/respond", tasks.respond)
+	bearer.GET("/backup", backup(svc)) // backup.go
+	bearer.GET("/about", about(svc))
 
 	// The event stream authenticates itself: tokens may come in the query for browsers.
 	r.GET("/api/events", streamEvents(svc, hub, events.Upgrader(allowedOrigins)))
@@ -79,6 +81,9 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 	r.NoRoute(func(c *gin.Context) {
 		if strings.HasPrefix(c.Request.URL.Path, "/api/") || c.Request.URL.Path == "/api" {
 			fail(c, errs.Missing("no endpoint %s %s; /api/openapi.json lists them all", c.Request.Method, c.Request.URL.Path))
+			return
+		}
+		if serveUI(c) { // the web UI (ui.go)
 			return
 		}
 		c.String(http.StatusNotFound, "404 page not found\n")

@@ -1,0 +1,48 @@
+package api
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/agentdesk/agentdesk/backend/service"
+)
+
+// backup answers GET /api/backup: a consistent copy of the database as an attachment.
+func backup(svc *service.Service) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		exp, err := svc.ExportDatabase(c.Request.Context(), principal(c))
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		defer exp.Remove()
+		name := "agentdesk-" + time.Now().Format("2006-01-02") + ".db"
+		h := c.Writer.Header()
+		h.Set("Content-Type", "application/vnd.sqlite3")
+		h.Set("Content-Disposition", `attachment; filename="`+name+`"`)
+		h.Set("Content-Length", strconv.FormatInt(exp.Size, 10))
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+		c.Status(http.StatusOK)
+		if _, err := io.Copy(c.Writer, exp.File); err != nil {
+			slog.Warn("backup download interrupted", "err", err)
+		}
+	}
+}
+
+// about answers GET /api/about: the version and, for administrators, the data directory.
+func about(svc *service.Service) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		a, err := svc.About(c.Request.Context(), principal(c))
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, a)
+	}
+}
