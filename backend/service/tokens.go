@@ -35,6 +35,9 @@ func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in CreateT
 	if err := checkText("name", in.Name, true, 200); err != nil {
 		return "", nil, err
 	}
+	if in.Name == DesktopSessionTokenName { // session.go: the desktop window's own
+		return "", nil, errs.Invalid("the token name %q is reserved for the desktop window; choose another", in.Name)
+	}
 	scopes, problem := auth.CheckScopes(in.Type, in.Scopes)
 	if problem != "" {
 		return "", nil, errs.Invalid("%s", problem)
