@@ -76,7 +76,8 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 	project.GET("/conversations/:conversationId/documents", conv.listDocuments)
 	project.GET("/conversations/:conversationId/documents/:docId", conv.downloadDocument)
 
-	r.Match([]string{http.MethodGet, http.MethodPost}, "/graphql", graphql.Handler(svc, bearerToken)) // same Bearer tokens as REST
+	// Same Bearer tokens as REST; subscriptions over WebSocket with the stream's origin check.
+	r.Match([]string{http.MethodGet, http.MethodPost}, "/graphql", graphql.Handler(svc, bearerToken, graphql.WithEvents(hub, events.Upgrader(allowedOrigins))))
 
 	r.NoRoute(func(c *gin.Context) {
 		if strings.HasPrefix(c.Request.URL.Path, "/api/") || c.Request.URL.Path == "/api" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+	"github.com/gorilla/websocket"
 	gql "github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/gqlerrors"
 	"github.com/graphql-go/graphql/language/ast"
@@ -17,6 +18,7 @@ import (
 	"github.com/graphql-go/graphql/language/source"
 
 	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/events"
 	"github.com/agentdesk/agentdesk/backend/service"
 )
 
@@ -39,15 +41,47 @@ type response struct {
 	Errors []gqlerrors.FormattedError `json:"errors,omitempty"`
 }
 
+// Option configures Handler.
+type Option func(*options)
+
+type options struct {
+	hub      *events.Hub
+	upgrader *websocket.Upgrader
+}
+
+// WithEvents serves subscriptions: a WebSocket upgrade of GET /graphql speaks the
+// graphql-transport-ws protocol, over hub's stored event stream. upgrader checks the
+// browser's origin (events.Upgrader, as for /api/events); the subprotocol is added here.
+func WithEvents(hub *events.Hub, upgrader *websocket.Upgrader) Option {
+	return func(o *options) {
+		up := *upgrader
+		up.Subprotocols = []string{Subprotocol}
+		o.hub, o.upgrader = hub, &up
+	}
+}
+
 // Handler serves /graphql: POST runs a query or mutation; GET runs a query given in the
 // query string, or, for a browser (Accept: text/html), serves a small page to try
-// queries in. Callers authenticate with a Bearer token, as on REST.
-func Handler(svc *service.Service, token TokenFunc) gin.HandlerFunc {
+// queries in; a WebSocket upgrade (with WithEvents) serves subscriptions. Callers
+// authenticate with a Bearer token, as on REST.
+func Handler(svc *service.Service, token TokenFunc, opts ...Option) gin.HandlerFunc {
 	schema, err := NewSchema(svc)
 	if err != nil {
 		panic("graphql schema: " + err.Error()) // a programming error, caught by every test
 	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	return func(c *gin.Context) {
+		if c.Request.Method == http.MethodGet && websocket.IsWebSocketUpgrade(c.Request) {
+			if o.hub == nil {
+				replyError(c, errs.Invalid("this server does not serve GraphQL subscriptions"))
+				return
+			}
+			serveWS(c, &schema, svc, o.hub, o.upgrader, token)
+			return
+		}
 		if c.Request.Method == http.MethodGet && c.Query("query") == "" && strings.Contains(c.GetHeader("Accept"), "text/html") {
 			c.Header("Cache-Control", "no-store")
 			c.Data(http.StatusOK, "text/html; charset=utf-8", playgroundHTML)
@@ -62,7 +96,8 @@ func Handler(svc *service.Service, token TokenFunc) gin.HandlerFunc {
 		if err == nil {
 			pr, aerr := svc.AuthenticateToken(c.Request.Context(), value)
 			if aerr == nil {
-				serve(c, &schema, WithPrincipal(c.Request.Context(), pr))
+				ctx, _ := withAgentLoader(WithPrincipal(c.Request.Context(), pr), svc, pr)
+				serve(c, &schema, ctx)
 				return
 			}
 			err = aerr
@@ -143,6 +178,10 @@ func serve(c *gin.Context, schema *gql.Schema, ctx context.Context) {
 	}
 	if err := checkLimits(schema, doc, req.Variables); err != nil {
 		replyError(c, errs.Invalid("%s", err.Error()))
+		return
+	}
+	if op := operation(doc, req.OperationName); op != nil && op.Operation == ast.OperationTypeSubscription {
+		replyError(c, errs.Invalid("subscriptions are served over WebSocket: connect to ws://…/graphql with the graphql-transport-ws protocol (e.g. the graphql-ws client)"))
 		return
 	}
 	if c.Request.Method == http.MethodGet && hasMutation(doc) {

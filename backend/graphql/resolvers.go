@@ -17,7 +17,7 @@ import (
 
 func (b builder) query() *gql.Object {
 	svc := b.svc
-	return gql.NewObject(gql.ObjectConfig{Name: "Query", Fields: gql.Fields{
+	return gql.NewObject(gql.ObjectConfig{Name: "Query", Fields: b.moreQueries(gql.Fields{
 		"viewer": &gql.Field{Type: gql.NewNonNull(viewerType), Description: "The caller: its kind, name, scopes and project id.",
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
 				if pr == nil {
@@ -127,7 +127,7 @@ func (b builder) query() *gql.Object {
 				docs, _, err := svc.ListDocuments(p.Context, pr, argString(p.Args, "conversationId"), page)
 				return docs, err
 			})},
-	}})
+	})})
 }
 
 func (b builder) mutation() *gql.Object {
@@ -171,7 +171,7 @@ func (b builder) mutation() *gql.Object {
 	}
 	reactionArgs := gql.FieldConfigArgument{"messageId": {Type: nnInt}, "emoji": {Type: nnString}}
 
-	return gql.NewObject(gql.ObjectConfig{Name: "Mutation", Fields: gql.Fields{
+	return gql.NewObject(gql.ObjectConfig{Name: "Mutation", Fields: b.moreMutations(gql.Fields{
 		"createAgent": &gql.Field{Type: gql.NewNonNull(agentType), Description: "Registers an agent (admin).", Args: gql.FieldConfigArgument{"name": {Type: nnString}},
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
 				return svc.CreateAgent(p.Context, pr, argString(p.Args, "name"))
@@ -269,5 +269,5 @@ func (b builder) mutation() *gql.Object {
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
 				return svc.RemoveReaction(p.Context, pr, argInt64(p.Args, "messageId"), argString(p.Args, "emoji"))
 			})},
-	}})
+	})})
 }

@@ -1,6 +1,7 @@
 package graphql
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"time"
@@ -47,7 +48,7 @@ type tokenView struct {
 // NewSchema builds the schema over svc. The schema holds no per-request state.
 func NewSchema(svc *service.Service) (gql.Schema, error) {
 	b := builder{svc: svc}
-	return gql.NewSchema(gql.SchemaConfig{Query: b.query(), Mutation: b.mutation()})
+	return gql.NewSchema(gql.SchemaConfig{Query: b.query(), Mutation: b.mutation(), Subscription: b.subscription()})
 }
 
 type builder struct {
@@ -213,8 +214,11 @@ var projectType = gql.NewObject(gql.ObjectConfig{Name: "Project", Description: "
 }})
 
 var agentType = gql.NewObject(gql.ObjectConfig{Name: "Agent", Description: "A software agent registered in the project.", Fields: gql.Fields{
-	"id":   &gql.Field{Type: nnInt, Resolve: field(func(a model.Agent) any { return a.ID })},
-	"name": &gql.Field{Type: nnString, Resolve: field(func(a model.Agent) any { return a.Name })},
+	"id":          &gql.Field{Type: nnInt, Resolve: field(func(a model.Agent) any { return a.ID })},
+	"name":        &gql.Field{Type: nnString, Description: "The name the agent authenticates with (AGENT_NAME); it never changes.", Resolve: field(func(a model.Agent) any { return a.Name })},
+	"displayName": &gql.Field{Type: nnString, Description: "A name for people; the name when none was set (updateAgent).", Resolve: field(func(a model.Agent) any { return cmp.Or(a.DisplayName, a.Name) })},
+	"description": &gql.Field{Type: nnString, Description: "What the agent does; empty when none was set (updateAgent).", Resolve: field(func(a model.Agent) any { return a.Description })},
+	"createdAt":   timeField("When the agent was registered", func(a model.Agent) time.Time { return a.CreatedAt }, true),
 }})
 
 var envVarType = gql.NewObject(gql.ObjectConfig{Name: "EnvVar", Description: "One variable of an agent's environment.", Fields: gql.Fields{
@@ -248,12 +252,7 @@ var taskType = gql.NewObject(gql.ObjectConfig{Name: "Task", Description: "A unit
 		return out
 	})},
 	"agentId": &gql.Field{Type: gql.Int, Resolve: field(func(t model.Task) any { return int64Ptr(t.AgentID) })},
-	"agent": &gql.Field{Type: agentType, Description: "The assigned agent; null when unassigned.", Resolve: field(func(t model.Task) any {
-		if t.AgentID == nil {
-			return nil
-		}
-		return model.Agent{ID: *t.AgentID, Name: t.AgentName}
-	})},
+	"agent": &gql.Field{Type: agentType, Description: "The assigned agent; null when unassigned. Its profile is loaded once per request for a whole list.", Resolve: taskAgent},
 	"conversationId": &gql.Field{Type: gql.Int, Description: "The linked conversation, if any.", Resolve: field(func(t model.Task) any { return int64Ptr(t.ConversationID) })},
 	"conversation": &gql.Field{Type: gql.NewList(gql.NewNonNull(taskMessageType)),
 		Description: "The task's message history. Loaded by task(id) and by mutations; null in the tasks list (query task(id) for it).",
@@ -289,7 +288,7 @@ var tokenType = gql.NewObject(gql.ObjectConfig{Name: "Token", Description: "A pl
 	"expiresAt":  &gql.Field{Type: gql.String, Description: "Expiry (RFC 3339, UTC), if any.", Resolve: field(func(t tokenView) any { return timePtrString(t.ExpiresAt) })},
 	"lastUsedAt": &gql.Field{Type: gql.String, Description: "Last use (RFC 3339, UTC), if any.", Resolve: field(func(t tokenView) any { return timePtrString(t.LastUsedAt) })},
 	"revokedAt":  &gql.Field{Type: gql.String, Description: "Revocation (RFC 3339, UTC), if revoked.", Resolve: field(func(t tokenView) any { return timePtrString(t.RevokedAt) })},
-	"token": &gql.Field{Type: gql.String, Description: "The token's value: set only in the result of createPlatformToken or createDataToken, shown this once.", Resolve: field(func(t tokenView) any {
+	"token": &gql.Field{Type: gql.String, Description: "The token's value: set only in the result of createPlatformToken, createDataToken or rotateToken, shown this once.", Resolve: field(func(t tokenView) any {
 		if t.Value == nil {
 			return nil
 		}

@@ -13,10 +13,13 @@ type Project struct {
 
 // Agent is a software agent registered in a project.
 type Agent struct {
-	ID        int64     `json:"id"`
-	ProjectID string    `json:"project_id"`
-	Name      string    `json:"name"`
-	CreatedAt time.Time `json:"created_at"`
+	ID        int64  `json:"id"`
+	ProjectID string `json:"project_id"`
+	Name      string `json:"name"`
+	// DisplayName and Description are the agent's profile; "" when unset.
+	DisplayName string    `json:"display_name"`
+	Description string    `json:"description"`
+	CreatedAt   time.Time `json:"created_at"`
 }
 
 // Token types.

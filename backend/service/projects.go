@@ -54,6 +54,9 @@ func insertProject(ctx context.Context, tx *store.Tx, name, namespace string, no
 	if err := tx.InsertProject(ctx, p); err != nil {
 		return nil, internal("create project", err)
 	}
+	if err := tx.InsertOwnerMember(ctx, p.ID, now); err != nil { // the local owner owns it (members.go)
+		return nil, internal("add the owner", err)
+	}
 	return p, nil
 }
 

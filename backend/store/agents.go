@@ -30,12 +30,12 @@ func (t *Tx) InsertAgent(ctx context.Context, a *model.Agent) error {
 	return err
 }
 
-const agentColumns = `id, project_id, name, created_at`
+const agentColumns = `id, project_id, name, display_name, description, created_at`
 
 func scanAgent(row interface{ Scan(...any) error }) (*model.Agent, error) {
 	var a model.Agent
 	var created string
-	err := row.Scan(&a.ID, &a.ProjectID, &a.Name, &created)
+	err := row.Scan(&a.ID, &a.ProjectID, &a.Name, &a.DisplayName, &a.Description, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}

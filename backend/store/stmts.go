@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"strconv"
 	"sync"
+	"sync/atomic"
 )
 
 // stmtCache keeps one prepared statement per query text of a pool. modernc's driver
@@ -15,6 +16,8 @@ type stmtCache struct {
 	db *sql.DB
 	mu sync.RWMutex
 	m  map[string]*sql.Stmt
+
+	queries atomic.Int64 // queries run on the pool (see Store.ReadQueries)
 }
 
 const maxCachedStmts = 512
@@ -122,6 +125,7 @@ func (r Reader) exec(ctx context.Context, query string, args ...any) (sql.Result
 }
 
 func (r Reader) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	r.count()
 	if st := r.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -129,6 +133,7 @@ func (r Reader) query(ctx context.Context, query string, args ...any) (*sql.Rows
 }
 
 func (r Reader) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	r.count()
 	if st := r.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}

@@ -1,0 +1,151 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/model"
+)
+
+// The users of a project and their roles (table project_members), and the users
+// themselves.
+
+const memberColumns = `m.project_id, u.id, u.name, u.email, u.is_owner, m.role, m.created_at, m.updated_at`
+
+const memberFrom = ` FROM project_members m JOIN users u ON u.id = m.user_id`
+
+func scanMember(row interface{ Scan(...any) error }) (*model.Member, error) {
+	var m model.Member
+	var email sql.NullString
+	var created, updated string
+	err := row.Scan(&m.ProjectID, &m.UserID, &m.Name, &email, &m.LocalOwner, &m.Role, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if email.Valid {
+		m.Email = &email.String
+	}
+	m.CreatedAt, m.UpdatedAt = parseTime(created), parseTime(updated)
+	return &m, nil
+}
+
+// Members lists the project's members in the order they joined.
+func (r Reader) Members(ctx context.Context, projectID string) ([]model.Member, error) {
+	rows, err := r.query(ctx, `SELECT `+memberColumns+memberFrom+` WHERE m.project_id = ? ORDER BY m.created_at, u.id`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []model.Member{}
+	for rows.Next() {
+		m, err := scanMember(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *m)
+	}
+	return out, rows.Err()
+}
+
+// Member loads one member of the project by user id.
+func (r Reader) Member(ctx context.Context, projectID string, userID int64) (*model.Member, error) {
+	return scanMember(r.queryRow(ctx, `SELECT `+memberColumns+memberFrom+` WHERE m.project_id = ? AND m.user_id = ?`, projectID, userID))
+}
+
+// CountMembersWithRole counts the project's members that have role.
+func (r Reader) CountMembersWithRole(ctx context.Context, projectID, role string) (int, error) {
+	var n int
+	err := r.queryRow(ctx, `SELECT COUNT(*) FROM project_members WHERE project_id = ? AND role = ?`, projectID, role).Scan(&n)
+	return n, err
+}
+
+// UserByEmail finds a user by (lowercased) email.
+func (r Reader) UserByEmail(ctx context.Context, email string) (int64, error) {
+	var id int64
+	err := r.queryRow(ctx, `SELECT id FROM users WHERE email = ?`, email).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, ErrNotFound
+	}
+	return id, err
+}
+
+// UsersByName lists the ids of the users with exactly this name.
+func (r Reader) UsersByName(ctx context.Context, name string) ([]int64, error) {
+	rows, err := r.query(ctx, `SELECT id FROM users WHERE name = ? ORDER BY id`, name)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// InsertUser stores a new (not owner) user and returns its id. email may be nil.
+func (t *Tx) InsertUser(ctx context.Context, name string, email *string, at time.Time) (int64, error) {
+	res, err := t.exec(ctx, `INSERT INTO users (name, email, is_owner, created_at) VALUES (?, ?, 0, ?)`, name, email, fmtTime(at))
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// InsertMember adds a user to a project with a role; ErrDuplicate if it is a member.
+func (t *Tx) InsertMember(ctx context.Context, projectID string, userID int64, role string, at time.Time) error {
+	var one int
+	err := t.queryRow(ctx, `SELECT 1 FROM project_members WHERE project_id = ? AND user_id = ?`, projectID, userID).Scan(&one)
+	if err == nil {
+		return ErrDuplicate
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	_, err = t.exec(ctx, `INSERT INTO project_members (project_id, user_id, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+		projectID, userID, role, fmtTime(at), fmtTime(at))
+	return err
+}
+
+// InsertOwnerMember makes the local owner an owner of the project (a new project).
+func (t *Tx) InsertOwnerMember(ctx context.Context, projectID string, at time.Time) error {
+	_, err := t.exec(ctx, `INSERT INTO project_members (project_id, user_id, role, created_at, updated_at)
+		SELECT ?, id, 'owner', ?, ? FROM users WHERE is_owner = 1
+		AND NOT EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = ? AND m.user_id = users.id)`,
+		projectID, fmtTime(at), fmtTime(at), projectID)
+	return err
+}
+
+// UpdateMemberRole changes a member's role.
+func (t *Tx) UpdateMemberRole(ctx context.Context, projectID string, userID int64, role string, at time.Time) error {
+	res, err := t.exec(ctx, `UPDATE project_members SET role = ?, updated_at = ? WHERE project_id = ? AND user_id = ?`,
+		role, fmtTime(at), projectID, userID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// DeleteMember removes a user from a project (the user itself stays).
+func (t *Tx) DeleteMember(ctx context.Context, projectID string, userID int64) error {
+	res, err := t.exec(ctx, `DELETE FROM project_members WHERE project_id = ? AND user_id = ?`, projectID, userID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
