@@ -251,8 +251,8 @@ var taskType = gql.NewObject(gql.ObjectConfig{Name: "Task", Description: "A unit
 		}
 		return out
 	})},
-	"agentId": &gql.Field{Type: gql.Int, Resolve: field(func(t model.Task) any { return int64Ptr(t.AgentID) })},
-	"agent": &gql.Field{Type: agentType, Description: "The assigned agent; null when unassigned. Its profile is loaded once per request for a whole list.", Resolve: taskAgent},
+	"agentId":        &gql.Field{Type: gql.Int, Resolve: field(func(t model.Task) any { return int64Ptr(t.AgentID) })},
+	"agent":          &gql.Field{Type: agentType, Description: "The assigned agent; null when unassigned. Its profile is loaded once per request for a whole list.", Resolve: taskAgent},
 	"conversationId": &gql.Field{Type: gql.Int, Description: "The linked conversation, if any.", Resolve: field(func(t model.Task) any { return int64Ptr(t.ConversationID) })},
 	"conversation": &gql.Field{Type: gql.NewList(gql.NewNonNull(taskMessageType)),
 		Description: "The task's message history. Loaded by task(id) and by mutations; null in the tasks list (query task(id) for it).",

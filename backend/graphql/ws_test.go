@@ -253,7 +253,7 @@ func TestSubscriptionMessageAdded(t *testing.T) {
 	env.Do(t, testenv.Request{Method: http.MethodPost, Path: P + "/" + strconv.FormatInt(conv.ID, 10) + "/messages", Token: w, Body: map[string]any{"message": "this one"}})
 	p := c.next("m")
 	var msg struct {
-		ID, ConversationID int64
+		ID, ConversationID  int64
 		Content, AuthorType string
 	}
 	if err := json.Unmarshal(p.Data["messageAdded"], &msg); err != nil || msg.Content != "this one" || msg.ConversationID != conv.ID || msg.AuthorType != "user" {
