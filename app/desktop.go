@@ -4,47 +4,162 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
+	"github.com/wailsapp/wails/v2/pkg/options/linux"
+	"github.com/wailsapp/wails/v2/pkg/runtime"
 
+	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/server"
+	"github.com/agentdesk/agentdesk/frontend"
 )
 
-// Run starts the server on cfg.Addr (127.0.0.1, for agents), opens the window on the
-// same handler, and shuts everything down cleanly when the window closes.
+// Run opens the desktop window on the data directory of cfg:
+//
+//  1. it takes the data directory's window lock; if another window holds it, it asks that
+//     window to come to the front and returns 0 without touching the port or the database;
+//  2. it starts the server on cfg.Addr (127.0.0.1, for agents), or says in one line why
+//     it cannot and returns 1;
+//  3. it signs the window in as the local owner (a desktop session token, minted by the
+//     service layer, handed to the window's JavaScript only through the Desktop binding);
+//  4. it shows the window: the built UI from the embedded assets, everything else (the
+//     API, /graphql, /healthz) from the server's handler, in-process;
+//  5. when the window closes, or on SIGTERM or SIGINT, it revokes the session, shuts the
+//     server down (in-flight requests finish, the database closes) and returns 0.
 func Run(cfg server.Config) int {
+	release, err := lockInstance(cfg.DataDir)
+	if errors.Is(err, errAlreadyOpen) {
+		if err := activateRunning(InstanceID(cfg.DataDir)); err != nil {
+			fmt.Fprintf(os.Stderr, "agentdesk: a window is already open on %s; could not bring it to the front: %v\n", cfg.DataDir, err)
+		} else {
+			fmt.Fprintf(os.Stderr, "agentdesk: a window is already open on %s; brought it to the front\n", cfg.DataDir)
+		}
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agentdesk:", err)
+		return 1
+	}
+	defer release()
+
 	ctx := context.Background()
+	// The window's pages open the event stream on ws://<cfg.Addr> with their own origin.
+	cfg.AllowedOrigins = append(slices.Clone(cfg.AllowedOrigins), WindowOrigins...)
 	srv, err := server.Start(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentdesk:", err)
 		return 1
 	}
 	slog.Info("agentdesk is listening", "url", srv.URL(), "data", cfg.DataDir)
-	err = wails.Run(&options.App{
-		Title:       Title,
-		Width:       Width,
-		Height:      Height,
-		MinWidth:    MinWidth,
-		MinHeight:   MinHeight,
-		AssetServer: &assetserver.Options{Handler: srv.Handler()},
-		OnShutdown: func(context.Context) {
-			slog.Info("window closed: shutting down")
-		},
-	})
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	if stopErr := srv.Shutdown(shutdownCtx); stopErr != nil {
-		slog.Error("shutdown", "err", stopErr)
-	}
+	owner := auth.Owner("")
+	sess, err := srv.Service.StartDesktopSession(ctx, owner)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "agentdesk:", err)
+		fmt.Fprintln(os.Stderr, "agentdesk: sign the window in:", err)
+		stop(srv)
 		return 1
 	}
+
+	w := &window{ready: make(chan struct{})}
+	closed := make(chan struct{})
+	go w.quitOnSignal(closed)
+	desk := &Desktop{session: Session{Token: sess.Token, ServerURL: srv.URL()}}
+	err = wails.Run(&options.App{
+		Title:     Title,
+		Width:     Width,
+		Height:    Height,
+		MinWidth:  MinWidth,
+		MinHeight: MinHeight,
+		AssetServer: &assetserver.Options{
+			Assets:  frontend.Assets(),
+			Handler: windowHandler(srv.Handler(), sess.Token),
+		},
+		Bind: []interface{}{desk},
+		SingleInstanceLock: &options.SingleInstanceLock{
+			UniqueId:               InstanceID(cfg.DataDir),
+			OnSecondInstanceLaunch: w.toFront,
+		},
+		OnStartup: w.started,
+		Linux: &linux.Options{
+			ProgramName: "agentdesk",
+			// Wails' default when Linux options are nil (wails issue 2977): software
+			// rendering, which works on every driver and under Xvfb.
+			WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
+		},
+	})
+	close(closed)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agentdesk: the window failed:", err)
+	}
+	slog.Info("window closed: shutting down")
+	if endErr := srv.Service.EndDesktopSession(context.Background(), owner, sess); endErr != nil {
+		slog.Error("revoke the desktop session", "err", endErr)
+	}
+	if !stop(srv) || err != nil {
+		return 1
+	}
+	slog.Info("stopped cleanly")
 	return 0
+}
+
+// stop shuts the server down, letting in-flight requests finish; false if that failed.
+func stop(srv *server.Server) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		slog.Error("shutdown", "err", err)
+		return false
+	}
+	return true
+}
+
+// window is the running window's Wails context, once it has one.
+type window struct {
+	once  sync.Once
+	ready chan struct{}
+	ctx   context.Context
+}
+
+func (w *window) started(ctx context.Context) {
+	w.once.Do(func() {
+		w.ctx = ctx
+		close(w.ready)
+	})
+}
+
+// toFront answers a second launch: the open window comes to the front.
+func (w *window) toFront(options.SecondInstanceData) {
+	<-w.ready
+	slog.Info("second launch: bringing the window to the front")
+	runtime.WindowUnminimise(w.ctx)
+	runtime.WindowShow(w.ctx)
+}
+
+// quitOnSignal closes the window on SIGTERM or SIGINT, so that a signal stops agentdesk as
+// cleanly as closing the window does. It returns when closed is closed.
+func (w *window) quitOnSignal(closed <-chan struct{}) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	select {
+	case sig := <-sigs:
+		slog.Info("signal: closing the window", "signal", sig.String())
+	case <-closed:
+		return
+	}
+	select {
+	case <-w.ready:
+		runtime.Quit(w.ctx)
+	case <-closed:
+	}
 }

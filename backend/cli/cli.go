@@ -57,21 +57,25 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 func Main(args []string, stdout, stderr io.Writer, desktop Desktop) int {
 	err := run(args, stdout, stderr, desktop)
 	var ue usageError
+	var es exitStatus
 	switch {
 	case err == nil:
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "agentdesk: %s (see agentdesk --help)\n", ue.msg)
 		return 2
-	case errors.Is(err, errExit2):
-		return 2
+	case errors.As(err, &es):
+		return int(es) // the desktop shell has said why
 	default:
 		fmt.Fprintf(stderr, "agentdesk: %s\n", err)
 		return 1
 	}
 }
 
-var errExit2 = errors.New("exit 2")
+// exitStatus is the desktop shell's non-zero exit status, passed on as it is.
+type exitStatus int
+
+func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
 func defaultDataDir() string {
 	if d := os.Getenv("AGENTDESK_DATA"); d != "" {
@@ -146,7 +150,7 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	cfg := server.Config{DataDir: dataDir, Addr: *addr, Synchronous: strings.ToUpper(*synchronous)}
 	if !*serve {
 		if code := desktop(cfg); code != 0 {
-			return errExit2
+			return exitStatus(code)
 		}
 		return nil
 	}
