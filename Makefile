@@ -6,7 +6,7 @@ LDFLAGS := -s -w -X github.com/agentdesk/agentdesk/backend/version.Version=$(VER
 DATA    ?=
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: help build run test race bench fuzz desktop vet fmt clean
+.PHONY: help build run test wsclient race bench fuzz desktop vet fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
@@ -17,11 +17,14 @@ build: ## the server binary (pure Go, no cgo)
 run: build ## run the headless server on $(ADDR) (data: $$AGENTDESK_DATA or the OS data directory)
 	./$(BIN) --serve --addr $(ADDR) $(if $(DATA),--data $(DATA))
 
-test: ## every test: vet, format check, Go tests (with fuzz seed corpora)
+test: wsclient ## every test: vet, format check, Go tests (with fuzz seed corpora)
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(MAKE) race
+
+wsclient: ## the graphql-ws npm client the GraphQL subscription test runs (needs node and npm)
+	npm ci --prefix backend/graphql/testdata/wsclient --no-audit --no-fund
 
 race: ## the concurrency test (8 agents, 8 users, 20 s) under the race detector (needs gcc)
 	CGO_ENABLED=1 $(GO) test -race -count=1 -run 'TestConcurrentAgentsAndUsers|TestGroupCommit' ./backend/client/ ./backend/store/
