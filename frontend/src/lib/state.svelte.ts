@@ -1,0 +1,212 @@
+// The application's state, kept live from the event stream. Screens read it and call
+// its actions; every action goes through api.ts and applies the server's answer.
+import { api, type Session } from './api';
+import type { Agent, Conversation, Message, Status, StepStatus, StreamEvent, Task } from './types';
+import { STATUSES, waitingText } from './types';
+import type { ConnState } from './events';
+
+function newer(a: Task | undefined, b: Task): boolean {
+  if (!a) return true;
+  if (!a.updated_at || !b.updated_at) return true;
+  return b.updated_at >= a.updated_at;
+}
+
+export class AppState {
+  session = $state.raw<Session | null>(null);
+  /** Tasks by id; replaced (not mutated) on each change so that the board re-renders only what changed. */
+  tasks = $state.raw<Map<number, Task>>(new Map());
+  tasksLoaded = $state(false);
+  agents = $state.raw<Agent[]>([]);
+  conversations = $state.raw<Conversation[]>([]);
+  conversationsLoaded = $state(false);
+  conn = $state<ConnState>('connecting');
+  /** Messages of the conversation on screen, and its id. */
+  thread = $state.raw<Message[]>([]);
+  threadId = $state<number | null>(null);
+  /** Bumped when something of a conversation changed that the thread view reloads (participants, documents, links). */
+  convTick = $state(0);
+
+  byStatus = $derived.by(() => {
+    const cols: Record<Status, Task[]> = { Backlog: [], Todo: [], Doing: [], Waiting: [], Done: [], Failed: [] };
+    for (const t of this.tasks.values()) (cols[t.status] ?? cols.Backlog).push(t);
+    return cols;
+  });
+  waiting = $derived(this.byStatus.Waiting);
+
+  /** Called when a task enters Waiting (the notification). */
+  onWaiting: (t: Task) => void = () => {};
+
+  can(scope: string): boolean {
+    return !!this.session?.viewer.scopes.includes(scope);
+  }
+
+  // ---- loading ----
+
+  async loadAll(): Promise<void> {
+    const jobs: Promise<unknown>[] = [];
+    if (this.can('task:read')) {
+      jobs.push(
+        api.tasks().then((list) => {
+          const m = new Map<number, Task>();
+          for (const t of list) {
+            const cur = this.tasks.get(t.id);
+            m.set(t.id, cur && !newer(cur, t) ? cur : t);
+          }
+          this.tasks = m;
+          this.tasksLoaded = true;
+        }),
+      );
+      jobs.push(api.agents().then((a) => (this.agents = a)));
+    }
+    if (this.can('messaging:read') && this.session) {
+      jobs.push(
+        api.conversations(this.session).then((c) => {
+          this.conversations = c;
+          this.conversationsLoaded = true;
+        }),
+      );
+      if (this.threadId !== null) jobs.push(this.openThread(this.threadId));
+    }
+    const results = await Promise.allSettled(jobs);
+    const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
+    if (failed) throw failed.reason;
+  }
+
+  async openThread(id: number): Promise<void> {
+    if (!this.session) return;
+    this.threadId = id;
+    const msgs = await api.messages(this.session, id);
+    if (this.threadId === id) this.thread = msgs;
+  }
+
+  // ---- tasks ----
+
+  put(t: Task): void {
+    const prev = this.tasks.get(t.id);
+    if (!newer(prev, t)) return;
+    const m = new Map(this.tasks);
+    // List answers and events may leave out the conversation; keep what we know.
+    if (prev?.conversation && !t.conversation) t = { ...t, conversation: prev.conversation };
+    m.set(t.id, t);
+    this.tasks = m;
+    if (t.status === 'Waiting' && (prev?.status !== 'Waiting' || prev?.waiting_version !== t.waiting_version)) this.onWaiting(t);
+  }
+
+  remove(id: number): void {
+    if (!this.tasks.has(id)) return;
+    const m = new Map(this.tasks);
+    m.delete(id);
+    this.tasks = m;
+  }
+
+  /** Moves a task to another column: shown at once, undone if the server refuses. */
+  async move(id: number, status: Status): Promise<void> {
+    const t = this.tasks.get(id);
+    if (!t || t.status === status) return;
+    const m = new Map(this.tasks);
+    m.set(id, { ...t, status });
+    this.tasks = m;
+    try {
+      this.put(await api.setStatus(id, status));
+    } catch (e) {
+      const back = new Map(this.tasks);
+      back.set(id, t);
+      this.tasks = back;
+      throw e;
+    }
+  }
+
+  /** The column before or after the task's, for keyboard moves. */
+  neighbour(id: number, dir: -1 | 1): Status | null {
+    const t = this.tasks.get(id);
+    if (!t) return null;
+    const i = STATUSES.indexOf(t.status) + dir;
+    return i >= 0 && i < STATUSES.length ? STATUSES[i] : null;
+  }
+
+  async create(input: { summary: string; details?: string; steps?: { title: string }[]; agent_id?: number | null }): Promise<Task> {
+    const t = await api.createTask(input);
+    this.put(t);
+    return t;
+  }
+
+  async respond(t: Task, text: string): Promise<Task> {
+    const r = await api.respond(t.id, text, t.waiting_version);
+    this.put(r);
+    return r;
+  }
+
+  async setStep(id: number, step: number, status: StepStatus): Promise<void> {
+    this.put(await api.setStep(id, step, status));
+  }
+
+  async assign(id: number, agent: number | null): Promise<void> {
+    this.put(await api.setAgent(id, agent));
+  }
+
+  async delete(id: number): Promise<void> {
+    await api.deleteTask(id);
+    this.remove(id);
+  }
+
+  async clearDone(): Promise<number> {
+    const r = await api.clearDone();
+    const m = new Map(this.tasks);
+    for (const [id, t] of m) if (t.status === 'Done') m.delete(id);
+    this.tasks = m;
+    return r.deleted;
+  }
+
+  async refreshTask(id: number): Promise<void> {
+    this.put(await api.task(id));
+  }
+
+  // ---- events ----
+
+  apply(e: StreamEvent): void {
+    const d = e.data ?? {};
+    switch (e.type) {
+      case 'task.created':
+      case 'task.updated':
+        this.put(d as Task);
+        break;
+      case 'task.deleted':
+        this.remove(d.id);
+        break;
+      case 'agent.created':
+        if (!this.agents.some((a) => a.id === d.id)) this.agents = [...this.agents, d as Agent];
+        break;
+      case 'conversation.created':
+        if (!this.conversations.some((c) => c.id === d.id)) this.conversations = [...this.conversations, d as Conversation];
+        break;
+      case 'message.created':
+        if (d.conversationId === this.threadId && !this.thread.some((m) => m.id === d.id)) this.thread = [...this.thread, d as Message];
+        break;
+      case 'reaction.added':
+      case 'reaction.removed':
+        if (d.conversationId === this.threadId) this.setReactions(d.messageId, d.reactions ?? []);
+        break;
+      case 'participant.added':
+      case 'participant.removed': {
+        const name = d.participant?.name;
+        this.conversations = this.conversations.map((c) => {
+          if (c.id !== d.conversationId || !name) return c;
+          const others = c.participants.filter((p) => p !== name);
+          return { ...c, participants: e.type === 'participant.added' ? [...others, name] : others };
+        });
+        if (d.conversationId === this.threadId) this.convTick++;
+        break;
+      }
+      case 'document.created':
+        if (d.conversationId === this.threadId) this.convTick++;
+        break;
+    }
+  }
+
+  setReactions(messageId: number, reactions: Message['reactions']): void {
+    this.thread = this.thread.map((m) => (m.id === messageId ? { ...m, reactions } : m));
+  }
+}
+
+export const app = new AppState();
+export { waitingText };

@@ -1,0 +1,31 @@
+import { defineConfig } from 'vite';
+import { svelte } from '@sveltejs/vite-plugin-svelte';
+import { writeFileSync } from 'node:fs';
+
+// The build goes to dist/, which the Go binary embeds (embed.go). dist/.keep is
+// committed so that the binary compiles before the UI is built: put it back after Vite
+// empties the directory.
+export default defineConfig({
+  plugins: [
+    svelte(),
+    {
+      name: 'keep-dist-keep',
+      apply: 'build',
+      closeBundle() {
+        writeFileSync('dist/.keep', '');
+      },
+    },
+  ],
+  build: { outDir: 'dist', emptyOutDir: true, target: 'es2022', sourcemap: false },
+  server: {
+    proxy: {
+      '/api': { target: 'http://127.0.0.1:8080', ws: true },
+      '/graphql': 'http://127.0.0.1:8080',
+    },
+  },
+  resolve: process.env.VITEST ? { conditions: ['browser'] } : undefined,
+  test: {
+    environment: 'happy-dom',
+    include: ['src/**/*.test.ts'],
+  },
+});
