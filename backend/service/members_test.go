@@ -1,0 +1,107 @@
+package service_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/service"
+	"github.com/agentdesk/agentdesk/backend/store"
+)
+
+func TestMembersOwnerRules(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, t.TempDir()+"/agentdesk.db", store.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(st, service.Options{})
+	t.Cleanup(func() { svc.Close(); st.Close() })
+	if err := svc.EnsureDefaultProject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	projects, _ := svc.Projects(ctx, auth.Owner(""))
+	pid := projects[0].ID
+	owner := auth.Owner(pid)
+	admin := &auth.Principal{Kind: auth.KindToken, ProjectID: pid, Name: "admin", Scopes: service.RoleScopes(model.RoleAdmin)}
+
+	// The local owner owns the first project, and every project made later.
+	ms, err := svc.Members(ctx, owner)
+	if err != nil || len(ms) != 1 || !ms[0].LocalOwner || ms[0].Role != model.RoleOwner {
+		t.Fatalf("members = %+v %v", ms, err)
+	}
+	localID := ms[0].UserID
+	later, err := svc.CreateProject(ctx, auth.Owner(""), "Later", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms, _ := svc.Members(ctx, auth.Owner(later.ID)); len(ms) != 1 || ms[0].UserID != localID || ms[0].Role != model.RoleOwner {
+		t.Fatalf("members of a new project = %+v", ms)
+	}
+
+	// The last owner can be neither demoted nor removed, by anyone.
+	for _, p := range []*auth.Principal{owner, admin} {
+		if _, err := svc.SetMemberRole(ctx, p, localID, model.RoleAdmin); errs.CodeOf(err) != errs.Conflict {
+			t.Fatalf("demote the last owner: %v", err)
+		}
+		if err := svc.RemoveMember(ctx, p, localID); errs.CodeOf(err) != errs.Conflict {
+			t.Fatalf("remove the last owner: %v", err)
+		}
+	}
+
+	// Only an owner makes owners; with two, an owner may step down, an admin may not touch them.
+	ann, err := svc.AddMember(ctx, admin, service.AddMemberInput{Email: "Ann@Example.com", Role: model.RoleAdmin})
+	if err != nil || ann.Name != "ann" || ann.Email == nil || *ann.Email != "ann@example.com" {
+		t.Fatalf("add ann = %+v %v", ann, err)
+	}
+	if _, err := svc.SetMemberRole(ctx, admin, ann.UserID, model.RoleOwner); errs.CodeOf(err) != errs.Forbidden {
+		t.Fatalf("admin makes an owner: %v", err)
+	}
+	if _, err := svc.AddMember(ctx, admin, service.AddMemberInput{Name: "bob", Role: model.RoleOwner}); errs.CodeOf(err) != errs.Forbidden {
+		t.Fatalf("admin adds an owner: %v", err)
+	}
+	if m, err := svc.SetMemberRole(ctx, owner, ann.UserID, model.RoleOwner); err != nil || m.Role != model.RoleOwner {
+		t.Fatalf("owner makes ann owner: %+v %v", m, err)
+	}
+	if _, err := svc.SetMemberRole(ctx, admin, ann.UserID, model.RoleMember); errs.CodeOf(err) != errs.Forbidden {
+		t.Fatalf("admin demotes an owner: %v", err)
+	}
+	if err := svc.RemoveMember(ctx, admin, localID); errs.CodeOf(err) != errs.Forbidden {
+		t.Fatalf("admin removes an owner: %v", err)
+	}
+	if m, err := svc.SetMemberRole(ctx, owner, localID, model.RoleAdmin); err != nil || m.Role != model.RoleAdmin {
+		t.Fatalf("the local owner steps down: %+v %v", m, err)
+	}
+	// Now ann is the last owner.
+	if err := svc.RemoveMember(ctx, owner, ann.UserID); errs.CodeOf(err) != errs.Conflict {
+		t.Fatalf("remove the new last owner: %v", err)
+	}
+
+	// The same user can be added to another project by email: it is reused.
+	again, err := svc.AddMember(ctx, auth.Owner(later.ID), service.AddMemberInput{Email: "ann@example.com", Role: model.RoleViewer})
+	if err != nil || again.UserID != ann.UserID {
+		t.Fatalf("ann in another project = %+v %v", again, err)
+	}
+
+	// Roles bound scopes.
+	want := map[string][]string{
+		model.RoleViewer: {auth.TaskRead, auth.MessagingRead},
+		model.RoleMember: {auth.TaskRead, auth.TaskWrite, auth.MessagingRead, auth.MessagingWrite},
+		model.RoleAdmin:  {auth.TaskRead, auth.TaskWrite, auth.MessagingRead, auth.MessagingWrite, auth.Admin},
+		model.RoleOwner:  {auth.TaskRead, auth.TaskWrite, auth.MessagingRead, auth.MessagingWrite, auth.Admin},
+	}
+	for role, scopes := range want {
+		got := service.RoleScopes(role)
+		slices.Sort(got)
+		slices.Sort(scopes)
+		if !slices.Equal(got, scopes) {
+			t.Errorf("RoleScopes(%s) = %v, want %v", role, got, scopes)
+		}
+	}
+	if service.RoleScopes("root") != nil {
+		t.Error("unknown role has scopes")
+	}
+}
