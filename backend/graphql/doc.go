@@ -8,6 +8,11 @@
 // the GraphQL spec and carry extensions.code from the contract's codes; internal errors
 // are logged and never shown.
 //
+// Subscriptions (taskChanged, messageAdded; subscriptions.go) are served on a WebSocket
+// upgrade of GET /graphql with the graphql-transport-ws protocol (ws.go), over the
+// stored event stream of backend/events, so they see exactly what /api/events sends.
+// Members, agent profiles and token rotation are in domains.go.
+//
 // The schema's SDL is checked in as schema.graphql; `go generate` rewrites it and a test
 // fails when it is stale.
 package graphql
