@@ -6,22 +6,30 @@ LDFLAGS := -s -w -X github.com/agentdesk/agentdesk/backend/version.Version=$(VER
 DATA    ?=
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: help build run test wsclient race bench fuzz desktop vet fmt clean
+.PHONY: help ui build run test test-ui test-desktop wsclient race bench fuzz desktop vet fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
 
-build: ## the server binary (pure Go, no cgo)
+ui: ## the web UI (frontend/dist, embedded in the binary): npm ci && npm run build
+	cd frontend && npm ci --no-audit --no-fund && npm run build
+
+build: ui ## the server binary with the web UI (pure Go, no cgo)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) .
 
 run: build ## run the headless server on $(ADDR) (data: $$AGENTDESK_DATA or the OS data directory)
 	./$(BIN) --serve --addr $(ADDR) $(if $(DATA),--data $(DATA))
 
-test: wsclient ## every test: vet, format check, Go tests (with fuzz seed corpora)
+test: wsclient build ## every test: vet, format check, Go tests (with fuzz seed corpora), the web UI's tests
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(MAKE) race
+	$(MAKE) test-ui
+	$(MAKE) test-desktop
+
+test-ui: ## the web UI: Vitest, the bundle budget, then Playwright (Debian's chromium) against $(BIN)
+	cd frontend && npm test && AGENTDESK_BIN=$(abspath $(BIN)) npm run e2e
 
 wsclient: ## the graphql-ws npm client the GraphQL subscription test runs (needs node and npm)
 	npm ci --prefix backend/graphql/testdata/wsclient --no-audit --no-fund
@@ -36,8 +44,13 @@ fuzz: ## explore the request decoders for a minute each
 	$(GO) test ./backend/api -run XXX -fuzz FuzzCreateTask -fuzztime 60s
 	$(GO) test ./backend/api -run XXX -fuzz FuzzStatus -fuzztime 60s
 
-desktop: ## the desktop build (needs libgtk-3-dev libwebkit2gtk-4.1-dev)
+desktop: ui ## the desktop window, bin/agentdesk-desktop (needs cgo, libgtk-3-dev, libwebkit2gtk-4.1-dev)
 	CGO_ENABLED=1 $(GO) build -tags desktop,production,webkit2_41 -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)-desktop .
+
+test-desktop: ## the desktop smoke test: the window under Xvfb, its screenshot in bin/desktop-smoke.png
+	$(GO) vet -tags desktop,production,webkit2_41 ./app/
+	$(GO) vet -tags desktopsmoke ./app/
+	$(GO) test -count=1 -timeout 10m -tags desktopsmoke -run TestDesktopSmoke -v ./app/
 
 vet: ## go vet
 	$(GO) vet ./...

@@ -50,7 +50,9 @@ export class AppState {
           const m = new Map<number, Task>();
           for (const t of list) {
             const cur = this.tasks.get(t.id);
-            m.set(t.id, cur && !newer(cur, t) ? cur : t);
+            // Keep the object already shown when nothing changed: its card is not redrawn.
+            const same = cur && cur.updated_at !== undefined && cur.updated_at === t.updated_at && cur.status === t.status;
+            m.set(t.id, cur && (same || !newer(cur, t)) ? cur : t);
           }
           this.tasks = m;
           this.tasksLoaded = true;

@@ -1,0 +1,96 @@
+import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { toasts } from './toast.svelte';
+import { cleanup, render, fireEvent, screen } from '@testing-library/svelte';
+import { tick } from 'svelte';
+import Board from '../screens/Board.svelte';
+import { app } from './state.svelte';
+import { fakeFetch, task, type Call } from './test-helpers';
+
+function seed() {
+  app.session = { token: 't', desktop: false, wsBase: 'ws://x', viewer: { kind: 'token', name: 'ui', projectId: 'p', scopes: ['task:read', 'task:write'] } };
+  app.tasks = new Map([
+    [1, task({ id: 1, summary: 'Write notes', status: 'Backlog', steps: [{ title: 'a', status: 'completed' }, { title: 'b', status: 'pending' }, { title: 'c', status: 'pending' }] })],
+    [2, task({ id: 2, summary: 'Ask', status: 'Waiting', agent_id: 4, agent_name: 'worker', waiting_details: 'Which day?' })],
+  ]);
+  app.tasksLoaded = true;
+}
+
+function serverMoves(calls: Call[]) {
+  return (c: Call) => {
+    const m = /\/api\/tasks\/(\d+)\/status$/.exec(c.url);
+    if (m && c.method === 'PUT') {
+      const t = app.tasks.get(Number(m[1]))!;
+      return { ...t, status: c.body.status, updated_at: '2026-01-02T00:00:00.000000Z' };
+    }
+    throw new Error('unexpected call ' + c.method + ' ' + c.url + ' after ' + calls.length);
+  };
+}
+
+describe('board', () => {
+  afterEach(cleanup);
+  beforeEach(seed);
+
+  it('shows each card in its column with its agent, step progress and a waiting badge', () => {
+    render(Board);
+    const backlog = document.querySelector('[data-column="Backlog"]')!;
+    expect(backlog.textContent).toContain('Write notes');
+    expect(backlog.textContent).toContain('1/3');
+    const waiting = document.querySelector('[data-column="Waiting"]')!;
+    expect(waiting.textContent).toContain('worker');
+    expect(waiting.textContent).toContain('Which day?');
+    expect(screen.getAllByText('Waiting').length).toBeGreaterThan(1); // the column and the badge
+  });
+
+  it('moves a card with the keyboard: Shift+ArrowRight, then a digit', async () => {
+    const calls: Call[] = [];
+    calls.push(...[]);
+    const recorded = fakeFetch((c) => serverMoves(calls)(c));
+    render(Board);
+    const card = document.querySelector<HTMLElement>('[data-task-id="1"]')!;
+    card.focus();
+    await fireEvent.keyDown(card, { key: 'ArrowRight', shiftKey: true });
+    await tick();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0]).toMatchObject({ method: 'PUT', url: '/api/tasks/1/status', body: { status: 'Todo' } });
+    expect(app.tasks.get(1)!.status).toBe('Todo');
+    expect(document.querySelector('[data-column="Todo"] [data-task-id="1"]')).not.toBeNull();
+
+    const moved = document.querySelector<HTMLElement>('[data-task-id="1"]')!;
+    await fireEvent.keyDown(moved, { key: '5' });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(recorded[1]).toMatchObject({ method: 'PUT', url: '/api/tasks/1/status', body: { status: 'Done' } });
+    expect(document.querySelector('[data-column="Done"] [data-task-id="1"]')).not.toBeNull();
+  });
+
+  it('moves a card by dragging it onto another column', async () => {
+    const recorded = fakeFetch((c) => serverMoves([])(c));
+    render(Board);
+    const card = document.querySelector<HTMLElement>('[data-task-id="1"]')!;
+    await fireEvent.dragStart(card);
+    const doing = document.querySelector<HTMLElement>('[data-column="Doing"]')!;
+    await fireEvent.dragOver(doing);
+    await fireEvent.drop(doing);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(recorded[0]).toMatchObject({ method: 'PUT', url: '/api/tasks/1/status', body: { status: 'Doing' } });
+    expect(document.querySelector('[data-column="Doing"] [data-task-id="1"]')).not.toBeNull();
+  });
+
+  it('puts a refused move back and says why', async () => {
+    fakeFetch(() => new Response(JSON.stringify({ error: { code: 'forbidden', message: 'this request needs the task:write scope' } }), { status: 403 }));
+    render(Board);
+    const card = document.querySelector<HTMLElement>('[data-task-id="1"]')!;
+    await fireEvent.keyDown(card, { key: 'ArrowRight', shiftKey: true });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(app.tasks.get(1)!.status).toBe('Backlog');
+    expect(toasts.map((t) => t.text)).toContain('this request needs the task:write scope');
+  });
+
+  it('applies task events from the stream', () => {
+    render(Board);
+    app.apply({ seq: 9, type: 'task.updated', projectId: 'p', at: '', data: { ...app.tasks.get(1)!, status: 'Failed', updated_at: '2026-01-03T00:00:00.000000Z' } });
+    app.apply({ seq: 10, type: 'task.deleted', projectId: 'p', at: '', data: { id: 2 } });
+    expect(app.byStatus.Failed.map((t) => t.id)).toEqual([1]);
+    expect(app.tasks.has(2)).toBe(false);
+  });
+});

@@ -1,0 +1,42 @@
+// A fetch double for component tests: records each call and answers from a table of
+// handlers. The end-to-end tests (e2e/run.mjs) run the same screens against a real server.
+import { vi } from 'vitest';
+import type { Task } from './types';
+
+export interface Call {
+  method: string;
+  url: string;
+  body: any;
+}
+
+export function fakeFetch(handler: (c: Call) => unknown) {
+  const calls: Call[] = [];
+  const fn = vi.fn(async (url: string, init?: RequestInit) => {
+    const c: Call = { method: init?.method ?? 'GET', url: String(url), body: typeof init?.body === 'string' ? JSON.parse(init.body) : init?.body };
+    calls.push(c);
+    const out = handler(c);
+    if (out instanceof Response) return out;
+    return new Response(JSON.stringify(out ?? {}), { status: 200, headers: { 'Content-Type': 'application/json' } });
+  });
+  vi.stubGlobal('fetch', fn);
+  return calls;
+}
+
+export function task(over: Partial<Task>): Task {
+  return {
+    id: 1,
+    agent_id: null,
+    agent_name: '',
+    summary: 'A task',
+    details: '',
+    steps: [],
+    status: 'Backlog',
+    current_step_num: 0,
+    is_active: false,
+    is_waiting: false,
+    waiting_details: null,
+    waiting_version: 0,
+    updated_at: '2026-01-01T00:00:00.000000Z',
+    ...over,
+  };
+}

@@ -1,0 +1,48 @@
+import { describe, it, expect, beforeEach } from 'vitest';
+import { render, fireEvent, screen, cleanup } from '@testing-library/svelte';
+import Tokens from '../screens/Tokens.svelte';
+import { app } from './state.svelte';
+import { fakeFetch } from './test-helpers';
+
+const VALUE = 'adk_' + 'x'.repeat(40);
+
+describe('tokens', () => {
+  beforeEach(() => {
+    app.session = { token: 't', desktop: false, wsBase: 'ws://x', viewer: { kind: 'token', name: 'ui', projectId: 'p', scopes: ['task:read', 'task:write', 'admin'] } };
+  });
+
+  it('shows a new token value once: after create, gone after dismissing and after a reload', async () => {
+    const list: any[] = [];
+    const calls = fakeFetch((c) => {
+      const q: string = c.body.query;
+      if (q.includes('createPlatformToken')) {
+        const t = { id: 5, name: c.body.variables.n, type: 'platform', scopes: c.body.variables.s, hint: 'adk_xxxx', createdAt: '2026-01-01T00:00:00Z', lastUsedAt: null, revokedAt: null };
+        list.push(t);
+        return { data: { t: { ...t, token: VALUE } } };
+      }
+      if (q.includes('tokens')) return { data: { tokens: list } };
+      throw new Error('unexpected ' + q);
+    });
+    render(Tokens);
+    await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'ci' } });
+    await fireEvent.click(screen.getByRole('checkbox', { name: 'task:write' }));
+    await fireEvent.submit(screen.getByRole('button', { name: 'Create token' }).closest('form')!);
+    await new Promise((r) => setTimeout(r, 10));
+    const create = calls.find((c) => c.body.query.includes('createPlatformToken'))!;
+    expect(create.body.variables).toEqual({ n: 'ci', s: ['task:read', 'task:write'] });
+    expect(screen.getByTestId<HTMLInputElement>('token-value').value).toBe(VALUE);
+    expect(screen.getByTestId('token-reveal').textContent).toContain('only time it is shown');
+
+    await fireEvent.click(screen.getByRole('button', { name: 'I have copied it' }));
+    expect(screen.queryByTestId('token-value')).toBeNull();
+    expect(document.body.innerHTML).not.toContain(VALUE);
+
+    // A reload mounts the screen anew: the list comes back without any value.
+    cleanup();
+    render(Tokens);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(screen.getByTestId('token-list').textContent).toContain('ci');
+    expect(document.body.innerHTML).not.toContain(VALUE);
+    expect(sessionStorage.length + localStorage.length).toBe(0);
+  });
+});
