@@ -267,7 +267,8 @@ func TestOpenAPIDocumentMatchesCode(t *testing.T) {
 	eventTypes := oaStrings(oaSchema(t, doc, "EventType").Enum)
 	for _, typ := range []string{service.EventTaskCreated, service.EventTaskUpdated, service.EventTaskDeleted,
 		service.EventConversationCreated, service.EventMessageCreated, service.EventDocumentCreated,
-		service.EventReactionAdded, service.EventReactionRemoved, service.EventParticipantAdded, service.EventParticipantRemoved} {
+		service.EventReactionAdded, service.EventReactionRemoved, service.EventParticipantAdded, service.EventParticipantRemoved,
+		service.EventAgentUpdated, service.EventAgentDeleted, service.EventMemberAdded, service.EventMemberUpdated, service.EventMemberRemoved} {
 		if !slices.Contains(eventTypes, typ) {
 			t.Errorf("EventType lacks %q, which the service writes", typ)
 		}
@@ -1726,7 +1727,7 @@ func TestOpenAPIEventStream(t *testing.T) {
 	env := testenv.Start(t)
 	p := env.Project.ID
 	ctx, owner := context.Background(), auth.Owner(p)
-	tok := env.Token(t, p, auth.TaskRead, auth.TaskWrite, auth.MessagingRead, auth.MessagingWrite)
+	tok := env.Token(t, p, auth.TaskRead, auth.TaskWrite, auth.MessagingRead, auth.MessagingWrite, auth.Admin) // admin: member.* events
 	wsURL := strings.Replace(env.URL, "http://", "ws://", 1) + "/api/events"
 	dial := func(query string) *websocket.Conn {
 		t.Helper()
@@ -1776,7 +1777,7 @@ func TestOpenAPIEventStream(t *testing.T) {
 		}
 		return res
 	}
-	env.Agent(t, p, "oa-stream")
+	streamer := env.Agent(t, p, "oa-stream")
 	var task model.Task
 	do(testenv.Request{Method: "POST", Path: "/api/tasks", Body: `{"summary":"streamed","steps":[{"title":"one"}]}`}, 201).JSON(t, &task)
 	do(testenv.Request{Method: "PUT", Path: fmt.Sprintf("/api/tasks/%d/status", task.ID), Body: `{"status":"Waiting","waiting_details":"?"}`}, 200)
@@ -1802,6 +1803,23 @@ func TestOpenAPIEventStream(t *testing.T) {
 	}
 	if _, err := env.Service.RemoveParticipant(ctx, owner, conv.UUID, guest); err != nil {
 		t.Fatalf("remove participant: %v", err)
+	}
+	profile := "streams its events"
+	if _, err := env.Service.UpdateAgent(ctx, owner, streamer.ID, service.UpdateAgentInput{Description: &profile}); err != nil {
+		t.Fatalf("update agent: %v", err)
+	}
+	if err := env.Service.DeleteAgent(ctx, owner, env.Agent(t, p, "oa-gone").ID); err != nil {
+		t.Fatalf("delete agent: %v", err)
+	}
+	member, err := env.Service.AddMember(ctx, owner, service.AddMemberInput{Name: "oa-member", Role: "member"})
+	if err != nil {
+		t.Fatalf("add member: %v", err)
+	}
+	if _, err := env.Service.SetMemberRole(ctx, owner, member.UserID, "viewer"); err != nil {
+		t.Fatalf("set member role: %v", err)
+	}
+	if err := env.Service.RemoveMember(ctx, owner, member.UserID); err != nil {
+		t.Fatalf("remove member: %v", err)
 	}
 
 	// Every change arrives live, in order.
