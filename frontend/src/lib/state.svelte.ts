@@ -83,7 +83,12 @@ export class AppState {
 
   // ---- tasks ----
 
-  put(t: Task): void {
+  /** Moves in flight, by task: the newest move's number. Answers and events of older states wait for it. */
+  private moving = new Map<number, number>();
+  private moveCount = 0;
+
+  put(t: Task, fromMove = false): void {
+    if (this.moving.has(t.id) && !fromMove) return; // the move in flight brings the newest state
     const prev = this.tasks.get(t.id);
     if (!newer(prev, t)) return;
     const m = new Map(this.tasks);
@@ -108,12 +113,21 @@ export class AppState {
     const m = new Map(this.tasks);
     m.set(id, { ...t, status });
     this.tasks = m;
+    const mine = ++this.moveCount;
+    this.moving.set(id, mine);
     try {
-      this.put(await api.setStatus(id, status));
+      const answer = await api.setStatus(id, status);
+      if (this.moving.get(id) === mine) {
+        this.moving.delete(id);
+        this.put(answer, true);
+      }
     } catch (e) {
-      const back = new Map(this.tasks);
-      back.set(id, t);
-      this.tasks = back;
+      if (this.moving.get(id) === mine) {
+        this.moving.delete(id);
+        const back = new Map(this.tasks);
+        back.set(id, t);
+        this.tasks = back;
+      }
       throw e;
     }
   }
