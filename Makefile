@@ -9,7 +9,7 @@ ADDR    ?= 127.0.0.1:8080
 .PHONY: help ui build run test test-ui test-desktop wsclient race bench fuzz desktop vet fmt clean
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
 
 ui: ## the web UI (frontend/dist, embedded in the binary): npm ci && npm run build
 	cd frontend && npm ci --no-audit --no-fund && npm run build

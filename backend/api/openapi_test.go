@@ -394,7 +394,7 @@ type oaCase struct {
 	// (Done), {unassigned} (Backlog, no agent).
 	path string
 	body string
-	// auth: rw ro wo msg mr mw all data other otherMsg (Bearer tokens), "query:" and a
+	// auth: rw ro wo msg mr mw all data admin desktop other otherMsg (Bearer tokens), "query:" and a
 	// token name (sent as ?access_token=), agent, agent-bad-digest, agent-unknown,
 	// agent-other (agent headers), none, or "raw:" and an Authorization value.
 	auth   string
@@ -480,6 +480,11 @@ func newOAHarness(t *testing.T, router routers.Router, covered map[string]bool) 
 	token("admin", h.project, model.TokenPlatform, auth.TaskRead, auth.Admin)
 	token("other", h.otherProject, model.TokenPlatform, auth.TaskRead, auth.TaskWrite)
 	token("otherMsg", h.otherProject, model.TokenPlatform, auth.MessagingRead, auth.MessagingWrite)
+	sess, err := env.Service.StartDesktopSession(context.Background(), auth.Owner(""))
+	if err != nil {
+		t.Fatalf("desktop session: %v", err)
+	}
+	h.tokens["desktop"], h.scopes[sess.Token] = sess.Token, auth.PlatformScopes // the desktop window: the local owner
 	h.agent = env.Agent(t, h.project, oaAgentName)
 	h.otherAgent = env.Agent(t, h.otherProject, "oa-elsewhere")
 	h.agentHeaders[h.project] = env.AgentHeaders(t, h.project, oaAgentName)
@@ -1636,7 +1641,7 @@ func oaBrokenScenarios() []oaCase {
 		internal("list", "GET", "/api/tasks", "ro", ""),
 		internal("create", "POST", "/api/tasks", "wo", `{"summary":"s"}`),
 		internal("delete done", "DELETE", "/api/tasks/done", "wo", ""),
-		internal("backup", "GET", "/api/backup", "admin", ""),
+		internal("backup", "GET", "/api/backup", "desktop", ""),
 		internal("about", "GET", "/api/about", "ro", ""),
 		internal("get", "GET", "/api/tasks/1", "ro", ""),
 		internal("delete", "DELETE", "/api/tasks/1", "wo", ""),
@@ -1874,7 +1879,8 @@ func oaServiceScenarios() []oaCase {
 		}
 	}
 	return []oaCase{
-		{name: "backup", method: "GET", path: "/api/backup", auth: "admin", status: 200, check: sqliteFile},
+		{name: "backup", method: "GET", path: "/api/backup", auth: "desktop", status: 200, check: sqliteFile},
+		{name: "backup by one project's admin", method: "GET", path: "/api/backup", auth: "admin", status: 403, code: "forbidden"},
 		{name: "backup without admin", method: "GET", path: "/api/backup", auth: "all", req: oaInvalid, status: 403, code: "forbidden"},
 		{name: "backup no credentials", method: "GET", path: "/api/backup", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
 		{name: "about", method: "GET", path: "/api/about", auth: "ro", status: 200, check: aboutFields(false)},

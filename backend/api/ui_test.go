@@ -140,6 +140,21 @@ func TestBackupDownload(t *testing.T) {
 		}
 	}
 
+	// Once the database holds another project, the export would carry that project's
+	// data too: a project's admin token is refused, the desktop window's session is not.
+	other := env.NewProject(t, "other team")
+	env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: env.Token(t, other.ID, auth.TaskWrite), Body: map[string]any{"summary": "theirs"}})
+	if r := env.Do(t, testenv.Request{Method: "GET", Path: "/api/backup", Token: admin}); r.Status != 403 || !strings.Contains(string(r.Body), "other projects") {
+		t.Fatalf("backup by one project's admin while another project exists: %d %s", r.Status, r.Body)
+	}
+	sess, err := env.Service.StartDesktopSession(context.Background(), auth.Owner(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := env.Do(t, testenv.Request{Method: "GET", Path: "/api/backup", Token: sess.Token}); r.Status != 200 || !strings.HasPrefix(string(r.Body), "SQLite format 3\x00") {
+		t.Fatalf("backup by the desktop window's session: %d %.200s", r.Status, r.Body)
+	}
+
 	// Restore: the file as the database of a new data directory; count its tasks.
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "agentdesk.db"), r.Body, 0o600); err != nil {

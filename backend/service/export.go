@@ -25,11 +25,23 @@ func (e *Export) Remove() {
 }
 
 // ExportDatabase makes a consistent copy of the live database (VACUUM INTO, the same
-// path as `agentdesk backup`) while the service keeps serving. It needs the admin scope
-// (the local owner holds it). The copy holds every project of the database.
+// path as `agentdesk backup`) while the service keeps serving. The copy holds every
+// project of the database, so one project's admin may not take it while other projects
+// live there: it needs the local owner (the CLI, the desktop window's session), or the
+// admin scope on a database that holds no project but the caller's.
 func (s *Service) ExportDatabase(ctx context.Context, p *auth.Principal) (*Export, error) {
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
+	}
+	if !isLocalOwner(p) {
+		projects, err := s.store.Read().Projects(ctx)
+		if err != nil {
+			return nil, internal("list projects", err)
+		}
+		if len(projects) != 1 || projects[0].ID != p.ProjectID {
+			return nil, errs.Forbid("this database holds other projects too, so only its owner may export it: " +
+				"use the desktop window's Export, or `agentdesk backup --out FILE` on the server")
+		}
 	}
 	dir := filepath.Dir(s.store.Path())
 	tmp, err := os.CreateTemp(dir, ".export-*.db")
@@ -84,4 +96,10 @@ func (s *Service) About(ctx context.Context, p *auth.Principal) (*About, error) 
 		a.Database, a.DataDir = db, filepath.Dir(db)
 	}
 	return a, nil
+}
+
+// isLocalOwner reports whether the caller is the machine's own user: the CLI, or the
+// desktop window, whose session token has a name no one else may give a token.
+func isLocalOwner(p *auth.Principal) bool {
+	return p != nil && (p.Kind == auth.KindOwner || p.Kind == auth.KindToken && p.Name == DesktopSessionTokenName)
 }
