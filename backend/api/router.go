@@ -76,6 +76,9 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 	project.GET("/conversations/:conversationId/documents", conv.listDocuments)
 	project.GET("/conversations/:conversationId/documents/:docId", conv.downloadDocument)
 
+	// Knowledge bases, for data tokens only (vector.go).
+	vectorRoutes(r, svc)
+
 	// Same Bearer tokens as REST; subscriptions over WebSocket with the stream's origin check.
 	r.Match([]string{http.MethodGet, http.MethodPost}, "/graphql", graphql.Handler(svc, bearerToken, graphql.WithEvents(hub, events.Upgrader(allowedOrigins))))
 

@@ -179,19 +179,27 @@ func (s *Service) AgentEnv(ctx context.Context, p *auth.Principal, agentName, ba
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.AgentByName(ctx, p.ProjectID, agentName); errors.Is(err, store.ErrNotFound) {
+	agent, err := r.AgentByName(ctx, p.ProjectID, agentName)
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, errs.Missing("no agent named %q in project %s; create it first with: agentdesk agent create --project %s --name %s", agentName, pr.ID, pr.ID, agentName)
 	} else if err != nil {
 		return nil, internal("load agent", err)
 	}
-	return []EnvVar{
+	env := []EnvVar{
 		{"SERVICE_NAMESPACE", pr.Namespace},
 		{"SERVICE_PROJECT_ID", pr.ID},
 		{"SERVICE_TOKEN_SECRET", pr.TokenSecret},
 		{"AGENT_NAME", agentName},
 		{"SERVICE_API_TOKEN", auth.AgentDigest(pr.ID, pr.TokenSecret)},
 		{"AGENTDESK_URL", baseURL},
-	}, nil
+	}
+	// The agent's knowledge bases (vector.go), when spaces are linked to it.
+	if spaces, err := s.agentVectorSpaces(ctx, r, agent.ID); err != nil {
+		return nil, err
+	} else if spaces != "" {
+		env = append(env, EnvVar{"AGENTDESK_VECTOR_SPACES", spaces})
+	}
+	return env, nil
 }
 
 // Backup writes a consistent copy of the whole database to path (which must not exist)

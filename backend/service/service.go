@@ -25,11 +25,15 @@ type Service struct {
 
 	stop chan struct{}
 	done sync.WaitGroup
+
+	vector *vectorState // knowledge bases: the embedder, cached vectors (vector.go)
 }
 
 // Options tune a Service; the zero value is what agentdesk runs with.
 type Options struct {
 	Now func() time.Time // the clock; tests inject one
+	// Embedder embeds knowledge-base text; nil is the built-in feature-hashing embedder.
+	Embedder Embedder
 }
 
 // IdempotencyKeyTTL is how long an Idempotency-Key is remembered (the contract says at
@@ -39,7 +43,7 @@ const IdempotencyKeyTTL = 24 * time.Hour
 // New returns the service and starts its housekeeping (recording token use, forgetting
 // old idempotency keys). Close stops it.
 func New(st *store.Store, opts Options) *Service {
-	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{}, stop: make(chan struct{})}
+	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{}, stop: make(chan struct{}), vector: newVectorState(opts.Embedder)}
 	if s.now == nil {
 		s.now = time.Now
 	}

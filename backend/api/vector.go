@@ -1,0 +1,198 @@
+package api
+
+import (
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/service"
+)
+
+// vectorHandler serves the knowledge bases under /api/vector, for data tokens only.
+type vectorHandler struct{ svc *service.Service }
+
+// vectorRoutes adds the /api/vector endpoints to r.
+func vectorRoutes(r *gin.Engine, svc *service.Service) {
+	h := vectorHandler{svc}
+	g := r.Group("/api/vector", requireDataToken(svc))
+	g.POST("/spaces", h.createSpace)
+	g.GET("/spaces", h.listSpaces)
+	g.GET("/spaces/:spaceId", h.getSpace)
+	g.DELETE("/spaces/:spaceId", h.deleteSpace)
+	g.POST("/spaces/:spaceId/documents", h.addDocument)
+	g.GET("/spaces/:spaceId/documents", h.listDocuments)
+	g.DELETE("/spaces/:spaceId/documents/:docId", h.deleteDocument)
+	g.POST("/spaces/:spaceId/search", h.search)
+}
+
+// requireDataToken authenticates the request by its data token; the service refuses
+// platform tokens here with 403.
+func requireDataToken(svc *service.Service) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		token, err := bearerToken(c)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		p, err := svc.AuthenticateDataToken(c.Request.Context(), token)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		c.Set(principalKey, p)
+		c.Next()
+	}
+}
+
+func spaceID(c *gin.Context) (int64, error) { return pathID(c, "spaceId", "space id") }
+
+// createSpace serves POST /api/vector/spaces.
+func (h vectorHandler) createSpace(c *gin.Context) {
+	var in service.CreateVectorSpaceInput
+	if err := bindJSON(c, &in, false); err != nil {
+		fail(c, err)
+		return
+	}
+	sp, err := h.svc.CreateVectorSpace(c.Request.Context(), principal(c), in)
+	writeObject(c, http.StatusCreated, sp, err)
+}
+
+// listSpaces serves GET /api/vector/spaces.
+func (h vectorHandler) listSpaces(c *gin.Context) {
+	sps, err := h.svc.VectorSpaces(c.Request.Context(), principal(c))
+	writeObject(c, http.StatusOK, sps, err)
+}
+
+// getSpace serves GET /api/vector/spaces/{spaceId}.
+func (h vectorHandler) getSpace(c *gin.Context) {
+	id, err := spaceID(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	sp, err := h.svc.VectorSpace(c.Request.Context(), principal(c), id)
+	writeObject(c, http.StatusOK, sp, err)
+}
+
+// deleteSpace serves DELETE /api/vector/spaces/{spaceId}.
+func (h vectorHandler) deleteSpace(c *gin.Context) {
+	id, err := spaceID(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if err := h.svc.DeleteVectorSpace(c.Request.Context(), principal(c), id); err != nil {
+		fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// addDocument serves POST /api/vector/spaces/{spaceId}/documents: a JSON body
+// ({"name", "text"} or {"name", "chunks"}) or a multipart/form-data body whose part
+// "file" is the document (txt, md, html, pdf). Either may be up to 25 MiB.
+func (h vectorHandler) addDocument(c *gin.Context) {
+	id, err := spaceID(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if c.Request.ContentLength > maxUploadBody {
+		fail(c, errs.TooLarge("the upload is %d bytes; a document may have at most %d bytes (25 MiB)", c.Request.ContentLength, service.MaxDocumentSize))
+		return
+	}
+	var in service.AddVectorDocumentInput
+	mt, params, _ := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	if mt == "multipart/form-data" {
+		if params["boundary"] == "" {
+			fail(c, errs.Invalid("a multipart upload needs a boundary in its Content-Type"))
+			return
+		}
+		mr := multipart.NewReader(http.MaxBytesReader(c.Writer, c.Request.Body, maxUploadBody), params["boundary"])
+		var part *multipart.Part
+		for {
+			part, err = mr.NextPart()
+			if err != nil {
+				if err == io.EOF {
+					fail(c, errs.Invalid("the upload has no part named file; send the document as the multipart field file"))
+				} else {
+					fail(c, uploadError(err))
+				}
+				return
+			}
+			if part.FormName() == "file" {
+				break
+			}
+			part.Close()
+		}
+		defer part.Close()
+		name := part.FileName()
+		in.Name, in.File, in.FileType = &name, uploadReader{part}, part.Header.Get("Content-Type")
+	} else {
+		body, err := readBody(c, maxUploadBody)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		if err := decodeJSON(body, &in, false); err != nil {
+			fail(c, err)
+			return
+		}
+	}
+	doc, err := h.svc.AddVectorDocument(c.Request.Context(), principal(c), id, in)
+	writeObject(c, http.StatusCreated, doc, err)
+}
+
+// listDocuments serves GET /api/vector/spaces/{spaceId}/documents.
+func (h vectorHandler) listDocuments(c *gin.Context) {
+	id, err := spaceID(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	docs, err := h.svc.VectorDocuments(c.Request.Context(), principal(c), id)
+	writeObject(c, http.StatusOK, docs, err)
+}
+
+// deleteDocument serves DELETE /api/vector/spaces/{spaceId}/documents/{docId}.
+func (h vectorHandler) deleteDocument(c *gin.Context) {
+	id, err := spaceID(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	docID, err := pathID(c, "docId", "document id")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if err := h.svc.DeleteVectorDocument(c.Request.Context(), principal(c), id, docID); err != nil {
+		fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+// search serves POST /api/vector/spaces/{spaceId}/search.
+func (h vectorHandler) search(c *gin.Context) {
+	id, err := spaceID(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	var in service.VectorSearchInput
+	if err := bindJSON(c, &in, false); err != nil {
+		fail(c, err)
+		return
+	}
+	results, err := h.svc.SearchVectors(c.Request.Context(), principal(c), id, in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"results": results})
+}

@@ -1,0 +1,319 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/agentdesk/agentdesk/backend/model"
+)
+
+// Vector knowledge bases: spaces, documents, chunks (text, vector and an FTS5 index
+// over the text), and links between spaces and agents. FTS5 and its query syntax stay in
+// this file.
+
+// InsertVectorSpace stores a new space and sets its id; a taken name is ErrDuplicate.
+func (t *Tx) InsertVectorSpace(ctx context.Context, sp *model.VectorSpace) error {
+	var exists int
+	err := t.queryRow(ctx, `SELECT 1 FROM vector_spaces WHERE project_id = ? AND name = ?`, sp.ProjectID, sp.Name).Scan(&exists)
+	if err == nil {
+		return ErrDuplicate
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	res, err := t.exec(ctx, `INSERT INTO vector_spaces (project_id, name, description, embedder, dimensions, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		sp.ProjectID, sp.Name, sp.Description, sp.Embedder, sp.Dimensions, fmtTime(sp.CreatedAt))
+	if err != nil {
+		return err
+	}
+	sp.ID, err = res.LastInsertId()
+	return err
+}
+
+const vectorSpaceColumns = `id, project_id, name, description, embedder, dimensions, document_count, chunk_count, created_at,
+	COALESCE((SELECT json_group_array(agent_id) FROM (SELECT agent_id FROM vector_space_agents a WHERE a.space_id = vector_spaces.id ORDER BY agent_id)), '[]')`
+
+func scanVectorSpace(row interface{ Scan(...any) error }) (*model.VectorSpace, error) {
+	var sp model.VectorSpace
+	var created, agents string
+	err := row.Scan(&sp.ID, &sp.ProjectID, &sp.Name, &sp.Description, &sp.Embedder, &sp.Dimensions, &sp.Documents, &sp.Chunks, &created, &agents)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	sp.CreatedAt = parseTime(created)
+	sp.AgentIDs = []int64{}
+	if err := json.Unmarshal([]byte(agents), &sp.AgentIDs); err != nil {
+		return nil, err
+	}
+	return &sp, nil
+}
+
+// VectorSpaces lists a project's spaces, oldest first.
+func (r Reader) VectorSpaces(ctx context.Context, projectID string) ([]model.VectorSpace, error) {
+	rows, err := r.query(ctx, `SELECT `+vectorSpaceColumns+` FROM vector_spaces WHERE project_id = ? ORDER BY id`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []model.VectorSpace{}
+	for rows.Next() {
+		sp, err := scanVectorSpace(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *sp)
+	}
+	return out, rows.Err()
+}
+
+// VectorSpace loads a space of the project (ErrNotFound for another project's).
+func (r Reader) VectorSpace(ctx context.Context, projectID string, id int64) (*model.VectorSpace, error) {
+	return scanVectorSpace(r.queryRow(ctx, `SELECT `+vectorSpaceColumns+` FROM vector_spaces WHERE id = ? AND project_id = ?`, id, projectID))
+}
+
+// DeleteVectorSpace deletes a space with its documents, chunks and agent links.
+func (t *Tx) DeleteVectorSpace(ctx context.Context, projectID string, id int64) error {
+	// The chunks go first, in one statement, so that the FTS trigger runs per chunk
+	// without the cascade's per-document bookkeeping.
+	if _, err := t.exec(ctx, `DELETE FROM vector_chunks WHERE space_id = (SELECT id FROM vector_spaces WHERE id = ? AND project_id = ?)`, id, projectID); err != nil {
+		return err
+	}
+	res, err := t.exec(ctx, `DELETE FROM vector_spaces WHERE id = ? AND project_id = ?`, id, projectID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// SetVectorSpaceEmbedder records where a space's vectors come from, on its first document.
+func (t *Tx) SetVectorSpaceEmbedder(ctx context.Context, id int64, embedder string, dims int) error {
+	_, err := t.exec(ctx, `UPDATE vector_spaces SET embedder = ?, dimensions = ? WHERE id = ?`, embedder, dims, id)
+	return err
+}
+
+// VectorChunkInput is a chunk to store: its text and its encoded vector.
+type VectorChunkInput struct {
+	Text   string
+	Vector []byte
+}
+
+// InsertVectorDocument stores a document with its chunks (indexed for keyword search
+// by a trigger), sets its id and updates the space's counts.
+func (t *Tx) InsertVectorDocument(ctx context.Context, d *model.VectorDocument, chunks []VectorChunkInput) error {
+	res, err := t.exec(ctx, `INSERT INTO vector_documents (space_id, name, mime_type, size, chunks, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		d.SpaceID, d.Name, d.MimeType, d.Size, len(chunks), fmtTime(d.CreatedAt))
+	if err != nil {
+		return err
+	}
+	if d.ID, err = res.LastInsertId(); err != nil {
+		return err
+	}
+	d.Chunks = len(chunks)
+	for i, c := range chunks {
+		if _, err := t.exec(ctx, `INSERT INTO vector_chunks (space_id, document_id, seq, text, vector) VALUES (?, ?, ?, ?, ?)`,
+			d.SpaceID, d.ID, i, c.Text, c.Vector); err != nil {
+			return err
+		}
+	}
+	_, err = t.exec(ctx, `UPDATE vector_spaces SET document_count = document_count + 1, chunk_count = chunk_count + ? WHERE id = ?`, len(chunks), d.SpaceID)
+	return err
+}
+
+const vectorDocumentColumns = `id, space_id, name, mime_type, size, chunks, created_at`
+
+func scanVectorDocument(row interface{ Scan(...any) error }) (*model.VectorDocument, error) {
+	var d model.VectorDocument
+	var created string
+	err := row.Scan(&d.ID, &d.SpaceID, &d.Name, &d.MimeType, &d.Size, &d.Chunks, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.CreatedAt = parseTime(created)
+	return &d, nil
+}
+
+// VectorDocuments lists a space's documents, oldest first.
+func (r Reader) VectorDocuments(ctx context.Context, spaceID int64) ([]model.VectorDocument, error) {
+	rows, err := r.query(ctx, `SELECT `+vectorDocumentColumns+` FROM vector_documents WHERE space_id = ? ORDER BY id`, spaceID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []model.VectorDocument{}
+	for rows.Next() {
+		d, err := scanVectorDocument(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *d)
+	}
+	return out, rows.Err()
+}
+
+// DeleteVectorDocument deletes a document of the space with its chunks.
+func (t *Tx) DeleteVectorDocument(ctx context.Context, spaceID, id int64) error {
+	var chunks int64
+	err := t.queryRow(ctx, `SELECT chunks FROM vector_documents WHERE id = ? AND space_id = ?`, id, spaceID).Scan(&chunks)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := t.exec(ctx, `DELETE FROM vector_chunks WHERE document_id = ?`, id); err != nil {
+		return err
+	}
+	if _, err := t.exec(ctx, `DELETE FROM vector_documents WHERE id = ?`, id); err != nil {
+		return err
+	}
+	_, err = t.exec(ctx, `UPDATE vector_spaces SET document_count = document_count - 1, chunk_count = chunk_count - ? WHERE id = ?`, chunks, spaceID)
+	return err
+}
+
+// EachVectorChunk calls fn with every chunk of the space (id, document, encoded vector),
+// in id order, to build the in-memory index. The blob is only valid during the call.
+func (r Reader) EachVectorChunk(ctx context.Context, spaceID int64, fn func(id, docID int64, vector []byte) error) error {
+	rows, err := r.query(ctx, `SELECT id, document_id, vector FROM vector_chunks WHERE space_id = ? ORDER BY id`, spaceID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var id, doc int64
+	var raw sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&id, &doc, &raw); err != nil {
+			return err
+		}
+		if err := fn(id, doc, raw); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// VectorChunks loads chunks by id, with their document's name.
+func (r Reader) VectorChunks(ctx context.Context, spaceID int64, ids []int64) (map[int64]model.VectorChunk, error) {
+	out := make(map[int64]model.VectorChunk, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	list, _ := json.Marshal(ids)
+	rows, err := r.query(ctx, `SELECT c.id, c.document_id, d.name, c.seq, c.text FROM vector_chunks c JOIN vector_documents d ON d.id = c.document_id
+		WHERE c.space_id = ? AND c.id IN (SELECT value FROM json_each(?))`, spaceID, string(list))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c model.VectorChunk
+		if err := rows.Scan(&c.ID, &c.DocumentID, &c.DocumentName, &c.Seq, &c.Text); err != nil {
+			return nil, err
+		}
+		out[c.ID] = c
+	}
+	return out, rows.Err()
+}
+
+// maxKeywordTerms bounds the words of a keyword query.
+const maxKeywordTerms = 32
+
+// VectorKeywordSearch ranks the space's chunks against the words of query by BM25
+// (FTS5, Porter stemming), best first, at most limit chunk ids; documents, if not empty,
+// keeps only their chunks. Any word may match (OR); a query without words finds nothing.
+func (r Reader) VectorKeywordSearch(ctx context.Context, spaceID int64, query string, limit int, documents []int64) ([]int64, error) {
+	words := strings.FieldsFunc(strings.ToLower(query), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) })
+	seen := map[string]bool{}
+	var terms []string
+	for _, w := range words {
+		if !seen[w] && len(terms) < maxKeywordTerms {
+			seen[w] = true
+			terms = append(terms, `"`+strings.ReplaceAll(w, `"`, `""`)+`"`)
+		}
+	}
+	if len(terms) == 0 || limit <= 0 {
+		return nil, nil
+	}
+	match := `space : "s` + strconv.FormatInt(spaceID, 10) + `" AND text : (` + strings.Join(terms, " OR ") + `)`
+	q := `SELECT rowid FROM vector_chunks_fts WHERE vector_chunks_fts MATCH ? ORDER BY bm25(vector_chunks_fts, 1.0, 0.0) LIMIT ?`
+	args := []any{match, limit}
+	if len(documents) > 0 {
+		list, _ := json.Marshal(documents)
+		q = `SELECT f.rowid FROM vector_chunks_fts f JOIN vector_chunks c ON c.id = f.rowid
+			WHERE vector_chunks_fts MATCH ? AND c.document_id IN (SELECT value FROM json_each(?))
+			ORDER BY bm25(vector_chunks_fts, 1.0, 0.0) LIMIT ?`
+		args = []any{match, string(list), limit}
+	}
+	rows, err := r.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// LinkVectorSpaceAgent links a space to an agent of the same project; linking twice is
+// not an error. ErrNotFound when the agent is not in the space's project.
+func (t *Tx) LinkVectorSpaceAgent(ctx context.Context, spaceID, agentID int64, at time.Time) error {
+	res, err := t.exec(ctx, `INSERT INTO vector_space_agents (space_id, agent_id, created_at)
+		SELECT s.id, a.id, ? FROM vector_spaces s JOIN agents a ON a.project_id = s.project_id WHERE s.id = ? AND a.id = ?
+		ON CONFLICT DO NOTHING`, fmtTime(at), spaceID, agentID)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		var one int
+		err := t.queryRow(ctx, `SELECT 1 FROM vector_space_agents WHERE space_id = ? AND agent_id = ?`, spaceID, agentID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotFound
+		}
+		return err
+	}
+	return nil
+}
+
+// UnlinkVectorSpaceAgent removes a link; removing a link that is not there is not an error.
+func (t *Tx) UnlinkVectorSpaceAgent(ctx context.Context, spaceID, agentID int64) error {
+	_, err := t.exec(ctx, `DELETE FROM vector_space_agents WHERE space_id = ? AND agent_id = ?`, spaceID, agentID)
+	return err
+}
+
+// AgentVectorSpaces lists the ids of the spaces linked to an agent, in id order.
+func (r Reader) AgentVectorSpaces(ctx context.Context, agentID int64) ([]int64, error) {
+	rows, err := r.query(ctx, `SELECT space_id FROM vector_space_agents WHERE agent_id = ? ORDER BY space_id`, agentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
