@@ -50,6 +50,8 @@ func (b builder) moreQueries(f gql.Fields) gql.Fields {
 		Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
 			return svc.Members(p.Context, pr)
 		})}
+	// The vector domain: spaces, documents, search (vector.go).
+	f = b.vectorQueries(f)
 	return f
 }
 
@@ -111,5 +113,7 @@ func (b builder) moreMutations(f gql.Fields) gql.Fields {
 			}
 			return tokenView{Token: *tok, Value: &value}, nil
 		})}
+	// The vector domain: spaces, documents, agent links (vector.go).
+	f = b.vectorMutations(f)
 	return f
 }
