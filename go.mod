@@ -9,6 +9,7 @@ require (
 	github.com/graphql-go/graphql v0.8.1
 	github.com/ledongthuc/pdf v0.0.0-20260907135840-6c8c28e0e8a0
 	github.com/pressly/goose/v3 v3.29.0
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/wailsapp/wails/v2 v2.16.0
 	golang.org/x/net v0.61.0
 	modernc.org/sqlite v1.60.1

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentdesk/agentdesk/backend/audit"
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/service"
@@ -17,6 +18,13 @@ func principal(c *gin.Context) *auth.Principal {
 	p, _ := c.Get(principalKey)
 	pr, _ := p.(*auth.Principal)
 	return pr
+}
+
+// withActor puts the caller and the interface (REST, or the web UI when it says so with
+// X-Agentdesk-Client: web) in the request's context, for the activity trail.
+func withActor(c *gin.Context, p *auth.Principal) {
+	ctx := audit.WithPrincipal(c.Request.Context(), p)
+	c.Request = c.Request.WithContext(audit.WithVia(ctx, audit.ViaFor(audit.ViaREST, c.GetHeader(audit.ClientHeader))))
 }
 
 // bearerToken extracts the token of an "Authorization: Bearer" header.
@@ -46,6 +54,7 @@ func requireBearer(svc *service.Service) gin.HandlerFunc {
 			return
 		}
 		c.Set(principalKey, p)
+		withActor(c, p)
 		c.Next()
 	}
 }
@@ -78,6 +87,7 @@ func requireCaller(svc *service.Service) gin.HandlerFunc {
 			return
 		}
 		c.Set(principalKey, p)
+		withActor(c, p)
 		c.Next()
 	}
 }

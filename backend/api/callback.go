@@ -53,6 +53,7 @@ func (h tasksHandler) agentCallback(c *gin.Context) {
 		fail(c, err)
 		return
 	}
+	withActor(c, p)
 	task, err := h.svc.AgentCallback(c.Request.Context(), p, id, in, idempotencyKey(c))
 	writeTask(c, http.StatusOK, task, err)
 }

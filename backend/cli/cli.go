@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/agentrun"
+	"github.com/agentdesk/agentdesk/backend/audit"
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
@@ -31,6 +33,7 @@ const usage = `agentdesk: tasks and conversations for software agents and people
 Usage:
   agentdesk [--data DIR]                       open the desktop window
   agentdesk --serve [--addr HOST:PORT] [--data DIR] [--log-format text|json] [--synchronous full|normal]
+                   [--activity-retention 90d]
                                                run the server headless
   agentdesk project create --name N [--namespace NS]
   agentdesk project list                       one JSON object per project: id, name, namespace
@@ -41,6 +44,11 @@ Usage:
   agentdesk token create --project ID --name N --scopes a,b [--type platform|data] [--expires 90d]
   agentdesk backup --out FILE
   agentdesk version
+
+Knowledge bases embed text with a built-in offline embedder (feature hashing). To use a
+model instead, give --serve an OpenAI-compatible endpoint (Ollama, llama.cpp, OpenAI):
+  --embedder-url URL [--embedder-model NAME]   POST URL/v1/embeddings (model default nomic-embed-text;
+                                               env AGENTDESK_EMBEDDER_API_KEY is sent as its Bearer key)
 
 Every command takes --data DIR (env AGENTDESK_DATA; default %s).
 --addr defaults to env AGENTDESK_ADDR, else %s.
@@ -118,7 +126,10 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	serve := fs.Bool("serve", false, "run the server headless")
 	addr := fs.String("addr", defaultAddr(), "listen address")
 	logFormat := fs.String("log-format", "text", "text or json")
+	embedderURL := fs.String("embedder-url", "", "OpenAI-compatible embeddings endpoint for knowledge bases (default: the built-in embedder)")
+	embedderModel := fs.String("embedder-model", "", "the model asked of --embedder-url")
 	synchronous := fs.String("synchronous", "full", "full (writes survive power loss) or normal (survive a crash only)")
+	activityRetention := fs.String("activity-retention", "90d", "how long the activity trail is kept, e.g. 90d or 720h")
 	help := fs.Bool("help", false, "show usage")
 	fs.BoolVar(help, "h", false, "show usage")
 	if err := fs.Parse(args); err != nil {
@@ -147,7 +158,14 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	default:
 		return usagef("--synchronous must be full or normal")
 	}
-	cfg := server.Config{DataDir: dataDir, Addr: *addr, Synchronous: strings.ToUpper(*synchronous)}
+	retention, err := parseRetention(*activityRetention)
+	if err != nil {
+		return err
+	}
+	cfg := server.Config{DataDir: dataDir, Addr: *addr, Synchronous: strings.ToUpper(*synchronous), ActivityRetention: retention}
+	if err := setEmbedder(&cfg, *embedderURL, *embedderModel); err != nil {
+		return err
+	}
 	if !*serve {
 		if code := desktop(cfg); code != 0 {
 			return exitStatus(code)
@@ -194,7 +212,8 @@ func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
 
 // withService opens the data directory's database for one command.
 func withService(dataDir string, fn func(ctx context.Context, svc *service.Service) error) error {
-	ctx := context.Background()
+	// The activity trail records every change a command makes as the local owner's, via the CLI.
+	ctx := audit.WithVia(audit.WithPrincipal(context.Background(), auth.Owner("")), audit.ViaCLI)
 	st, err := store.Open(ctx, server.DBPath(dataDir), store.Options{})
 	if err != nil {
 		return fmt.Errorf("open database %s: %w", server.DBPath(dataDir), err)
@@ -386,6 +405,14 @@ func tokenCreate(args []string, dataDir string, stdout io.Writer) error {
 	})
 }
 
+// parseRetention reads --activity-retention: a whole number of days (90d) or a Go duration.
+func parseRetention(s string) (time.Duration, error) {
+	if _, err := parseLifetime(s); err != nil {
+		return 0, usagef("--activity-retention must be a positive duration such as 90d or 720h, not %q", s)
+	}
+	return parseLifetime(s)
+}
+
 // parseLifetime reads a Go duration, or a whole number of days such as 90d.
 func parseLifetime(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
@@ -416,4 +443,20 @@ func backup(args []string, dataDir string, stdout io.Writer) error {
 		_, err = fmt.Fprintln(stdout, path)
 		return err
 	})
+}
+
+// setEmbedder checks --embedder-url and --embedder-model and puts them in cfg.
+func setEmbedder(cfg *server.Config, rawURL, model string) error {
+	if rawURL == "" {
+		if model != "" {
+			return usagef("--embedder-model needs --embedder-url")
+		}
+		return nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("--embedder-url must be an http:// or https:// URL, such as http://127.0.0.1:11434")
+	}
+	cfg.EmbedderURL, cfg.EmbedderModel, cfg.EmbedderAPIKey = rawURL, model, os.Getenv("AGENTDESK_EMBEDDER_API_KEY")
+	return nil
 }

@@ -52,7 +52,7 @@ func (b builder) moreQueries(f gql.Fields) gql.Fields {
 		})}
 	// The vector domain: spaces, documents, search (vector.go).
 	f = b.vectorQueries(f)
-	return f
+	return b.platformQueries(f) // skills, jobs, billing, activity (activity.go)
 }
 
 func (b builder) moreMutations(f gql.Fields) gql.Fields {
@@ -115,5 +115,5 @@ func (b builder) moreMutations(f gql.Fields) gql.Fields {
 		})}
 	// The vector domain: spaces, documents, agent links (vector.go).
 	f = b.vectorMutations(f)
-	return f
+	return b.platformMutations(f) // skills, jobs, billing (activity.go)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/graphql-go/graphql/language/parser"
 	"github.com/graphql-go/graphql/language/source"
 
+	"github.com/agentdesk/agentdesk/backend/audit"
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/events"
 	"github.com/agentdesk/agentdesk/backend/service"
@@ -97,6 +98,7 @@ func Handler(svc *service.Service, token TokenFunc, opts ...Option) gin.HandlerF
 			pr, aerr := svc.AuthenticateToken(c.Request.Context(), value)
 			if aerr == nil {
 				ctx, _ := withAgentLoader(WithPrincipal(c.Request.Context(), pr), svc, pr)
+				ctx = platformContext(ctx, c.GetHeader(audit.ClientHeader), svc, pr, true) // activity.go
 				serve(c, &schema, ctx)
 				return
 			}

@@ -184,11 +184,12 @@ func (b builder) mutation() *gql.Object {
 				"agentId":        {Type: gql.Int},
 				"taskType":       {Type: gql.String},
 				"conversationId": {Type: gql.ID, Description: "Links the task to this conversation (id or uuid)."},
+				"requiredSkills": {Type: gql.NewList(nnString), Description: "Names of skills of the project the assignee must have."},
 			},
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
 				in := service.CreateTaskInput{Summary: argString(p.Args, "summary"), Details: argString(p.Args, "details"),
 					AgentID: optInt64(p.Args, "agentId"), TaskType: argString(p.Args, "taskType"),
-					ConversationID: model.Ref(argString(p.Args, "conversationId"))}
+					ConversationID: model.Ref(argString(p.Args, "conversationId")), RequiredSkills: stringList(p.Args, "requiredSkills")}
 				steps, _ := p.Args["steps"].([]any)
 				for _, s := range steps {
 					m, _ := s.(map[string]any)

@@ -371,6 +371,7 @@ func (w *wsConn) start(id string, req Request) {
 		}
 	}
 	ctx, loader := withAgentLoader(WithPrincipal(ctx, pr), w.svc, pr)
+	ctx = platformContext(ctx, "", w.svc, pr, !isSub) // activity.go
 	params := gql.ExecuteParams{Schema: *w.schema, AST: doc, OperationName: req.OperationName, Args: req.Variables, Context: ctx}
 	if !isSub {
 		go func() {

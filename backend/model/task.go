@@ -73,6 +73,7 @@ type Task struct {
 	Status         string        `json:"status"`
 	Source         string        `json:"source"`
 	TaskType       string        `json:"taskType"`
+	RequiredSkills []string      `json:"required_skills"` // names of the skills an assignee must have
 	CurrentStepNum int           `json:"current_step_num"`
 	IsActive       bool          `json:"is_active"`
 	IsWaiting      bool          `json:"is_waiting"`
@@ -80,6 +81,9 @@ type Task struct {
 	WaitingVersion int64         `json:"waiting_version"`
 	CreatedAt      time.Time     `json:"created_at"`
 	UpdatedAt      time.Time     `json:"updated_at"`
+	// BlockedReason is set only in the answer that created the task, when a rule kept
+	// it out of Todo (the project's monthly budget is spent): it stays in Backlog.
+	BlockedReason string `json:"blocked_reason,omitempty"`
 }
 
 // Step is one ordered subtask of a task.
@@ -111,6 +115,9 @@ func (t *Task) Derive() {
 	}
 	if t.Steps == nil {
 		t.Steps = []Step{}
+	}
+	if t.RequiredSkills == nil {
+		t.RequiredSkills = []string{}
 	}
 	t.CurrentStepNum = len(t.Steps)
 	for i, s := range t.Steps {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"time"
+
+	"github.com/agentdesk/agentdesk/backend/jobs"
 )
 
 // Config is how a server runs.
@@ -15,11 +17,21 @@ type Config struct {
 	// write survive power loss; NORMAL survives a crash or kill -9 of agentdesk only,
 	// and saves an fsync per commit.
 	Synchronous string
+	// EmbedderURL, if set, is an OpenAI-compatible embeddings endpoint (POST
+	// {EmbedderURL}/v1/embeddings, e.g. a local Ollama) that embeds knowledge-base text
+	// with EmbedderModel, sending EmbedderAPIKey as a Bearer token when set. Unset, the
+	// built-in feature-hashing embedder runs offline (see backend/vector).
+	EmbedderURL, EmbedderModel, EmbedderAPIKey string
 	// EventRetention is how long the event log is kept for ?since= replay (default 7 days).
 	EventRetention time.Duration
 	// AllowedOrigins are browser origins, besides the server's own, that may open the
 	// event stream (for example a reverse proxy's public address).
 	AllowedOrigins []string
+	// ActivityRetention is how long the activity trail is kept (default 90 days).
+	ActivityRetention time.Duration
+	// Clock drives the job scheduler and the service's timestamps (default the system
+	// clock); tests inject a jobs.ManualClock.
+	Clock jobs.Clock
 }
 
 // DefaultAddr is where the server listens unless told otherwise: loopback only, so that

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/api"
 	"github.com/agentdesk/agentdesk/backend/events"
+	"github.com/agentdesk/agentdesk/backend/jobs"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
 )
@@ -26,6 +27,7 @@ type Server struct {
 	http    *http.Server
 	ln      net.Listener
 	served  chan error
+	jobs    *jobs.Runner // the scheduler and activity pruning
 }
 
 // Start opens the database (migrating it), makes sure the default project exists, and
@@ -37,7 +39,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("open database %s: %w", DBPath(cfg.DataDir), err)
 	}
 	hub.Attach(st)
-	svc := service.New(st, service.Options{})
+	var now func() time.Time
+	if cfg.Clock != nil {
+		now = cfg.Clock.Now
+	}
+	svc := service.New(st, service.Options{Now: now, Embedder: cfg.Embedder()})
 	if err := svc.EnsureDefaultProject(ctx); err != nil {
 		svc.Close()
 		st.Close()
@@ -67,6 +73,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 		},
 	}
+	s.jobs = jobs.Start(svc, jobs.Options{Clock: cfg.Clock, ActivityRetention: cfg.ActivityRetention})
 	go func() { s.served <- s.http.Serve(ln) }()
 	return s, nil
 }
@@ -91,6 +98,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if serveErr := <-s.served; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}
+	s.jobs.Stop() // before the service: a run in progress finishes its transaction
 	s.Service.Close()
 	return errors.Join(err, s.store.Close())
 }

@@ -24,6 +24,8 @@ type CallbackInput struct {
 	WaitingDetails      *string      `json:"waiting_details,omitempty"`
 	WaitingDetailsCamel *string      `json:"waitingDetails,omitempty"`
 	Message             string       `json:"message,omitempty"`
+	// Usage is what the agent used for this report (usage.go): metered per project.
+	Usage *UsageInput `json:"usage,omitempty"`
 }
 
 // AgentCallback applies an agent's report to a task assigned to it, atomically: step
@@ -50,6 +52,11 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 	}
 	if err := checkText("message", in.Message, false, MaxResponseLen); err != nil {
 		return nil, err
+	}
+	if in.Usage != nil {
+		if err := in.Usage.validate(); err != nil {
+			return nil, err
+		}
 	}
 	stepStatuses := make([]string, len(in.Steps))
 	for i, st := range in.Steps {
@@ -89,6 +96,9 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 			}
 			if in.Status != "" {
 				setStatus(t, in.Status, in.WaitingDetails)
+			}
+			if err := s.recordUsage(ctx, tx, p, id, in.Usage, now); err != nil { // usage.go
+				return nil, err
 			}
 			var entry *model.TaskMessage
 			if in.Message != "" {

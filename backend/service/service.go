@@ -27,6 +27,7 @@ type Service struct {
 	done sync.WaitGroup
 
 	vector *vectorState // knowledge bases: the embedder, cached vectors (vector.go)
+	jobs   jobsState    // the job scheduler's wake-up signal (jobs.go)
 }
 
 // Options tune a Service; the zero value is what agentdesk runs with.

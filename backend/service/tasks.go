@@ -44,6 +44,10 @@ type CreateTaskInput struct {
 	TaskType string      `json:"taskType"`
 	// ConversationID links the task to a conversation of the project (id or uuid).
 	ConversationID model.Ref `json:"conversation_id,omitempty"`
+	// RequiredSkills names skills of the project an assignee must have (skills.go).
+	RequiredSkills []string `json:"required_skills,omitempty"`
+
+	source string // set by the job scheduler (jobs.go): the task's source
 }
 
 func (in *CreateTaskInput) validate() error {
@@ -131,8 +135,15 @@ func (s *Service) insertTask(ctx context.Context, tx *store.Tx, p *auth.Principa
 		}
 		task.ConversationID = &id
 	}
+	skillIDs, err := s.newTaskRules(ctx, tx, task, in, now) // skills.go
+	if err != nil {
+		return nil, err
+	}
 	if err := tx.InsertTask(ctx, task); err != nil {
 		return nil, internal("create task", err)
+	}
+	if err := tx.SetTaskSkills(ctx, task.ID, skillIDs); err != nil {
+		return nil, internal("store required skills", err)
 	}
 	task.Conversation = []model.TaskMessage{}
 	task.Derive()
@@ -297,6 +308,9 @@ func (s *Service) AssignTask(ctx context.Context, p *auth.Principal, id int64, a
 		}
 		agent, err := s.projectAgent(ctx, tx.Reader, p.ProjectID, *agentID)
 		if err != nil {
+			return err
+		}
+		if err := checkAgentSkills(ctx, tx.Reader, agent, t.RequiredSkills); err != nil { // skills.go
 			return err
 		}
 		t.AgentID = &agent.ID

@@ -27,6 +27,9 @@ func (t *Tx) AppendEvent(ctx context.Context, projectID, typ string, data any, a
 		projectID, seq, typ, raw, fmtTime(at)); err != nil {
 		return err
 	}
+	if err := t.recordActivity(ctx, projectID, typ, raw, seq, at); err != nil { // activity.go
+		return err
+	}
 	t.events = append(t.events, model.Event{Seq: seq, Type: typ, ProjectID: projectID, At: at, Data: json.RawMessage(raw)})
 	return nil
 }

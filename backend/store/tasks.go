@@ -140,16 +140,19 @@ func (f TaskFilter) where() (string, []any) {
 }
 
 const taskColumns = `t.id, t.project_id, t.agent_id, COALESCE(a.name, ''), t.conversation_id, t.summary, t.details, t.status, t.source, t.task_type,
-	t.waiting_details, t.waiting_version, t.created_at, t.updated_at`
+	t.waiting_details, t.waiting_version, t.created_at, t.updated_at, ` + taskSkillsColumn
 
 func scanTask(row interface{ Scan(...any) error }) (*model.Task, error) {
 	var task model.Task
 	var agentID, conversationID sql.NullInt64
 	var waiting sql.NullString
-	var created, updated string
+	var created, updated, skills string
 	err := row.Scan(&task.ID, &task.ProjectID, &agentID, &task.AgentName, &conversationID, &task.Summary, &task.Details, &task.Status,
-		&task.Source, &task.TaskType, &waiting, &task.WaitingVersion, &created, &updated)
+		&task.Source, &task.TaskType, &waiting, &task.WaitingVersion, &created, &updated, &skills)
 	if err != nil {
+		return nil, err
+	}
+	if task.RequiredSkills, err = parseSkillNames(skills); err != nil { // skills.go
 		return nil, err
 	}
 	if agentID.Valid {

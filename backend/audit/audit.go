@@ -1,0 +1,73 @@
+// Package audit carries who is acting, and through which interface, in a request's
+// context, so that the store can write the activity trail beside every event row
+// without each service method passing it along.
+package audit
+
+import (
+	"context"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+)
+
+// The interfaces a change can come through.
+const (
+	ViaREST     = "rest"
+	ViaGraphQL  = "graphql"
+	ViaUI       = "ui" // the web UI (it sends ClientHeader: web), over REST or GraphQL
+	ViaCLI      = "cli"
+	ViaJob      = "job" // the job scheduler
+	ViaInternal = "internal"
+)
+
+// ClientHeader is the request header by which the web UI says it is the caller
+// (value ClientWeb); its changes are recorded as made through the UI.
+const (
+	ClientHeader = "X-Agentdesk-Client"
+	ClientWeb    = "web"
+)
+
+// Actor kinds beyond the principal kinds (token, owner, agent).
+const (
+	KindJob    = "job"
+	KindSystem = "system"
+)
+
+type viaKey struct{}
+type principalKey struct{}
+
+// WithVia records the interface a request came through.
+func WithVia(ctx context.Context, via string) context.Context {
+	return context.WithValue(ctx, viaKey{}, via)
+}
+
+// ViaFor is the interface of a REST or GraphQL request given its ClientHeader value.
+func ViaFor(base, clientHeader string) string {
+	if clientHeader == ClientWeb {
+		return ViaUI
+	}
+	return base
+}
+
+// WithPrincipal records the caller a request acts for.
+func WithPrincipal(ctx context.Context, p *auth.Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// Actor is who made a change and how.
+type Actor struct {
+	Kind string // token, owner, agent, job or system
+	Name string
+	Via  string
+}
+
+// From reads the actor of ctx; without one it is the system, through "internal".
+func From(ctx context.Context) Actor {
+	a := Actor{Kind: KindSystem, Name: "system", Via: ViaInternal}
+	if p, _ := ctx.Value(principalKey{}).(*auth.Principal); p != nil {
+		a.Kind, a.Name = string(p.Kind), p.Name
+	}
+	if v, _ := ctx.Value(viaKey{}).(string); v != "" {
+		a.Via = v
+	}
+	return a
+}

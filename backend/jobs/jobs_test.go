@@ -1,0 +1,280 @@
+package jobs_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/jobs"
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/server"
+	"github.com/agentdesk/agentdesk/backend/service"
+)
+
+// start runs a real server (real SQLite file in dir, listening on 127.0.0.1) on the
+// manual clock.
+func start(t *testing.T, dir string, clock *jobs.ManualClock) *server.Server {
+	t.Helper()
+	srv, err := server.Start(context.Background(), server.Config{DataDir: dir, Addr: "127.0.0.1:0", Clock: clock})
+	if err != nil {
+		t.Fatalf("start server: %v", err)
+	}
+	return srv
+}
+
+func stop(t *testing.T, srv *server.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+}
+
+func project(t *testing.T, svc *service.Service) string {
+	t.Helper()
+	ps, err := svc.Projects(context.Background(), auth.Owner(""))
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("projects: %v %v", ps, err)
+	}
+	return ps[0].ID
+}
+
+// tick moves the clock to each next minute in turn, each time once the scheduler is
+// waiting for exactly that minute, and finally waits until it waits for the minute
+// after: so every run of those minutes has been handled, on time.
+func tick(t *testing.T, clock *jobs.ManualClock, minutes int) {
+	t.Helper()
+	for range minutes {
+		next := clock.Now().Truncate(time.Minute).Add(time.Minute)
+		if !clock.WaitForTimer(next, 10*time.Second) {
+			t.Fatalf("the scheduler is not waiting for %s", next.Format(time.RFC3339))
+		}
+		clock.Set(next)
+	}
+	after := clock.Now().Truncate(time.Minute).Add(time.Minute)
+	if !clock.WaitForTimer(after, 10*time.Second) {
+		t.Fatalf("the scheduler is not waiting for %s after the last tick", after.Format(time.RFC3339))
+	}
+}
+
+func jobTasks(t *testing.T, svc *service.Service, pid string) []model.Task {
+	t.Helper()
+	tasks, _, err := svc.ListTasks(context.Background(), auth.Owner(pid), service.ListTasksInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []model.Task
+	for _, task := range tasks {
+		if task.Source == model.SourceJob {
+			out = append(out, task)
+		}
+	}
+	return out
+}
+
+func runs(t *testing.T, svc *service.Service, pid string, jobID int64) []model.JobRun {
+	t.Helper()
+	rs, err := svc.JobRuns(context.Background(), auth.Owner(pid), jobID, 0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestEveryMinuteForAnHour: a job due every minute makes exactly 60 tasks across a
+// simulated hour, each with source job, the job's agent and its activity as the job's.
+func TestEveryMinuteForAnHour(t *testing.T) {
+	clock := jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
+	srv := start(t, t.TempDir(), clock)
+	defer stop(t, srv)
+	svc := srv.Service
+	pid := project(t, svc)
+	owner := auth.Owner(pid)
+	agent, err := svc.CreateAgent(context.Background(), owner, "reporter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := svc.CreateJob(context.Background(), owner, service.JobInput{Name: ptr("heartbeat"), Cron: ptr("* * * * *"),
+		Timezone: ptr("Europe/Berlin"), Summary: ptr("Check the queue"), Steps: &[]string{"look", "report"}, AgentID: &agent.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Date(2026, 3, 2, 9, 1, 0, 0, time.UTC); job.NextRunAt == nil || !job.NextRunAt.Equal(want) {
+		t.Fatalf("next run %v, want %v", job.NextRunAt, want)
+	}
+
+	tick(t, clock, 60)
+
+	tasks := jobTasks(t, svc, pid)
+	if len(tasks) != 60 {
+		t.Fatalf("%d tasks after a simulated hour, want 60", len(tasks))
+	}
+	for _, task := range tasks {
+		if task.Summary != "Check the queue" || task.AgentID == nil || *task.AgentID != agent.ID || task.Status != model.StatusTodo || len(task.Steps) != 2 {
+			t.Fatalf("task %+v", task)
+		}
+	}
+	rs := runs(t, svc, pid, job.ID)
+	if len(rs) != 60 {
+		t.Fatalf("%d runs, want 60", len(rs))
+	}
+	for i, r := range rs { // newest first
+		want := time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC).Add(-time.Duration(i) * time.Minute)
+		if r.Outcome != model.RunCreated || r.Trigger != model.TriggerSchedule || r.TaskID == nil || !r.ScheduledFor.Equal(want) {
+			t.Fatalf("run %d: %+v, want created for %s", i, r, want)
+		}
+	}
+	j, err := svc.Job(context.Background(), owner, job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !j.LastRunAt.Equal(time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)) || !j.NextRunAt.Equal(time.Date(2026, 3, 2, 10, 1, 0, 0, time.UTC)) {
+		t.Fatalf("last %v next %v", j.LastRunAt, j.NextRunAt)
+	}
+	acts, err := svc.Activity(context.Background(), owner, service.ActivityInput{ObjectType: "task", Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(acts) != 60 || acts[0].Actor != "heartbeat" || acts[0].ActorKind != "job" || acts[0].Via != "job" || acts[0].Action != "task.created" {
+		t.Fatalf("activity: %d entries, first %+v", len(acts), acts[0])
+	}
+
+	// Paused: the next hour makes nothing; resumed: it carries on from the next minute,
+	// without catching up on the paused hour.
+	if _, err := svc.SetJobPaused(context.Background(), owner, job.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Hour)
+	if _, err := svc.SetJobPaused(context.Background(), owner, job.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	tick(t, clock, 3)
+	if n := len(jobTasks(t, svc, pid)); n != 63 {
+		t.Fatalf("%d tasks after pause, resume and 3 minutes, want 63", n)
+	}
+}
+
+// TestDowntimeCatchUp: the server stops for 30 minutes. With skip, starting again makes
+// no catch-up task and records the 30 missed runs as skipped; with run_once it makes
+// exactly one task. Then both carry on every minute.
+func TestDowntimeCatchUp(t *testing.T) {
+	for _, policy := range []string{model.CatchUpSkip, model.CatchUpRunOnce} {
+		t.Run(policy, func(t *testing.T) {
+			dir := t.TempDir()
+			clock := jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
+			srv := start(t, dir, clock)
+			svc := srv.Service
+			pid := project(t, svc)
+			owner := auth.Owner(pid)
+			job, err := svc.CreateJob(context.Background(), owner, service.JobInput{Name: ptr("sync"), Cron: ptr("* * * * *"),
+				Summary: ptr("Sync"), CatchUp: ptr(policy)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tick(t, clock, 5) // 09:01 to 09:05
+			if n := len(jobTasks(t, svc, pid)); n != 5 {
+				t.Fatalf("%d tasks before the downtime, want 5", n)
+			}
+			stop(t, srv)
+
+			clock.Set(time.Date(2026, 3, 2, 9, 35, 30, 0, time.UTC)) // 30 runs (09:06 to 09:35) missed
+			srv = start(t, dir, clock)
+			defer stop(t, srv)
+			svc = srv.Service
+			if !clock.WaitForTimer(time.Date(2026, 3, 2, 9, 36, 0, 0, time.UTC), 10*time.Second) {
+				t.Fatal("the scheduler did not catch up and wait for 09:36")
+			}
+			wantTasks, wantSkipped := 5, 30
+			if policy == model.CatchUpRunOnce {
+				wantTasks, wantSkipped = 6, 29
+			}
+			if n := len(jobTasks(t, svc, pid)); n != wantTasks {
+				t.Fatalf("%d tasks after the restart, want %d", n, wantTasks)
+			}
+			skipped, catchUps := 0, 0
+			for _, r := range runs(t, svc, pid, job.ID) {
+				switch {
+				case r.Outcome == model.RunSkipped:
+					skipped++
+					if r.Trigger != model.TriggerCatchUp || r.Reason == "" || r.TaskID != nil {
+						t.Errorf("skipped run %+v", r)
+					}
+				case r.Trigger == model.TriggerCatchUp:
+					catchUps++
+					if r.Outcome != model.RunCreated || r.TaskID == nil || !r.ScheduledFor.Equal(time.Date(2026, 3, 2, 9, 35, 0, 0, time.UTC)) {
+						t.Errorf("catch-up run %+v", r)
+					}
+				}
+			}
+			if skipped != wantSkipped || catchUps != wantTasks-5 {
+				t.Fatalf("%d skipped and %d catch-up runs, want %d and %d", skipped, catchUps, wantSkipped, wantTasks-5)
+			}
+			tick(t, clock, 2) // 09:36, 09:37 on time again
+			if n := len(jobTasks(t, svc, pid)); n != wantTasks+2 {
+				t.Fatalf("%d tasks two minutes later, want %d", n, wantTasks+2)
+			}
+		})
+	}
+}
+
+// TestSkillPickAndFailedRun: a job that picks its agent by skill gives the task to the
+// agent with that skill and the fewest open tasks; with no such agent the run is
+// recorded as failed, with the reason, and no task is made.
+func TestSkillPickAndFailedRun(t *testing.T) {
+	clock := jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
+	srv := start(t, t.TempDir(), clock)
+	defer stop(t, srv)
+	svc := srv.Service
+	pid := project(t, svc)
+	owner := auth.Owner(pid)
+	ctx := context.Background()
+	sk, err := svc.CreateSkill(ctx, owner, "triage", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := svc.CreateJob(ctx, owner, service.JobInput{Name: ptr("triage"), Cron: ptr("0 * * * *"), Summary: ptr("Triage"), Skill: ptr("triage")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := svc.RunJobNow(ctx, owner, job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Outcome != model.RunFailed || run.TaskID != nil || run.Reason == "" || run.Trigger != model.TriggerManual {
+		t.Fatalf("run without an agent: %+v", run)
+	}
+	t.Logf("failed run: %s", run.Reason)
+	a1, _ := svc.CreateAgent(ctx, owner, "a1")
+	a2, _ := svc.CreateAgent(ctx, owner, "a2")
+	for _, a := range []*model.Agent{a1, a2} {
+		if _, _, err := svc.SetAgentSkill(ctx, owner, a.ID, sk.ID, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// a1 is busier, so a2 gets the first task, then they alternate.
+	if _, err := svc.CreateTask(ctx, owner, service.CreateTaskInput{Summary: "busy", AgentID: &a1.ID}, ""); err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for range 3 {
+		run, err := svc.RunJobNow(ctx, owner, job.ID)
+		if err != nil || run.Outcome != model.RunCreated {
+			t.Fatalf("run: %+v %v", run, err)
+		}
+		task, err := svc.GetTask(ctx, owner, *run.TaskID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task.Source != model.SourceJob || len(task.RequiredSkills) != 1 || task.RequiredSkills[0] != "triage" {
+			t.Fatalf("task %+v", task)
+		}
+		got = append(got, *task.AgentID)
+	}
+	if want := []int64{a2.ID, a1.ID, a2.ID}; got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
+		t.Fatalf("agents picked %v, want %v", got, want)
+	}
+}

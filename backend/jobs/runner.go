@@ -1,0 +1,118 @@
+package jobs
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/audit"
+	"github.com/agentdesk/agentdesk/backend/service"
+)
+
+// Options tune the Runner; the zero value is what agentdesk runs with.
+type Options struct {
+	Clock Clock // default RealClock
+	// ActivityRetention is how long activity is kept (default 90 days).
+	ActivityRetention time.Duration
+	// PruneEvery is how often old activity is pruned (default hourly).
+	PruneEvery time.Duration
+	// MaxSleep bounds how long the scheduler sleeps without looking at the jobs again
+	// (default one hour): a safety net should a wake-up be lost.
+	MaxSleep time.Duration
+}
+
+// Runner is the server's background work: the scheduler and the activity pruning.
+type Runner struct {
+	svc    *service.Service
+	opts   Options
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// Start starts the background work. Runs due while the server was not running are
+// handled at once, by each job's catch-up policy.
+func Start(svc *service.Service, opts Options) *Runner {
+	if opts.Clock == nil {
+		opts.Clock = RealClock{}
+	}
+	if opts.ActivityRetention <= 0 {
+		opts.ActivityRetention = service.DefaultActivityRetention
+	}
+	if opts.PruneEvery <= 0 {
+		opts.PruneEvery = time.Hour
+	}
+	if opts.MaxSleep <= 0 {
+		opts.MaxSleep = time.Hour
+	}
+	ctx, cancel := context.WithCancel(audit.WithVia(context.Background(), audit.ViaJob))
+	r := &Runner{svc: svc, opts: opts, cancel: cancel}
+	started := opts.Clock.Now()
+	r.wg.Add(2)
+	go r.schedule(ctx, started)
+	go r.prune(ctx)
+	return r
+}
+
+// Stop ends the background work and waits for it: a run in progress finishes its
+// transaction first.
+func (r *Runner) Stop() {
+	r.cancel()
+	r.wg.Wait()
+}
+
+func (r *Runner) schedule(ctx context.Context, started time.Time) {
+	defer r.wg.Done()
+	clock := r.opts.Clock
+	r.runDue(ctx, started)
+	for {
+		wait := r.opts.MaxSleep
+		next, ok, err := r.svc.NextJobRun(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			slog.Error("scheduler: read the next run", "err", err)
+			wait = time.Minute
+		} else if ok {
+			wait = min(wait, max(next.Sub(clock.Now()), 0))
+		}
+		t := clock.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-r.svc.JobsChanged():
+			t.Stop()
+			continue
+		case <-t.C():
+		}
+		r.runDue(ctx, started)
+	}
+}
+
+func (r *Runner) runDue(ctx context.Context, started time.Time) {
+	if err := r.svc.RunDueJobs(ctx, r.opts.Clock.Now(), started); err != nil && ctx.Err() == nil {
+		slog.Error("scheduler: run due jobs", "err", err)
+	}
+}
+
+func (r *Runner) prune(ctx context.Context) {
+	defer r.wg.Done()
+	clock := r.opts.Clock
+	for {
+		before := clock.Now().Add(-r.opts.ActivityRetention)
+		if n, err := r.svc.PruneActivity(ctx, before); err != nil && ctx.Err() == nil {
+			slog.Warn("prune activity", "err", err)
+		} else if n > 0 {
+			slog.Info("pruned activity", "entries", n, "before", before.UTC().Format(time.RFC3339))
+		}
+		t := clock.NewTimer(r.opts.PruneEvery)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/store"
+)
+
+// The activity trail is written by the store beside every event row (store.AppendEvent),
+// with the actor and interface the request's context carries (package audit). Here are
+// the reading and the pruning of it.
+
+// DefaultActivityRetention is how long activity is kept unless configured.
+const DefaultActivityRetention = 90 * 24 * time.Hour
+
+// ActivityInput filters and pages the activity trail, newest first.
+type ActivityInput struct {
+	ObjectType string // task, agent, skill, job, budget, conversation, message, ...
+	ObjectID   string
+	Actor      string // a token's, agent's or job's name, or owner
+	Via        string // rest, graphql, ui, cli, job, internal
+	Since      *time.Time
+	Until      *time.Time
+	Before     int64 // only entries older than this entry id
+	Limit      int
+}
+
+// Activity lists the project's activity, newest first (admin).
+func (s *Service) Activity(ctx context.Context, p *auth.Principal, in ActivityInput) ([]model.Activity, error) {
+	if err := require(p, auth.Admin); err != nil {
+		return nil, err
+	}
+	if in.Limit < 1 || in.Limit > MaxListLimit {
+		return nil, errs.Invalid("first must be between 1 and %d", MaxListLimit)
+	}
+	if in.Since != nil && in.Until != nil && !in.Until.After(*in.Since) {
+		return nil, errs.Invalid("until must be after since")
+	}
+	out, err := s.store.Read().Activity(ctx, store.ActivityFilter{ProjectID: p.ProjectID, ObjectType: in.ObjectType, ObjectID: in.ObjectID,
+		Actor: in.Actor, Via: in.Via, Since: in.Since, Until: in.Until, Before: in.Before, Limit: in.Limit})
+	if err != nil {
+		return nil, internal("list activity", err)
+	}
+	return out, nil
+}
+
+// PruneActivity forgets the activity of every project older than before, in batches
+// so that other writes interleave, and says how many entries went. The background
+// runner (package jobs) calls it.
+func (s *Service) PruneActivity(ctx context.Context, before time.Time) (int64, error) {
+	var total int64
+	for {
+		var n int64
+		err := s.store.Write(ctx, func(tx *store.Tx) (err error) {
+			n, err = tx.PruneActivity(ctx, before, 5000)
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		total += n
+		if n < 5000 {
+			return total, nil
+		}
+	}
+}

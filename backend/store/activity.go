@@ -1,0 +1,114 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/audit"
+	"github.com/agentdesk/agentdesk/backend/model"
+)
+
+// recordActivity writes the audit entry of an event, in the event's transaction: who
+// (from the context: the principal and the interface), what (the event type), which
+// object (the type's prefix and the data's id), when.
+func (t *Tx) recordActivity(ctx context.Context, projectID, typ string, data []byte, seq int64, at time.Time) error {
+	a := audit.From(ctx)
+	objType, _, _ := strings.Cut(typ, ".")
+	_, err := t.exec(ctx,
+		`INSERT INTO activity (project_id, at, actor_kind, actor, via, action, object_type, object_id, event_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		projectID, fmtTime(at), a.Kind, a.Name, a.Via, typ, objType, objectID(data), seq)
+	return err
+}
+
+// objectID finds the id of the object an event is about in its data: id, else the
+// first of the usual reference fields.
+func objectID(data []byte) string {
+	var v map[string]json.RawMessage
+	if json.Unmarshal(data, &v) != nil {
+		return ""
+	}
+	for _, k := range []string{"id", "jobId", "skillId", "messageId", "userId", "conversationId", "projectId"} {
+		raw, ok := v[k]
+		if !ok {
+			continue
+		}
+		var n int64
+		if json.Unmarshal(raw, &n) == nil {
+			return strconv.FormatInt(n, 10)
+		}
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	return ""
+}
+
+// ActivityFilter selects entries of a project's activity. Zero fields select everything.
+type ActivityFilter struct {
+	ProjectID  string
+	ObjectType string
+	ObjectID   string
+	Actor      string
+	Via        string
+	Since      *time.Time
+	Until      *time.Time
+	Before     int64 // only entries with an id below this one
+	Limit      int
+}
+
+// Activity lists entries newest first.
+func (r Reader) Activity(ctx context.Context, f ActivityFilter) ([]model.Activity, error) {
+	q := `SELECT id, at, actor_kind, actor, via, action, object_type, object_id, event_seq FROM activity WHERE project_id = ?`
+	args := []any{f.ProjectID}
+	cond := func(on bool, sql string, v any) {
+		if on {
+			q += " AND " + sql
+			args = append(args, v)
+		}
+	}
+	cond(f.ObjectType != "", "object_type = ?", f.ObjectType)
+	cond(f.ObjectID != "", "object_id = ?", f.ObjectID)
+	cond(f.Actor != "", "actor = ?", f.Actor)
+	cond(f.Via != "", "via = ?", f.Via)
+	if f.Since != nil {
+		cond(true, "at >= ?", fmtTime(*f.Since))
+	}
+	if f.Until != nil {
+		cond(true, "at < ?", fmtTime(*f.Until))
+	}
+	cond(f.Before > 0, "id < ?", f.Before)
+	q += " ORDER BY id DESC"
+	if f.Limit > 0 {
+		q += limitClause(f.Limit)
+	}
+	rows, err := r.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []model.Activity{}
+	for rows.Next() {
+		var a model.Activity
+		var at string
+		if err := rows.Scan(&a.ID, &at, &a.ActorKind, &a.Actor, &a.Via, &a.Action, &a.ObjectType, &a.ObjectID, &a.EventSeq); err != nil {
+			return nil, err
+		}
+		a.At = parseTime(at)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// PruneActivity forgets activity older than before, at most limit entries (so that one
+// pass never holds the writer long), and says how many went.
+func (t *Tx) PruneActivity(ctx context.Context, before time.Time, limit int) (int64, error) {
+	res, err := t.exec(ctx, `DELETE FROM activity WHERE id IN (SELECT id FROM activity WHERE at < ? ORDER BY at LIMIT ?)`, fmtTime(before), limit)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
