@@ -87,6 +87,7 @@ type config struct {
 	synchronous  string
 	jsonOut      string
 	keepDataDirs bool
+	vectorChunks int // chunks of the knowledge-base phase (vector.go); 0 skips it
 }
 
 func main() {
@@ -101,6 +102,7 @@ func main() {
 	flag.IntVar(&cfg.subscribers, "subscribers", 1000, "WebSocket subscribers of the fan-out phase (0 skips it)")
 	flag.StringVar(&cfg.synchronous, "synchronous", "full", "the server's --synchronous (full or normal)")
 	flag.StringVar(&cfg.jsonOut, "json-out", "", "also write the JSON line to this file")
+	flag.IntVar(&cfg.vectorChunks, "vector-chunks", 100_000, "chunks (384 dims) in the space the vector search is timed on (0 skips the knowledge-base phase)")
 	flag.BoolVar(&cfg.keepDataDirs, "keep", false, "keep the data directory (and server.log) instead of removing it")
 	flag.Parse()
 	if flag.NArg() > 0 || cfg.rounds < 1 || cfg.clients < 1 || cfg.tasks < 1 || cfg.latencyN < 1 || cfg.duration <= 0 ||
@@ -351,6 +353,11 @@ func run(ctx context.Context, cfg config) int {
 	}
 	if ctx.Err() != nil {
 		return fail(ctx.Err())
+	}
+
+	// 5. Knowledge bases, on a server of their own (vector.go).
+	if cfg.vectorChunks > 0 && ctx.Err() == nil {
+		vectorPhase(ctx, cfg, dir, r)
 	}
 
 	out := map[string]any{
