@@ -1826,6 +1826,7 @@ func TestOpenAPIEventStream(t *testing.T) {
 	if err := env.Service.RemoveMember(ctx, owner, member.UserID); err != nil {
 		t.Fatalf("remove member: %v", err)
 	}
+	platformChanges(t, env, owner, streamer) // platform_test.go: skill.*, job.*, budget.*
 
 	// Every change arrives live, in order.
 	seen := map[string]int{}
