@@ -1677,7 +1677,7 @@ func TestOpenAPIScenarios(t *testing.T) {
 
 	h := newOAHarness(t, router, covered)
 	names := map[string]bool{}
-	for _, c := range slices.Concat(oaScenarios(), oaConversationScenarios(), oaEventScenarios(), oaServiceScenarios()) {
+	for _, c := range slices.Concat(oaScenarios(), oaConversationScenarios(), oaEventScenarios(), oaServiceScenarios(), oaVectorScenarios()) {
 		if names[c.name] {
 			t.Fatalf("two scenarios are called %q", c.name)
 		}
@@ -1705,7 +1705,7 @@ func TestOpenAPIScenarios(t *testing.T) {
 		if err := broken.env.Service.Store().Close(); err != nil {
 			t.Fatalf("close the database: %v", err)
 		}
-		for _, c := range oaBrokenScenarios() {
+		for _, c := range slices.Concat(oaBrokenScenarios(), oaVectorBrokenScenarios()) {
 			t.Run(c.name, func(t *testing.T) { broken.call(t, c, map[string]int64{}) })
 		}
 	})
