@@ -1826,16 +1826,48 @@ func TestOpenAPIEventStream(t *testing.T) {
 	if err := env.Service.RemoveMember(ctx, owner, member.UserID); err != nil {
 		t.Fatalf("remove member: %v", err)
 	}
+	_, made, err := env.Service.CreateToken(ctx, owner, service.CreateTokenInput{Name: "oa-streamed", Scopes: []string{auth.TaskRead}})
+	if err != nil {
+		t.Fatalf("create token: %v", err)
+	}
+	_, rotated, err := env.Service.RotateToken(ctx, owner, made.ID)
+	if err != nil {
+		t.Fatalf("rotate token: %v", err)
+	}
+	if err := env.Service.RevokeToken(ctx, owner, rotated.ID); err != nil {
+		t.Fatalf("revoke token: %v", err)
+	}
+	spaceName, docName, docText := "oa-space", "oa-doc", "agentdesk keeps its state in one SQLite file."
+	space, err := env.Service.CreateVectorSpace(ctx, owner, service.CreateVectorSpaceInput{Name: &spaceName})
+	if err != nil {
+		t.Fatalf("create space: %v", err)
+	}
+	vdoc, err := env.Service.AddVectorDocument(ctx, owner, space.ID, service.AddVectorDocumentInput{Name: &docName, Text: &docText})
+	if err != nil {
+		t.Fatalf("add document: %v", err)
+	}
+	if _, err := env.Service.LinkVectorSpace(ctx, owner, space.ID, streamer.ID); err != nil {
+		t.Fatalf("link space: %v", err)
+	}
+	if err := env.Service.DeleteVectorDocument(ctx, owner, space.ID, vdoc.ID); err != nil {
+		t.Fatalf("delete document: %v", err)
+	}
+	if err := env.Service.DeleteVectorSpace(ctx, owner, space.ID); err != nil {
+		t.Fatalf("delete space: %v", err)
+	}
 	platformChanges(t, env, owner, streamer) // platform_test.go: skill.*, job.*, budget.*
 
 	// Every change arrives live, in order.
 	seen := map[string]int{}
 	var frames [][]byte
-	var last int64
-	for len(seen) < len(types)-1 { // all but stream.reset
+	var first, last int64
+	for len(seen) < len(types)-2 { // all but stream.reset and project.created, which came before the connection
 		e, raw := read(live)
 		if e.Seq <= last {
 			t.Fatalf("seq %d after %d", e.Seq, last)
+		}
+		if first == 0 {
+			first = e.Seq
 		}
 		last = e.Seq
 		seen[e.Type]++
@@ -1845,13 +1877,19 @@ func TestOpenAPIEventStream(t *testing.T) {
 		}
 	}
 	for _, typ := range types {
-		if typ != "stream.reset" && seen[typ] == 0 {
+		if typ != "stream.reset" && typ != "project.created" && seen[typ] == 0 {
 			t.Errorf("no %s event arrived", typ)
 		}
 	}
 
-	// The replay from the start gives the same frames.
+	// The replay from the start begins with the project's creation, then gives the
+	// frames that came live.
 	replay := dial("?since=0")
+	for seq := int64(1); seq < first; seq++ { // the token reads every event: no gaps
+		if e, _ := read(replay); e.Seq != seq || seq == 1 && e.Type != "project.created" {
+			t.Errorf("replayed event %d is %d %s; the first must be project.created", seq, e.Seq, e.Type)
+		}
+	}
 	for i, want := range frames {
 		if _, got := read(replay); !bytes.Equal(got, want) {
 			t.Errorf("replayed frame %d is %s, live it was %s", i, got, want)

@@ -57,6 +57,10 @@ func insertProject(ctx context.Context, tx *store.Tx, name, namespace string, no
 	if err := tx.InsertOwnerMember(ctx, p.ID, now); err != nil { // the local owner owns it (members.go)
 		return nil, internal("add the owner", err)
 	}
+	// The record without the agents' secret (TokenSecret is never marshalled).
+	if err := tx.AppendEvent(ctx, p.ID, EventProjectCreated, p, now); err != nil {
+		return nil, internal("record event", err)
+	}
 	return p, nil
 }
 

@@ -52,7 +52,11 @@ func (s *Service) RotateToken(ctx context.Context, p *auth.Principal, id int64) 
 			return internal("create token", err)
 		}
 		out = tok
-		return nil
+		// id is the new token, replaces the one it revoked.
+		return tx.AppendEvent(ctx, p.ProjectID, EventTokenRotated, struct {
+			*model.Token
+			Replaces int64 `json:"replaces"`
+		}{tok, id}, now)
 	})
 	if err != nil {
 		return "", nil, err

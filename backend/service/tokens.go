@@ -20,6 +20,16 @@ type CreateTokenInput struct {
 	ExpiresAt *time.Time
 }
 
+// Events of tokens and projects: admin callers receive them, and they make the
+// activity trail of who created, rotated or revoked which credential. Their data is
+// the token's record (name, scopes, hint), never its value.
+const (
+	EventTokenCreated   = "token.created"
+	EventTokenRevoked   = "token.revoked"
+	EventTokenRotated   = "token.rotated"
+	EventProjectCreated = "project.created"
+)
+
 // CreateToken makes a token in the principal's project and returns its value, which is
 // never stored and cannot be shown again. A caller can only grant scopes it holds.
 func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in CreateTokenInput) (string, *model.Token, error) {
@@ -61,7 +71,7 @@ func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in CreateT
 		if err := tx.InsertToken(ctx, tok, auth.HashToken(value)); err != nil {
 			return internal("create token", err)
 		}
-		return nil
+		return tx.AppendEvent(ctx, p.ProjectID, EventTokenCreated, tok, now) // the record, never the value
 	})
 	if err != nil {
 		return "", nil, err
@@ -137,12 +147,16 @@ func (s *Service) RevokeToken(ctx context.Context, p *auth.Principal, id int64) 
 	if err := require(p, auth.Admin); err != nil {
 		return err
 	}
+	now := s.clock()
 	return s.store.Write(ctx, func(tx *store.Tx) error {
-		err := tx.RevokeToken(ctx, p.ProjectID, id, s.clock())
+		err := tx.RevokeToken(ctx, p.ProjectID, id, now)
 		if errors.Is(err, store.ErrNotFound) {
 			return errs.Missing("token %d not found", id)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return tx.AppendEvent(ctx, p.ProjectID, EventTokenRevoked, map[string]int64{"id": id}, now)
 	})
 }
 
