@@ -4,7 +4,28 @@
 // the server's URL; HTTP stays relative (the window serves the UI), the event stream
 // goes to serverURL. Otherwise (agentdesk --serve): a platform token typed into the
 // sign-in form, checked with the GraphQL viewer query and kept in sessionStorage.
-import type { Agent, Conversation, DocumentInfo, EnvVar, Message, Participant, Status, StepStatus, Task, Token, Viewer } from './types';
+import type {
+  ActivityEntry,
+  Agent,
+  Budget,
+  Conversation,
+  DocumentInfo,
+  EnvVar,
+  Job,
+  JobRun,
+  Message,
+  Participant,
+  Skill,
+  Status,
+  StepStatus,
+  Task,
+  Token,
+  UsageReport,
+  VectorDocument,
+  VectorResult,
+  VectorSpace,
+  Viewer,
+} from './types';
 
 export class ApiError extends Error {
   constructor(
@@ -91,8 +112,11 @@ async function fetchViewer(): Promise<Viewer> {
   return d.viewer;
 }
 
+/** Sent on every HTTP request: the server's activity trail records the web UI as the interface (via ui). */
+export const CLIENT_HEADER = 'X-Agentdesk-Client';
+
 function headers(json: boolean): Record<string, string> {
-  const h: Record<string, string> = { Accept: 'application/json' };
+  const h: Record<string, string> = { Accept: 'application/json', [CLIENT_HEADER]: 'web' };
   if (token) h.Authorization = 'Bearer ' + token;
   if (json) h['Content-Type'] = 'application/json';
   return h;
@@ -154,6 +178,36 @@ export async function gql<T>(query: string, variables?: Record<string, unknown>)
   return body.data as T;
 }
 
+/** GraphQL's request body limit (the server's graphql.MaxBodyBytes). */
+export const GRAPHQL_MAX_BODY = 1 << 20;
+
+/** A GraphQL call over XMLHttpRequest, for large bodies: onProgress gets the share of the body sent (0 to 1). */
+export function gqlWithProgress<T>(query: string, variables: Record<string, unknown>, onProgress: (f: number) => void): Promise<T> {
+  return new Promise((ok, fail) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', '/graphql');
+    for (const [k, v] of Object.entries(headers(true))) xhr.setRequestHeader(k, v);
+    xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
+    xhr.onerror = () => fail(new ApiError('The server cannot be reached. Is agentdesk running?', 0, 'unavailable'));
+    xhr.onload = () => {
+      let body: any;
+      try {
+        body = JSON.parse(xhr.responseText);
+      } catch {
+        return fail(new ApiError(`${xhr.status} ${xhr.statusText}`.trim(), xhr.status, 'internal'));
+      }
+      if (body?.errors?.length) {
+        const e = body.errors[0];
+        return fail(new ApiError(e.message, xhr.status, e.extensions?.code ?? 'internal'));
+      }
+      if (xhr.status >= 400) return fail(new ApiError(body?.error?.message ?? `${xhr.status} ${xhr.statusText}`, xhr.status, body?.error?.code ?? 'internal'));
+      onProgress(1);
+      ok(body.data as T);
+    };
+    xhr.send(JSON.stringify({ query, variables }));
+  });
+}
+
 export function eventsURL(s: Session, since: number | null): string {
   const q = new URLSearchParams({ access_token: s.token });
   if (since !== null) q.set('since', String(since));
@@ -179,12 +233,16 @@ export async function download(path: string, fallbackName: string): Promise<void
 
 // ---- The operations the screens use ----
 
+const JOB = 'id name cron timezone summary details steps agentId skill catchUp paused lastRunAt nextRunAt createdAt updatedAt';
+const USAGE = 'inputTokens outputTokens costUsd reports';
+const SPACE = 'id name description documentCount chunkCount embedder dimensions agentIds createdAt';
+
 const P = (s: Session) => `/api/projects/${encodeURIComponent(s.viewer.projectId)}`;
 
 export const api = {
   tasks: () => rest<Task[]>('GET', '/api/tasks'),
   task: (id: number) => rest<Task>('GET', `/api/tasks/${id}`),
-  createTask: (t: { summary: string; details?: string; steps?: { title: string }[]; agent_id?: number | null }) =>
+  createTask: (t: { summary: string; details?: string; steps?: { title: string }[]; agent_id?: number | null; required_skills?: string[] }) =>
     rest<Task>('POST', '/api/tasks', t),
   setStatus: (id: number, status: Status) => rest<Task>('PUT', `/api/tasks/${id}/status`, { status }),
   setAgent: (id: number, agent_id: number | null) => rest<Task>('PUT', `/api/tasks/${id}/agent`, { agent_id }),
@@ -194,7 +252,7 @@ export const api = {
   deleteTask: (id: number) => rest<void>('DELETE', `/api/tasks/${id}`),
   clearDone: () => rest<{ deleted: number }>('DELETE', '/api/tasks/done'),
 
-  agents: () => gql<{ agents: Agent[] }>('{ agents { id name } }').then((d) => d.agents),
+  agents: () => gql<{ agents: Agent[] }>('{ agents { id name skills { id name } } }').then((d) => d.agents),
   createAgent: (name: string) =>
     gql<{ createAgent: Agent }>('mutation($name: String!) { createAgent(name: $name) { id name } }', { name }).then((d) => d.createAgent),
   agentEnv: (name: string, url: string) =>
@@ -262,6 +320,108 @@ export const api = {
     gql<{ rotateToken: Token }>('mutation($id: Int!) { rotateToken(id: $id) { id name type scopes hint createdAt lastUsedAt revokedAt token } }', {
       id,
     }).then((d) => d.rotateToken),
+
+  // ---- skills ----
+  skills: () => gql<{ skills: Skill[] }>('{ skills { id name description } }').then((d) => d.skills),
+  createSkill: (name: string, description?: string) =>
+    gql<{ createSkill: Skill }>('mutation($n: String!, $d: String) { createSkill(name: $n, description: $d) { id name description } }', {
+      n: name,
+      d: description || undefined,
+    }).then((d) => d.createSkill),
+  updateSkill: (id: number, name: string, description: string) =>
+    gql<{ updateSkill: Skill }>('mutation($id: Int!, $n: String, $d: String) { updateSkill(id: $id, name: $n, description: $d) { id name description } }', {
+      id,
+      n: name,
+      d: description,
+    }).then((d) => d.updateSkill),
+  deleteSkill: (id: number) => gql<{ deleteSkill: boolean }>('mutation($id: Int!) { deleteSkill(id: $id) }', { id }),
+  attachSkill: (agentId: number, skillId: number) =>
+    gql<{ a: Agent }>('mutation($a: Int!, $s: Int!) { a: attachSkill(agentId: $a, skillId: $s) { id name skills { id name } } }', { a: agentId, s: skillId }).then(
+      (d) => d.a,
+    ),
+  detachSkill: (agentId: number, skillId: number) =>
+    gql<{ a: Agent }>('mutation($a: Int!, $s: Int!) { a: detachSkill(agentId: $a, skillId: $s) { id name skills { id name } } }', { a: agentId, s: skillId }).then(
+      (d) => d.a,
+    ),
+
+  // ---- jobs ----
+  jobs: () => gql<{ jobs: Job[] }>(`{ jobs { ${JOB} } }`).then((d) => d.jobs),
+  jobRuns: (jobId: number, first = 20, before?: number) =>
+    gql<{ jobRuns: JobRun[] }>(
+      'query($j: Int!, $f: Int, $b: Int) { jobRuns(jobId: $j, first: $f, before: $b) { id jobId scheduledFor ranAt outcome trigger taskId reason } }',
+      { j: jobId, f: first, b: before },
+    ).then((d) => d.jobRuns),
+  createJob: (v: Record<string, unknown>) =>
+    gql<{ j: Job }>(
+      `mutation($name: String!, $cron: String!, $timezone: String, $summary: String!, $details: String, $steps: [String!], $agentId: Int, $skill: String, $catchUp: CatchUpPolicy) {
+        j: createJob(name: $name, cron: $cron, timezone: $timezone, summary: $summary, details: $details, steps: $steps, agentId: $agentId, skill: $skill, catchUp: $catchUp) { ${JOB} } }`,
+      v,
+    ).then((d) => d.j),
+  updateJob: (v: Record<string, unknown>) =>
+    gql<{ j: Job }>(
+      `mutation($id: Int!, $name: String, $cron: String, $timezone: String, $summary: String, $details: String, $steps: [String!], $agentId: Int, $skill: String, $catchUp: CatchUpPolicy, $unassign: Boolean) {
+        j: updateJob(id: $id, name: $name, cron: $cron, timezone: $timezone, summary: $summary, details: $details, steps: $steps, agentId: $agentId, skill: $skill, catchUp: $catchUp, unassign: $unassign) { ${JOB} } }`,
+      v,
+    ).then((d) => d.j),
+  deleteJob: (id: number) => gql<{ deleteJob: boolean }>('mutation($id: Int!) { deleteJob(id: $id) }', { id }),
+  pauseJob: (id: number) => gql<{ j: Job }>(`mutation($id: Int!) { j: pauseJob(id: $id) { ${JOB} } }`, { id }).then((d) => d.j),
+  resumeJob: (id: number) => gql<{ j: Job }>(`mutation($id: Int!) { j: resumeJob(id: $id) { ${JOB} } }`, { id }).then((d) => d.j),
+  runJobNow: (id: number) =>
+    gql<{ r: JobRun }>('mutation($id: Int!) { r: runJobNow(id: $id) { id jobId scheduledFor ranAt outcome trigger taskId reason } }', { id }).then((d) => d.r),
+
+  // ---- usage and budget ----
+  usage: (from: string, to: string) =>
+    gql<{ usage: UsageReport }>(
+      `query($f: String!, $t: String!) { usage(from: $f, to: $t) { from to total { ${USAGE} } byDay { day ${USAGE} } byAgent { agentId agentName ${USAGE} } byModel { model ${USAGE} } } }`,
+      { f: from, t: to },
+    ).then((d) => d.usage),
+  budget: () => gql<{ budget: Budget }>('{ budget { monthlyUsd month spentUsd exceeded } }').then((d) => d.budget),
+  setBudget: (monthlyUsd: number | null) =>
+    gql<{ setBudget: Budget }>('mutation($m: Float) { setBudget(monthlyUsd: $m) { monthlyUsd month spentUsd exceeded } }', { m: monthlyUsd }).then(
+      (d) => d.setBudget,
+    ),
+
+  // ---- activity ----
+  activity: (vars: Record<string, unknown>) =>
+    gql<{ activity: ActivityEntry[] }>(
+      `query($first: Int, $before: Int, $objectType: String, $objectId: String, $actor: String, $via: String, $since: String, $until: String) {
+        activity(first: $first, before: $before, objectType: $objectType, objectId: $objectId, actor: $actor, via: $via, since: $since, until: $until) { id at actorKind actor via action objectType objectId } }`,
+      vars,
+    ).then((d) => d.activity),
+
+  // ---- knowledge bases (GraphQL: the UI's platform token has admin; REST /api/vector takes data tokens only) ----
+  spaces: () => gql<{ vectorSpaces: VectorSpace[] }>(`{ vectorSpaces { ${SPACE} } }`).then((d) => d.vectorSpaces),
+  createSpace: (name: string, description?: string) =>
+    gql<{ s: VectorSpace }>(`mutation($n: String!, $d: String) { s: createVectorSpace(name: $n, description: $d) { ${SPACE} } }`, {
+      n: name,
+      d: description || undefined,
+    }).then((d) => d.s),
+  deleteSpace: (id: number) => gql<{ deleteVectorSpace: boolean }>('mutation($id: Int!) { deleteVectorSpace(id: $id) }', { id }),
+  vectorDocuments: (spaceId: number) =>
+    gql<{ vectorDocuments: VectorDocument[] }>('query($s: Int!) { vectorDocuments(spaceId: $s) { id spaceId name mimeType size chunkCount createdAt } }', {
+      s: spaceId,
+    }).then((d) => d.vectorDocuments),
+  addVectorDocument: (spaceId: number, name: string, text: string, onProgress: (f: number) => void = () => {}) =>
+    gqlWithProgress<{ d: VectorDocument }>(
+      'mutation($s: Int!, $n: String!, $t: String!) { d: addVectorDocument(spaceId: $s, name: $n, text: $t) { id spaceId name mimeType size chunkCount createdAt } }',
+      { s: spaceId, n: name, t: text },
+      onProgress,
+    ).then((d) => d.d),
+  deleteVectorDocument: (spaceId: number, id: number) =>
+    gql<{ deleteVectorDocument: boolean }>('mutation($s: Int!, $id: Int!) { deleteVectorDocument(spaceId: $s, id: $id) }', { s: spaceId, id }),
+  vectorSearch: (spaceId: number, query: string, mode: string, k = 10) =>
+    gql<{ vectorSearch: VectorResult[] }>(
+      'query($s: Int!, $q: String, $m: String, $k: Int) { vectorSearch(spaceId: $s, query: $q, mode: $m, k: $k) { documentId documentName chunkId chunkIndex chunk score similarity } }',
+      { s: spaceId, q: query, m: mode, k },
+    ).then((d) => d.vectorSearch),
+  linkSpace: (spaceId: number, agentId: number) =>
+    gql<{ s: VectorSpace }>(`mutation($s: Int!, $a: Int!) { s: linkSpaceToAgent(spaceId: $s, agentId: $a) { ${SPACE} } }`, { s: spaceId, a: agentId }).then(
+      (d) => d.s,
+    ),
+  unlinkSpace: (spaceId: number, agentId: number) =>
+    gql<{ s: VectorSpace }>(`mutation($s: Int!, $a: Int!) { s: unlinkSpaceFromAgent(spaceId: $s, agentId: $a) { ${SPACE} } }`, { s: spaceId, a: agentId }).then(
+      (d) => d.s,
+    ),
 
   about: () => rest<{ version: string; dataDir?: string; database?: string }>('GET', '/api/about'),
 };

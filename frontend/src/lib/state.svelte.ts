@@ -1,7 +1,7 @@
 // The application's state, kept live from the event stream. Screens read it and call
 // its actions; every action goes through api.ts and applies the server's answer.
 import { api, type Session } from './api';
-import type { Agent, Conversation, Message, Status, StepStatus, StreamEvent, Task } from './types';
+import type { Agent, Conversation, Message, Skill, Status, StepStatus, StreamEvent, Task } from './types';
 import { STATUSES, waitingText } from './types';
 import type { ConnState } from './events';
 
@@ -25,6 +25,17 @@ export class AppState {
   threadId = $state<number | null>(null);
   /** Bumped when something of a conversation changed that the thread view reloads (participants, documents, links). */
   convTick = $state(0);
+  /** The project's skills (task:read). */
+  skills = $state.raw<Skill[]>([]);
+  /** Set by a budget.exceeded event: the banner says it until dismissed. */
+  budgetNotice = $state<string>('');
+
+  /** Screens that follow events of their own (jobs, usage, knowledge) listen here. */
+  private listeners = new Set<(e: StreamEvent) => void>();
+  listen(fn: (e: StreamEvent) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
 
   byStatus = $derived.by(() => {
     const cols: Record<Status, Task[]> = { Backlog: [], Todo: [], Doing: [], Waiting: [], Done: [], Failed: [] };
@@ -59,6 +70,7 @@ export class AppState {
         }),
       );
       jobs.push(api.agents().then((a) => (this.agents = a)));
+      jobs.push(api.skills().then((s) => (this.skills = s)));
     }
     if (this.can('messaging:read') && this.session) {
       jobs.push(
@@ -140,7 +152,13 @@ export class AppState {
     return i >= 0 && i < STATUSES.length ? STATUSES[i] : null;
   }
 
-  async create(input: { summary: string; details?: string; steps?: { title: string }[]; agent_id?: number | null }): Promise<Task> {
+  async create(input: {
+    summary: string;
+    details?: string;
+    steps?: { title: string }[];
+    agent_id?: number | null;
+    required_skills?: string[];
+  }): Promise<Task> {
     const t = await api.createTask(input);
     this.put(t);
     return t;
@@ -179,9 +197,31 @@ export class AppState {
 
   // ---- events ----
 
+  /** Agents and skills again (after a skill changed or moved between agents). */
+  async reloadAgents(): Promise<void> {
+    const [a, s] = await Promise.all([api.agents(), api.skills()]);
+    this.agents = a;
+    this.skills = s;
+  }
+
+  setAgent(a: Agent): void {
+    this.agents = this.agents.map((x) => (x.id === a.id ? { ...x, ...a } : x));
+  }
+
   apply(e: StreamEvent): void {
     const d = e.data ?? {};
+    for (const fn of this.listeners) fn(e);
     switch (e.type) {
+      case 'skill.created':
+      case 'skill.updated':
+      case 'skill.deleted':
+      case 'agent.skill_added':
+      case 'agent.skill_removed':
+        this.reloadAgents().catch(() => {});
+        break;
+      case 'budget.exceeded':
+        this.budgetNotice = `The monthly budget of $${Number(d.monthlyUsd ?? 0).toFixed(2)} is spent ($${Number(d.spentUsd ?? 0).toFixed(2)} used in ${d.month ?? 'this month'}): new tasks for agents stay in Backlog.`;
+        break;
       case 'task.created':
       case 'task.updated':
         this.put(d as Task);
@@ -190,7 +230,10 @@ export class AppState {
         this.remove(d.id);
         break;
       case 'agent.created':
-        if (!this.agents.some((a) => a.id === d.id)) this.agents = [...this.agents, d as Agent];
+        if (!this.agents.some((a) => a.id === d.id)) this.agents = [...this.agents, { id: d.id, name: d.name, skills: [] }];
+        break;
+      case 'agent.deleted':
+        this.agents = this.agents.filter((a) => a.id !== d.id);
         break;
       case 'conversation.created':
         if (!this.conversations.some((c) => c.id === d.id)) this.conversations = [...this.conversations, d as Conversation];

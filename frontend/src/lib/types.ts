@@ -32,10 +32,110 @@ export interface Task {
   updated_at?: string;
   source?: string;
   taskType?: string;
+  required_skills?: string[];
+  blocked_reason?: string;
 }
 export interface Agent {
   id: number;
   name: string;
+  /** Loaded by GraphQL (agents { skills { name } }); events leave it out. */
+  skills?: { id?: number; name: string }[];
+}
+export interface Skill {
+  id: number;
+  name: string;
+  description: string;
+}
+export type CatchUp = 'skip' | 'run_once';
+export interface Job {
+  id: number;
+  name: string;
+  cron: string;
+  timezone: string;
+  summary: string;
+  details: string;
+  steps: string[];
+  agentId: number | null;
+  skill: string | null;
+  catchUp: CatchUp;
+  paused: boolean;
+  lastRunAt: string | null;
+  nextRunAt: string | null;
+  createdAt?: string;
+  updatedAt?: string;
+}
+export interface JobRun {
+  id: number;
+  jobId: number;
+  scheduledFor: string;
+  ranAt: string;
+  outcome: 'created' | 'failed' | 'skipped';
+  trigger: 'schedule' | 'manual' | 'catch_up';
+  taskId: number | null;
+  reason: string;
+}
+export interface UsageRow {
+  day?: string | null;
+  agentId?: number | null;
+  agentName?: string | null;
+  model?: string | null;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  reports: number;
+}
+export interface UsageReport {
+  from: string;
+  to: string;
+  total: UsageRow;
+  byDay: UsageRow[];
+  byAgent: UsageRow[];
+  byModel: UsageRow[];
+}
+export interface Budget {
+  monthlyUsd: number | null;
+  month: string;
+  spentUsd: number;
+  exceeded: boolean;
+}
+export interface ActivityEntry {
+  id: number;
+  at: string;
+  actorKind: string;
+  actor: string;
+  via: string;
+  action: string;
+  objectType: string;
+  objectId: string;
+}
+export interface VectorSpace {
+  id: number;
+  name: string;
+  description: string;
+  documentCount: number;
+  chunkCount: number;
+  embedder: string;
+  dimensions: number;
+  agentIds: number[];
+  createdAt: string;
+}
+export interface VectorDocument {
+  id: number;
+  spaceId: number;
+  name: string;
+  mimeType: string;
+  size: number;
+  chunkCount: number;
+  createdAt: string;
+}
+export interface VectorResult {
+  documentId: number;
+  documentName: string;
+  chunkId: number;
+  chunkIndex: number;
+  chunk: string;
+  score: number;
+  similarity: number | null;
 }
 export interface Viewer {
   kind: string;
