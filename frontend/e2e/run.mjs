@@ -79,6 +79,18 @@ async function rest(method, path, body) {
   return res.status === 204 ? null : res.json();
 }
 
+
+async function gql(query, variables) {
+  const res = await fetch(url + '/graphql', {
+    method: 'POST',
+    headers: { Authorization: 'Bearer ' + token, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = await res.json();
+  if (body.errors?.length) throw new Error(`graphql: ${body.errors[0].message}`);
+  return body.data;
+}
+
 const browser = await chromium.launch({
   executablePath: CHROMIUM,
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
@@ -243,6 +255,243 @@ test('agents and settings screens', async () => {
   const [dl] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export backup' }).click()]);
   expect(/^agentdesk-\d{4}-\d{2}-\d{2}\.db$/.test(dl.suggestedFilename()), `backup name ${dl.suggestedFilename()}`);
   await page.screenshot({ path: join(shots, 'settings.png') });
+  await page.context().close();
+});
+
+
+test('jobs: a job every minute, run now, its task on the board and its run listed; a bad cron shows the server message', async () => {
+  const page = await newPage();
+  await signIn(page);
+  await page.getByRole('link', { name: 'Jobs' }).click();
+  await page.getByTestId('jobs-empty').waitFor();
+  await page.getByRole('button', { name: 'New job' }).click();
+  await page.getByLabel('Name').fill('minutely-report');
+  await page.getByLabel('Cron expression').fill('61 * * * *');
+  await page.getByLabel('Time zone').fill('Europe/Berlin');
+  await page.getByLabel('Task summary').fill('Write the minutely report');
+  await page.getByLabel(/Steps/).fill('Collect\nWrite');
+  await page.getByRole('button', { name: 'Create job' }).click();
+  const err = page.getByTestId('job-error');
+  await err.waitFor();
+  const msg = await err.textContent();
+  expect(/61|range|minute/i.test(msg), `bad cron message: ${msg}`);
+  await page.getByTestId('toast').filter({ hasText: msg.trim().slice(0, 20) }).first().waitFor();
+  await page.screenshot({ path: join(shots, 'jobs-bad-cron.png') });
+  await page.getByLabel('Cron expression').fill('* * * * *');
+  await page.getByRole('button', { name: 'Create job' }).click();
+  const row = page.getByTestId('job-row').filter({ hasText: 'minutely-report' });
+  await row.waitFor();
+  expect((await row.textContent()).includes('Europe/Berlin'), 'the time zone is listed');
+  await row.getByRole('button', { name: 'Run now' }).click();
+  const run = page.getByTestId('run-row').filter({ hasText: 'manual' });
+  await run.waitFor();
+  expect((await run.textContent()).includes('created'), `run: ${await run.textContent()}`);
+  const taskLink = run.getByRole('link', { name: /^#\d+$/ });
+  await taskLink.waitFor();
+  const taskId = (await taskLink.textContent()).slice(1);
+  // Pause: no more runs while the rest of the tests run.
+  await row.getByRole('button', { name: 'Pause' }).click();
+  await row.getByText('paused').first().waitFor();
+  await page.screenshot({ path: join(shots, 'jobs.png') });
+  await taskLink.click();
+  await page.locator(`[data-column="Backlog"] [data-task-id="${taskId}"]`).waitFor();
+  expect((await page.locator(`[data-task-id="${taskId}"]`).textContent()).includes('Write the minutely report'), 'the job task is on the board');
+  await page.keyboard.press('Escape');
+  // Delete the job (its task stays).
+  await page.getByRole('link', { name: 'Jobs' }).click();
+  page.once('dialog', (d) => d.accept());
+  await page.getByTestId('job-row').filter({ hasText: 'minutely-report' }).getByRole('button', { name: 'Delete' }).click();
+  await page.getByTestId('jobs-empty').waitFor();
+  await rest('DELETE', `/api/tasks/${taskId}`);
+  await page.context().close();
+});
+
+test('skills and activity: a skill made in the UI is listed with via ui; a task needing a skill its agent lacks shows the 400', async () => {
+  const page = await newPage();
+  await signIn(page);
+  await page.getByRole('link', { name: 'Agents' }).click();
+  await page.getByLabel('New skill name').fill('python');
+  await page.getByLabel('New skill description').fill('Writes Python');
+  await page.getByRole('button', { name: 'Add skill' }).click();
+  await page.getByTestId('skill-row').filter({ hasText: 'python' }).waitFor();
+  await page.getByLabel('New skill name').fill('rust');
+  await page.getByRole('button', { name: 'Add skill' }).click();
+  await page.getByTestId('skill-row').filter({ hasText: 'rust' }).waitFor();
+  const worker = page.getByTestId('agent-row').filter({ hasText: 'worker' });
+  await worker.getByLabel('Give worker a skill').selectOption({ label: 'python' });
+  await worker.getByTestId('agent-skills').getByText('python').waitFor();
+  const agents = (await gql('{ agents { name skills { name } } }')).agents;
+  expect(agents.find((a) => a.name === 'worker').skills.some((s) => s.name === 'python'), 'the server recorded the skill');
+  await page.screenshot({ path: join(shots, 'agents-skills.png') });
+
+  // A task needing rust, for worker (who lacks it): the server's 400 as a toast.
+  await page.getByRole('link', { name: 'Board' }).click();
+  await page.getByRole('button', { name: /New task/ }).click();
+  await page.getByLabel('Summary').fill('Port to Rust');
+  await page.getByRole('checkbox', { name: 'rust' }).check();
+  // The form says which agents lack a required skill; the server refuses them anyway.
+  await page.getByLabel('Agent', { exact: true }).selectOption({ label: 'worker (lacks a required skill)' });
+  await page.getByRole('button', { name: 'Create task' }).click();
+  const toast = page.getByRole('alert').filter({ hasText: /rust/ });
+  await toast.waitFor();
+  const toastText = await toast.textContent();
+  expect(/lack|missing|skill/i.test(toastText), `mismatch toast: ${toastText}`);
+  await page.screenshot({ path: join(shots, 'task-skill-mismatch.png') });
+  await page.getByRole('button', { name: 'Cancel' }).click();
+
+  await page.getByRole('link', { name: 'Activity' }).click();
+  await page.getByLabel('Interface').selectOption('ui');
+  await page.getByLabel('Object type').fill('skill');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  const rows = page.getByTestId('activity-row');
+  await rows.filter({ hasText: 'skill.created' }).first().waitFor();
+  const all = await rows.evaluateAll((els) => els.map((e) => [e.getAttribute('data-via'), e.getAttribute('data-action')]));
+  expect(all.length >= 2 && all.every(([via]) => via === 'ui'), `activity rows: ${JSON.stringify(all)}`);
+  // Newest first: the second skill (rust) comes before the first (python).
+  const created = all.filter(([, a]) => a === 'skill.created');
+  expect(created.length === 2, `skill.created rows: ${created.length}`);
+  const texts = await rows.filter({ hasText: 'skill.created' }).allTextContents();
+  expect(texts[0].includes('ui'), 'the actor is the UI token');
+  // The same trail from the API: the UI's GraphQL mutations are recorded as via ui.
+  const api = (await gql('{ activity(first: 20, objectType: "skill", via: "ui") { action via } }')).activity;
+  expect(api.filter((a) => a.action === 'skill.created').length === 2, `api activity ${JSON.stringify(api)}`);
+  await page.screenshot({ path: join(shots, 'activity.png') });
+  await page.getByRole('button', { name: 'Clear' }).click();
+  await rows.first().waitFor();
+  await page.context().close();
+});
+
+test('usage: a reported cost in the chart and totals; a budget below it keeps an agent task in Backlog with the message', async () => {
+  // A second agent that reports usage through the REST callback with the agent headers.
+  cli(['agent', 'create', '--project', project, '--name', 'reporter', '--data', data]);
+  const env = {};
+  for (const line of cli(['agent', 'env', '--project', project, '--name', 'reporter', '--url', url, '--data', data]).split('\n')) {
+    const m = /^export ([A-Z_]+)=(.*)$/.exec(line);
+    if (m) env[m[1]] = m[2].replace(/^'(.*)'$/, '$1');
+  }
+  const reporter = (await gql('{ agents { id name } }')).agents.find((a) => a.name === 'reporter');
+  const t = await rest('POST', '/api/tasks', { summary: 'Summarise the logs', agent_id: reporter.id });
+  for (const [i, usage] of [
+    { input_tokens: 120000, output_tokens: 30000, cost_usd: 1.25, model: 'gpt-4o' },
+    { input_tokens: 4000, output_tokens: 1000, cost_usd: 0.75, model: 'claude-sonnet' },
+  ].entries()) {
+    const res = await fetch(`${url}/api/agent_callback/${t.id}`, {
+      method: 'POST',
+      headers: {
+        'X-Task-Authorization': env.SERVICE_API_TOKEN,
+        'X-Task-Namespace': env.SERVICE_NAMESPACE,
+        'X-Agent-Name': 'reporter',
+        'Content-Type': 'application/json',
+        'Idempotency-Key': `usage-${i}`,
+      },
+      body: JSON.stringify({ project_id: project, usage, ...(i === 1 ? { status: 'Done' } : { status: 'Doing' }) }),
+    });
+    expect(res.ok, `callback: ${res.status} ${await res.text()}`);
+  }
+  const page = await newPage('dark');
+  await signIn(page);
+  await page.getByRole('link', { name: 'Usage' }).click();
+  await expectText(page.getByTestId('total-cost'), '$2.00');
+  await expectText(page.getByTestId('total-input'), '124,000');
+  await expectText(page.getByTestId('total-output'), '31,000');
+  const today = new Date().toISOString().slice(0, 10);
+  const bars = page.getByTestId('bar');
+  expect((await bars.count()) === 30, `bars: ${await bars.count()}`);
+  expect((await bars.last().getAttribute('data-day')) === today, 'the last bar is today');
+  expect(Number(await bars.last().getAttribute('data-cost')) === 2, 'today costs $2');
+  expect(Number(await bars.last().locator('.bar').getAttribute('height')) > 100, 'today is the tall bar');
+  await page.getByTestId('usage-by-agent').getByText('reporter').waitFor();
+  await page.getByTestId('usage-by-model').getByText('gpt-4o').waitFor();
+  await page.getByTestId('usage-by-model').getByText('claude-sonnet').waitFor();
+  // A budget below what is spent.
+  await page.getByLabel('Monthly budget (USD)').fill('1.5');
+  await page.getByRole('button', { name: 'Set budget' }).click();
+  await page.getByTestId('budget-exceeded').waitFor();
+  await page.screenshot({ path: join(shots, 'usage.png') });
+  // A task for an agent now stays in Backlog, with the server's message.
+  await page.getByRole('link', { name: 'Board' }).click();
+  await page.getByRole('button', { name: /New task/ }).click();
+  await page.getByLabel('Summary').fill('Over budget task');
+  await page.getByLabel('Agent', { exact: true }).selectOption({ label: 'reporter' });
+  await page.getByRole('button', { name: 'Create task' }).click();
+  await page.getByText(/budget of \$1\.50 is spent/).first().waitFor();
+  await page.getByTestId('budget-banner').waitFor();
+  const card = page.locator('[data-column="Backlog"] [data-task-id]', { hasText: 'Over budget task' });
+  await card.waitFor();
+  await page.screenshot({ path: join(shots, 'budget-backlog.png') });
+  // Remove the budget (none left behind for the tests that follow).
+  await page.getByRole('link', { name: 'Usage and budget' }).click();
+  await page.getByTestId('budget').getByRole('button', { name: 'Remove' }).click();
+  await page.getByTestId('budget').getByText('(no budget)').waitFor();
+  expect((await gql('{ budget { monthlyUsd } }')).budget.monthlyUsd === null, 'the budget is removed');
+  const tasks = await rest('GET', '/api/tasks');
+  for (const x of tasks.filter((x) => x.summary === 'Over budget task' || x.id === t.id)) await rest('DELETE', `/api/tasks/${x.id}`);
+  await page.context().close();
+});
+
+test('knowledge: create a space, add documents, search: the answering chunk first', async () => {
+  const page = await newPage();
+  await signIn(page);
+  await page.getByRole('link', { name: 'Knowledge' }).click();
+  await page.getByTestId('spaces-empty').waitFor();
+  await page.getByLabel('New space name').fill('handbook');
+  await page.getByLabel('Description').fill('How we work');
+  await page.getByRole('button', { name: 'Create space' }).click();
+  await page.getByTestId('docs-empty').waitFor();
+  // A pasted document.
+  await page.getByLabel('Or paste text').fill('ops.md');
+  await page.getByLabel('Text', { exact: true }).fill('# Backups\n\nRun agentdesk backup nightly to a second disk; keep fourteen copies.\n\n# Holidays\n\nAsk your lead two weeks ahead.');
+  await page.getByRole('button', { name: 'Add document' }).click();
+  await page.getByTestId('doc-row').filter({ hasText: 'ops.md' }).waitFor();
+  // A file, read in the browser (Markdown) and an HTML page.
+  await page.getByLabel('Add a file').setInputFiles([
+    { name: 'kitchen.md', mimeType: 'text/markdown', buffer: Buffer.from('# Kitchen\n\nThe coffee machine is descaled on Fridays. Milk lives in the left fridge.') },
+    { name: 'deploy.html', mimeType: 'text/html', buffer: Buffer.from('<html><body><h1>Deploys</h1><p>Deploys go out on Tuesdays after the release review.</p></body></html>') },
+  ]);
+  await page.getByTestId('doc-row').filter({ hasText: 'deploy.html' }).waitFor({ timeout: 10000 });
+  await page.getByTestId('doc-row').filter({ hasText: 'kitchen.md' }).waitFor();
+  // A PDF is refused in the browser with what to do instead.
+  await page.getByLabel('Add a file').setInputFiles({ name: 'guide.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4') });
+  await page.getByText(/guide\.pdf: PDFs need/).first().waitFor();
+  // Link the space to the agent.
+  await page.getByRole('checkbox', { name: 'worker' }).check();
+  for (let i = 0; i < 50; i++) {
+    const s = (await gql('{ vectorSpaces { name agentIds } }')).vectorSpaces.find((x) => x.name === 'handbook');
+    if (s.agentIds.length === 1) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await page.getByRole('textbox', { name: 'Search', exact: true }).fill('when is the coffee machine descaled?');
+  await page.getByRole('button', { name: 'Search' }).click();
+  const first = page.getByTestId('search-result').first();
+  await first.waitFor();
+  expect((await first.getAttribute('data-document')) === 'kitchen.md', `first result: ${await first.textContent()}`);
+  expect((await first.textContent()).includes('descaled on Fridays'), 'the answering chunk is first');
+  const scores = await page.getByTestId('search-result').evaluateAll((els) => els.map((e) => Number(/score ([\d.]+)/.exec(e.textContent)[1])));
+  expect(scores.every((s, i) => i === 0 || s <= scores[i - 1]), `best first: ${scores}`);
+  await page.screenshot({ path: join(shots, 'knowledge.png') });
+  await page.getByLabel('Mode').selectOption('keyword');
+  await page.getByRole('textbox', { name: 'Search', exact: true }).fill('deploys Tuesdays');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByTestId('search-result').first().filter({ hasText: 'Tuesdays' }).waitFor();
+  expect((await page.getByTestId('search-result').first().getAttribute('data-document')) === 'deploy.html', 'keyword: deploy.html first');
+  // The agent shows its linked space.
+  await page.getByRole('link', { name: 'Agents' }).click();
+  await page.getByTestId('agent-row').filter({ hasText: 'worker' }).getByTestId('agent-spaces').getByText('handbook').waitFor();
+  await page.context().close();
+});
+
+test('scopes: a token without admin gets no Usage, Activity, Knowledge or Tokens', async () => {
+  const reader = cli(['token', 'create', '--project', project, '--name', 'reader', '--data', data, '--scopes', 'task:read,messaging:read']);
+  const page = await newPage();
+  await page.goto(url + '/');
+  await page.getByLabel('Platform token').fill(reader);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('conn').getByText('Live').waitFor();
+  const nav = page.getByRole('navigation', { name: 'Main' });
+  await nav.getByRole('link', { name: 'Jobs' }).waitFor();
+  for (const name of ['Usage', 'Activity', 'Knowledge', 'Tokens']) expect((await nav.getByRole('link', { name }).count()) === 0, `${name} is offered without admin`);
+  await page.goto(url + '/activity');
+  await page.getByText('This screen needs the admin scope').waitFor();
   await page.context().close();
 });
 
