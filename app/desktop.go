@@ -6,9 +6,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
+	goruntime "runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -30,7 +34,8 @@ import (
 //  1. it takes the data directory's window lock; if another window holds it, it asks that
 //     window to come to the front and returns 0 without touching the port or the database;
 //  2. it starts the server on cfg.Addr (127.0.0.1, for agents), or says in one line why
-//     it cannot and returns 1;
+//     it cannot (on stderr, and in a small window, since launched from a desktop nobody
+//     reads stderr) and returns 1;
 //  3. it signs the window in as the local owner (a desktop session token, minted by the
 //     service layer, handed to the window's JavaScript only through the Desktop binding);
 //  4. it shows the window: the built UI from the embedded assets, everything else (the
@@ -53,12 +58,18 @@ func Run(cfg server.Config) int {
 	}
 	defer release()
 
+	if goruntime.GOOS == "linux" && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+		fmt.Fprintln(os.Stderr, "agentdesk: no display (neither DISPLAY nor WAYLAND_DISPLAY is set): the window needs a graphical session; without one run the server: agentdesk --serve")
+		return 1
+	}
+
 	ctx := context.Background()
 	// The window's pages open the event stream on ws://<cfg.Addr> with their own origin.
 	cfg.AllowedOrigins = append(slices.Clone(cfg.AllowedOrigins), WindowOrigins...)
 	srv, err := server.Start(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentdesk:", err)
+		showFailure(err) // launched from a desktop, nobody reads stderr
 		return 1
 	}
 	slog.Info("agentdesk is listening", "url", srv.URL(), "data", cfg.DataDir)
@@ -71,10 +82,8 @@ func Run(cfg server.Config) int {
 	}
 
 	w := &window{ready: make(chan struct{})}
-	closed := make(chan struct{})
-	go w.quitOnSignal(closed)
 	desk := &Desktop{session: Session{Token: sess.Token, ServerURL: srv.URL()}}
-	err = wails.Run(&options.App{
+	err = w.run(&options.App{
 		Title:     Title,
 		Width:     Width,
 		Height:    Height,
@@ -89,15 +98,7 @@ func Run(cfg server.Config) int {
 			UniqueId:               InstanceID(cfg.DataDir),
 			OnSecondInstanceLaunch: w.toFront,
 		},
-		OnStartup: w.started,
-		Linux: &linux.Options{
-			ProgramName: "agentdesk",
-			// Wails' default when Linux options are nil (wails issue 2977): software
-			// rendering, which works on every driver and under Xvfb.
-			WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
-		},
 	})
-	close(closed)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentdesk: the window failed:", err)
 	}
@@ -123,11 +124,56 @@ func stop(srv *server.Server) bool {
 	return true
 }
 
+// showFailure shows why agentdesk cannot start in a small window of its own, and returns
+// when that window closes (or on SIGTERM/SIGINT).
+func showFailure(cause error) {
+	page := fmt.Sprintf(failurePage, html.EscapeString(cause.Error()))
+	w := &window{ready: make(chan struct{})}
+	err := w.run(&options.App{
+		Title:         "agentdesk cannot start",
+		Width:         640,
+		Height:        260,
+		DisableResize: true,
+		AssetServer: &assetserver.Options{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			rw.Header().Set("Content-Type", "text/html; charset=utf-8")
+			io.WriteString(rw, page)
+		})},
+	})
+	if err != nil {
+		slog.Error("show the failure window", "err", err)
+	}
+}
+
+const failurePage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>agentdesk cannot start</title></head>
+<body style="font: 15px/1.5 system-ui, sans-serif; margin: 0; padding: 24px 28px; color: #1f2937; background: #f9fafb">
+<h1 style="font-size: 18px; margin: 0 0 12px">agentdesk cannot start</h1>
+<p id="cause" style="margin: 0 0 20px">%s</p>
+<button onclick="window.runtime.Quit()" style="font: inherit; padding: 6px 18px">Close</button>
+</body></html>
+`
+
 // window is the running window's Wails context, once it has one.
 type window struct {
 	once  sync.Once
 	ready chan struct{}
 	ctx   context.Context
+}
+
+// run shows a window with the options every agentdesk window shares, and returns when it
+// closes: by the user, or on SIGTERM or SIGINT.
+func (w *window) run(app *options.App) error {
+	closed := make(chan struct{})
+	go w.quitOnSignal(closed)
+	defer close(closed)
+	app.OnStartup = w.started
+	app.Linux = &linux.Options{
+		ProgramName: "agentdesk",
+		// Wails' default when Linux options are nil (wails issue 2977): software
+		// rendering, which works on every driver and under Xvfb.
+		WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
+	}
+	return wails.Run(app)
 }
 
 func (w *window) started(ctx context.Context) {
@@ -145,8 +191,11 @@ func (w *window) toFront(options.SecondInstanceData) {
 	runtime.WindowShow(w.ctx)
 }
 
-// quitOnSignal closes the window on SIGTERM or SIGINT, so that a signal stops agentdesk as
-// cleanly as closing the window does. It returns when closed is closed.
+// quitOnSignal makes SIGTERM and SIGINT close the window, so that a signal stops agentdesk
+// as cleanly as closing the window does. Once the window has started, Wails' own signal
+// handler (pkg/application) quits it; a signal that comes before, while the window is
+// being made, would otherwise be lost, so this closes the window as soon as it has
+// started. It returns when closed is closed.
 func (w *window) quitOnSignal(closed <-chan struct{}) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
@@ -156,6 +205,11 @@ func (w *window) quitOnSignal(closed <-chan struct{}) {
 		slog.Info("signal: closing the window", "signal", sig.String())
 	case <-closed:
 		return
+	}
+	select {
+	case <-w.ready:
+		return // Wails heard the same signal and quits
+	default:
 	}
 	select {
 	case <-w.ready:

@@ -35,7 +35,10 @@ import (
 )
 
 // Where the screenshot is kept for people to look at (bin/ is ignored by git).
-const shotPath = "bin/desktop-smoke.png"
+const (
+	shotPath     = "bin/desktop-smoke.png"
+	portShotPath = "bin/desktop-smoke-port-taken.png"
+)
 
 func TestDesktopSmoke(t *testing.T) {
 	root, err := filepath.Abs("..")
@@ -116,16 +119,36 @@ func TestDesktopSmoke(t *testing.T) {
 		t.Fatalf("the first server must keep serving after a second launch: %v", err)
 	}
 
-	// Another program holds the port: one clear line, exit 1, no window.
+	// Another program holds the port: one clear line on stderr, and the same in a small
+	// window (launched from a desktop nobody reads stderr); once that closes, exit 1.
 	held, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	busy := run2(t, env, 30*time.Second, bin, "--data", filepath.Join(tmp, "data2"), "--addr", held.Addr().String())
-	lines := strings.Split(strings.TrimSpace(busy.out), "\n")
-	if busy.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "already in use") || !strings.Contains(lines[0], "--addr") {
-		t.Fatalf("port taken: exit %d, output:\n%s", busy.code, busy.out)
+	busy := start(t, env, bin, "--data", filepath.Join(tmp, "data2"), "--addr", held.Addr().String())
+	waitFor(t, busy, 30*time.Second, "the port-taken line", func() bool { return strings.Contains(busy.log(), "already in use") })
+	waitFor(t, busy, 30*time.Second, "the port-taken window, drawn", func() bool {
+		img, ok := windowShot(env, "agentdesk cannot start", filepath.Join(root, portShotPath))
+		return ok && notBlank(img, img.Bounds())
+	})
+	if err := busy.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-busy.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the port-taken window did not close on SIGTERM; output:\n%s", busy.log())
+	}
+	var said []string
+	for _, line := range strings.Split(busy.log(), "\n") {
+		if strings.HasPrefix(line, "agentdesk:") {
+			said = append(said, line)
+		}
+	}
+	if busy.code != 1 || len(said) != 1 || !strings.Contains(said[0], "already in use") || !strings.Contains(said[0], "--addr") ||
+		strings.Contains(busy.log(), "goroutine ") || strings.Contains(busy.log(), "listening") {
+		t.Fatalf("port taken: exit %d, want 1 and one line naming the port and --addr; output:\n%s", busy.code, busy.log())
 	}
 
 	// SIGTERM closes the window and stops everything cleanly: exit 0.
@@ -239,6 +262,7 @@ func desktopSession(t *testing.T, tmp string) []string {
 // background starts a helper process and stops it (by its pid) when the test ends.
 func background(t *testing.T, cmd *exec.Cmd) {
 	t.Helper()
+	cmd.SysProcAttr = orphanKill()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", cmd.Path, err)
 	}
@@ -254,6 +278,10 @@ func background(t *testing.T, cmd *exec.Cmd) {
 		}
 	})
 }
+
+// orphanKill has the kernel kill a child if the test process dies first (a test timeout
+// ends the process without running the cleanups).
+func orphanKill() *syscall.SysProcAttr { return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} }
 
 type process struct {
 	cmd  *exec.Cmd
@@ -289,6 +317,7 @@ func start(t *testing.T, env []string, bin string, args ...string) *process {
 	t.Helper()
 	p := &process{cmd: exec.Command(bin, args...), done: make(chan struct{})}
 	p.cmd.Env = env
+	p.cmd.SysProcAttr = orphanKill()
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -406,6 +435,25 @@ func screenshot(t *testing.T, env []string, path string) image.Image {
 		t.Fatalf("decode %s: %v", path, err)
 	}
 	return img
+}
+
+// windowShot takes one window, found by its title, with ImageMagick's import; false
+// while there is no such window (import then waits for a click: it is stopped).
+func windowShot(env []string, title, path string) (image.Image, bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "import", "-window", title, path)
+	cmd.Env = env
+	if err := cmd.Run(); err != nil {
+		return nil, false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	return img, err == nil
 }
 
 // notBlank tells whether a region holds a rendered page rather than an empty window:
