@@ -60,18 +60,5 @@ func (r Reader) AgentByName(ctx context.Context, projectID, name string) (*model
 
 // Agents lists the project's agents by id.
 func (r Reader) Agents(ctx context.Context, projectID string) ([]model.Agent, error) {
-	rows, err := r.query(ctx, `SELECT `+agentColumns+` FROM agents WHERE project_id = ? ORDER BY id`, projectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []model.Agent
-	for rows.Next() {
-		a, err := scanAgent(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *a)
-	}
-	return out, rows.Err()
+	return queryList(ctx, r, scanAgent, `SELECT `+agentColumns+` FROM agents WHERE project_id = ? ORDER BY id`, projectID)
 }

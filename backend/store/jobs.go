@@ -111,20 +111,7 @@ func (r Reader) Job(ctx context.Context, projectID string, id int64) (*model.Job
 }
 
 func (r Reader) jobs(ctx context.Context, where string, args ...any) ([]model.Job, error) {
-	rows, err := r.query(ctx, `SELECT `+jobColumns+jobFrom+` WHERE `+where, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []model.Job{}
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *j)
-	}
-	return out, rows.Err()
+	return queryList(ctx, r, scanJob, `SELECT `+jobColumns+jobFrom+` WHERE `+where, args...)
 }
 
 // Jobs lists the project's jobs by id.

@@ -36,20 +36,7 @@ func scanMember(row interface{ Scan(...any) error }) (*model.Member, error) {
 
 // Members lists the project's members in the order they joined.
 func (r Reader) Members(ctx context.Context, projectID string) ([]model.Member, error) {
-	rows, err := r.query(ctx, `SELECT `+memberColumns+memberFrom+` WHERE m.project_id = ? ORDER BY m.created_at, u.id`, projectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []model.Member{}
-	for rows.Next() {
-		m, err := scanMember(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *m)
-	}
-	return out, rows.Err()
+	return queryList(ctx, r, scanMember, `SELECT `+memberColumns+memberFrom+` WHERE m.project_id = ? ORDER BY m.created_at, u.id`, projectID)
 }
 
 // Member loads one member of the project by user id.

@@ -93,20 +93,7 @@ func (r Reader) SkillByName(ctx context.Context, projectID, name string) (*model
 
 // Skills lists the project's skills by name.
 func (r Reader) Skills(ctx context.Context, projectID string) ([]model.Skill, error) {
-	rows, err := r.query(ctx, `SELECT `+skillColumns+` FROM skills WHERE project_id = ? ORDER BY name`, projectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []model.Skill{}
-	for rows.Next() {
-		s, err := scanSkill(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *s)
-	}
-	return out, rows.Err()
+	return queryList(ctx, r, scanSkill, `SELECT `+skillColumns+` FROM skills WHERE project_id = ? ORDER BY name`, projectID)
 }
 
 // AttachSkill gives an agent a skill; attaching it twice changes nothing. It reports

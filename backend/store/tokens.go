@@ -49,20 +49,7 @@ func (r Reader) TokenByHash(ctx context.Context, hash []byte) (*model.Token, err
 
 // Tokens lists the project's tokens by id.
 func (r Reader) Tokens(ctx context.Context, projectID string) ([]model.Token, error) {
-	rows, err := r.query(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE project_id = ? ORDER BY id`, projectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []model.Token
-	for rows.Next() {
-		tok, err := scanToken(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *tok)
-	}
-	return out, rows.Err()
+	return queryList(ctx, r, scanToken, `SELECT `+tokenColumns+` FROM tokens WHERE project_id = ? ORDER BY id`, projectID)
 }
 
 // TouchTokens records when tokens were last used; only ever moves the time forward.

@@ -59,20 +59,7 @@ func scanVectorSpace(row interface{ Scan(...any) error }) (*model.VectorSpace, e
 
 // VectorSpaces lists a project's spaces, oldest first.
 func (r Reader) VectorSpaces(ctx context.Context, projectID string) ([]model.VectorSpace, error) {
-	rows, err := r.query(ctx, `SELECT `+vectorSpaceColumns+` FROM vector_spaces WHERE project_id = ? ORDER BY id`, projectID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []model.VectorSpace{}
-	for rows.Next() {
-		sp, err := scanVectorSpace(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *sp)
-	}
-	return out, rows.Err()
+	return queryList(ctx, r, scanVectorSpace, `SELECT `+vectorSpaceColumns+` FROM vector_spaces WHERE project_id = ? ORDER BY id`, projectID)
 }
 
 // VectorSpace loads a space of the project (ErrNotFound for another project's).
@@ -149,20 +136,7 @@ func scanVectorDocument(row interface{ Scan(...any) error }) (*model.VectorDocum
 
 // VectorDocuments lists a space's documents, oldest first.
 func (r Reader) VectorDocuments(ctx context.Context, spaceID int64) ([]model.VectorDocument, error) {
-	rows, err := r.query(ctx, `SELECT `+vectorDocumentColumns+` FROM vector_documents WHERE space_id = ? ORDER BY id`, spaceID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []model.VectorDocument{}
-	for rows.Next() {
-		d, err := scanVectorDocument(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *d)
-	}
-	return out, rows.Err()
+	return queryList(ctx, r, scanVectorDocument, `SELECT `+vectorDocumentColumns+` FROM vector_documents WHERE space_id = ? ORDER BY id`, spaceID)
 }
 
 // DeleteVectorDocument deletes a document of the space with its chunks.
