@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"html"
@@ -153,6 +154,11 @@ const failurePage = `<!doctype html>
 </body></html>
 `
 
+// icon is the window's icon: build/appicon.png (what `wails build` packages) at 256 px.
+//
+//go:embed icon.png
+var icon []byte
+
 // window is the running window's Wails context, once it has one.
 type window struct {
 	once  sync.Once
@@ -169,6 +175,7 @@ func (w *window) run(app *options.App) error {
 	app.OnStartup = w.started
 	app.Linux = &linux.Options{
 		ProgramName: "agentdesk",
+		Icon:        icon,
 		// Wails' default when Linux options are nil (wails issue 2977): software
 		// rendering, which works on every driver and under Xvfb.
 		WebviewGpuPolicy: linux.WebviewGpuPolicyNever,
