@@ -150,6 +150,10 @@ func TestDesktopSessionIsTheOwnersOnly(t *testing.T) {
 	if errs.CodeOf(err) != errs.InvalidArgument {
 		t.Fatalf("the reserved name must be refused with invalid_argument, got %v", err)
 	}
+	// Nor rotate the window's token into one whose value someone holds.
+	if _, _, err := svc.RotateToken(ctx, p, sess.TokenID); errs.CodeOf(err) != errs.Conflict {
+		t.Fatalf("rotating the desktop session must be refused with conflict, got %v", err)
+	}
 	if _, err := svc.AuthenticateToken(ctx, sess.Token); err != nil {
 		t.Fatalf("refused calls must not end the session: %v", err)
 	}

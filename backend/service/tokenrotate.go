@@ -34,6 +34,9 @@ func (s *Service) RotateToken(ctx context.Context, p *auth.Principal, id int64) 
 		if old.RevokedAt != nil {
 			return errs.Conflicting("token %d is revoked and cannot be rotated; create a new token", id)
 		}
+		if old.Name == DesktopSessionTokenName { // session.go: a new one comes with each window
+			return errs.Conflicting("token %d is the desktop window's session and cannot be rotated; reopening the window replaces it", id)
+		}
 		for _, sc := range old.Scopes {
 			if !p.Has(sc) {
 				return errs.Forbid("cannot rotate a token with the %s scope: the caller does not hold it", sc)
