@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -115,6 +116,13 @@ func TestDesktopSmoke(t *testing.T) {
 	waitFor(t, app, 10*time.Second, "the first window hears of the second launch", func() bool {
 		return strings.Contains(app.log(), "second launch: bringing the window to the front")
 	})
+	// Without a session bus it cannot raise the window, but still starts nothing: the
+	// data directory's lock, not D-Bus, is what keeps a second server off.
+	noBus := append(slices.Clone(env), "DBUS_SESSION_BUS_ADDRESS=unix:path="+filepath.Join(tmp, "no-bus"))
+	third := run2(t, noBus, 30*time.Second, bin, "--data", data, "--addr", "127.0.0.1:"+strconv.Itoa(port))
+	if third.code != 0 || !strings.Contains(third.out, "already open") || !strings.Contains(third.out, "could not bring it to the front") || strings.Contains(third.out, "listening") {
+		t.Fatalf("second launch without D-Bus: exit %d, output:\n%s", third.code, third.out)
+	}
 	if res, err := http.Get(base + "/healthz"); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("the first server must keep serving after a second launch: %v", err)
 	}
