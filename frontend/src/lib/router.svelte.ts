@@ -1,15 +1,27 @@
 // A small history-API router: the server answers every page path with index.html.
-export const route = $state({ path: typeof location === 'undefined' ? '/' : location.pathname });
+//
+// In the desktop window (a wails: page) routes live in the hash instead (#/inbox):
+// Wails gives the page its bindings (window.go, and with them the session) only at "/",
+// so the page must never leave "/" or a reload would fall back to the sign-in form.
+const hashRouting = typeof location !== 'undefined' && location.protocol === 'wails:';
+
+function current(): string {
+  if (typeof location === 'undefined') return '/';
+  return hashRouting ? location.hash.slice(1) || '/' : location.pathname;
+}
+
+export const route = $state({ path: current() });
 
 export function go(path: string, replace = false): void {
   if (path === route.path) return;
-  if (replace) history.replaceState(null, '', path);
-  else history.pushState(null, '', path);
+  const url = hashRouting ? '#' + path : path;
+  if (replace) history.replaceState(null, '', url);
+  else history.pushState(null, '', url);
   route.path = path;
 }
 
 if (typeof window !== 'undefined') {
-  addEventListener('popstate', () => (route.path = location.pathname));
+  addEventListener('popstate', () => (route.path = current()));
 }
 
 /** The screen a path shows, and its id (a task or a conversation). */
