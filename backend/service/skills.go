@@ -317,19 +317,12 @@ func prepareTaskSkills(ctx context.Context, tx *store.Tx, task *model.Task, name
 }
 
 // newTaskRules applies the platform's rules to a task about to be stored (insertTask
-// calls it once the agent is known): the required skills, which the agent must have,
+// calls it with the task's agent, already loaded, or nil): the required skills, which the agent must have,
 // the source a job gives, and the monthly budget, which holds an agent's new task in
 // Backlog once spent. It returns the ids of the required skills, to store with the task.
-func (s *Service) newTaskRules(ctx context.Context, tx *store.Tx, task *model.Task, in CreateTaskInput, now time.Time) ([]int64, error) {
+func (s *Service) newTaskRules(ctx context.Context, tx *store.Tx, task *model.Task, agent *model.Agent, in CreateTaskInput, now time.Time) ([]int64, error) {
 	if in.source != "" {
 		task.Source = in.source
-	}
-	var agent *model.Agent
-	if task.AgentID != nil {
-		var err error
-		if agent, err = s.projectAgent(ctx, tx.Reader, task.ProjectID, *task.AgentID); err != nil {
-			return nil, err
-		}
 	}
 	ids, err := prepareTaskSkills(ctx, tx, task, in.RequiredSkills, agent)
 	if err != nil {

@@ -118,9 +118,10 @@ func (s *Service) insertTask(ctx context.Context, tx *store.Tx, p *auth.Principa
 	for i, st := range in.Steps {
 		task.Steps[i] = model.Step{Title: st.Title, Status: model.StepPending}
 	}
+	var agent *model.Agent
 	if in.AgentID != nil {
-		agent, err := s.projectAgent(ctx, tx.Reader, p.ProjectID, *in.AgentID)
-		if err != nil {
+		var err error
+		if agent, err = s.projectAgent(ctx, tx.Reader, p.ProjectID, *in.AgentID); err != nil {
 			return nil, err
 		}
 		task.AgentID, task.AgentName, task.Status = &agent.ID, agent.Name, model.StatusTodo
@@ -135,7 +136,7 @@ func (s *Service) insertTask(ctx context.Context, tx *store.Tx, p *auth.Principa
 		}
 		task.ConversationID = &id
 	}
-	skillIDs, err := s.newTaskRules(ctx, tx, task, in, now) // skills.go
+	skillIDs, err := s.newTaskRules(ctx, tx, task, agent, in, now) // skills.go
 	if err != nil {
 		return nil, err
 	}

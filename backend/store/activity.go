@@ -24,15 +24,23 @@ func (t *Tx) recordActivity(ctx context.Context, projectID, typ string, data []b
 }
 
 // objectID finds the id of the object an event is about in its data: id, else the
-// first of the usual reference fields.
+// first of the usual reference fields. It decodes those fields alone: the rest of the
+// data (a task's steps and conversation) is skipped, not copied.
 func objectID(data []byte) string {
-	var v map[string]json.RawMessage
-	if json.Unmarshal(data, &v) != nil {
+	var refs struct {
+		ID             json.RawMessage `json:"id"`
+		JobID          json.RawMessage `json:"jobId"`
+		SkillID        json.RawMessage `json:"skillId"`
+		MessageID      json.RawMessage `json:"messageId"`
+		UserID         json.RawMessage `json:"userId"`
+		ConversationID json.RawMessage `json:"conversationId"`
+		ProjectID      json.RawMessage `json:"projectId"`
+	}
+	if json.Unmarshal(data, &refs) != nil {
 		return ""
 	}
-	for _, k := range []string{"id", "jobId", "skillId", "messageId", "userId", "conversationId", "projectId"} {
-		raw, ok := v[k]
-		if !ok {
+	for _, raw := range []json.RawMessage{refs.ID, refs.JobID, refs.SkillID, refs.MessageID, refs.UserID, refs.ConversationID, refs.ProjectID} {
+		if raw == nil {
 			continue
 		}
 		var n int64
