@@ -119,7 +119,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	// The group commit's work: writes per batch is how many requests shared a commit.
 	st := s.store.Stats()
-	slog.Info("stopped cleanly", "writes", st.Writes, "batches", st.Batches)
+	slog.Info("stopped cleanly", "writes", st.Writes, "batches", st.Batches,
+		"writer_exec", st.Exec.Round(time.Millisecond), "writer_commit", st.Commit.Round(time.Millisecond))
 	return nil
 }
 

@@ -53,7 +53,8 @@ type Store struct {
 
 	readStmts, writeStmts *stmtCache
 
-	writes, batches atomic.Int64
+	writes, batches      atomic.Int64
+	execNanos, syncNanos atomic.Int64 // the writer's time running writes, and committing them
 }
 
 func dsn(path string, writer bool, sync string, queryOnly bool) string {

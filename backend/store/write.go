@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
 )
@@ -13,13 +14,18 @@ import (
 // maxBatch bounds how many writes share one transaction.
 const maxBatch = 256
 
-// WriteStats counts the writes and the transactions (batches) that committed them.
-type WriteStats struct{ Writes, Batches int64 }
+// WriteStats counts the writes and the transactions (batches) that committed them, and
+// how long the single writer spent running writes (Exec) and committing them (Commit).
+type WriteStats struct {
+	Writes, Batches int64
+	Exec, Commit    time.Duration
+}
 
-// Stats reports how many writes ran and in how many batches: their ratio is the mean
-// group-commit batch size.
+// Stats reports how many writes ran and in how many batches (their ratio is the mean
+// group-commit batch size), and where the writer's time went.
 func (s *Store) Stats() WriteStats {
-	return WriteStats{Writes: s.writes.Load(), Batches: s.batches.Load()}
+	return WriteStats{Writes: s.writes.Load(), Batches: s.batches.Load(),
+		Exec: time.Duration(s.execNanos.Load()), Commit: time.Duration(s.syncNanos.Load())}
 }
 
 type job struct {
@@ -95,6 +101,7 @@ func (s *Store) runBatch(batch []*job) {
 			batch[i].done <- err
 		}
 	}
+	start := time.Now()
 	tx, err := s.writer.BeginTx(ctx, nil)
 	if err != nil {
 		fail(fmt.Errorf("begin write: %w", err))
@@ -130,10 +137,13 @@ func (s *Store) runBatch(batch []*job) {
 		}
 		results[i] = err
 	}
+	committing := time.Now()
 	if err := tx.Commit(); err != nil {
 		fail(fmt.Errorf("commit: %w", err))
 		return
 	}
+	s.execNanos.Add(int64(committing.Sub(start)))
+	s.syncNanos.Add(int64(time.Since(committing)))
 	s.batches.Add(1)
 	s.writes.Add(int64(len(batch)))
 	if len(events) > 0 && s.opts.OnCommit != nil {
