@@ -281,3 +281,42 @@ func TestTokensStoredHashed(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateAnswerIsTheStoredTask: the task an update answers with is exactly what a GET
+// reads afterwards, for every kind of update (the service builds the answer from the
+// changes it wrote rather than reading the task back, so this pins them together).
+func TestUpdateAnswerIsTheStoredTask(t *testing.T) {
+	env := testenv.Start(t)
+	p := env.Project.ID
+	tok := env.Token(t, p, auth.TaskRead, auth.TaskWrite)
+	agent := env.Agent(t, p, "pinned")
+	other := env.Agent(t, p, "other")
+	create := env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: tok,
+		Body: fmt.Sprintf(`{"summary":"pinned","steps":[{"title":"a"},{"title":"b"},{"title":"c"}],"agent_id":%d}`, agent.ID)})
+	var task model.Task
+	create.JSON(t, &task)
+	base := fmt.Sprintf("/api/tasks/%d", task.ID)
+	agentHeaders := env.AgentHeaders(t, p, "pinned")
+	updates := []testenv.Request{
+		{Method: "PUT", Path: base + "/steps/1/status", Token: tok, Body: `{"status":"in_progress"}`},
+		{Method: "PUT", Path: base + "/status", Token: tok, Body: `{"status":"Waiting","waiting_details":"which one?"}`},
+		{Method: "POST", Path: base + "/respond", Token: tok, Body: `{"response":"the second","waiting_version":1}`},
+		{Method: "POST", Path: fmt.Sprintf("/api/agent_callback/%d", task.ID), Header: agentHeaders,
+			Body: fmt.Sprintf(`{"project_id":%q,"status":"Doing","steps":[{"index":0,"status":"completed"},{"index":1,"status":"Done"}],"message":"two done"}`, p)},
+		{Method: "POST", Path: fmt.Sprintf("/api/agent_callback/%d", task.ID), Header: agentHeaders,
+			Body: fmt.Sprintf(`{"project_id":%q,"waiting_details":"and the third?"}`, p)},
+		{Method: "PUT", Path: base + "/agent", Token: tok, Body: fmt.Sprintf(`{"agent_id":%d}`, other.ID)},
+		{Method: "PUT", Path: base + "/agent", Token: tok, Body: `{"agent_id":null}`},
+		{Method: "PUT", Path: base + "/status", Token: tok, Body: `{"status":"Done"}`},
+	}
+	for _, u := range updates {
+		answer := env.Do(t, u)
+		if answer.Status != http.StatusOK {
+			t.Fatalf("%s %s: %d %s", u.Method, u.Path, answer.Status, answer.Body)
+		}
+		stored := env.Do(t, testenv.Request{Method: "GET", Path: base, Token: tok})
+		if string(answer.Body) != string(stored.Body) {
+			t.Errorf("%s %s %s answered\n%s\nbut the task reads\n%s", u.Method, u.Path, u.Body, answer.Body, stored.Body)
+		}
+	}
+}

@@ -93,6 +93,7 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 				if err := tx.UpdateStepStatus(ctx, id, *st.Index, stepStatuses[i]); err != nil {
 					return nil, internal("update step", err)
 				}
+				t.Steps[*st.Index].Status = stepStatuses[i]
 			}
 			if in.Status != "" {
 				setStatus(t, in.Status, in.WaitingDetails)

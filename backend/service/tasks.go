@@ -256,11 +256,13 @@ func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, ent
 			return nil, internal("append to the conversation", err)
 		}
 	}
-	saved, err := s.loadTask(ctx, tx.Reader, t.ProjectID, t.ID)
-	if err != nil {
-		return nil, err
+	// t already holds every change (the callers apply each one to it as they write it),
+	// so it is the stored task: no need to read it back.
+	if entry != nil {
+		t.Conversation = append(t.Conversation, *entry)
 	}
-	return saved, tx.AppendEvent(ctx, t.ProjectID, EventTaskUpdated, saved, now)
+	t.Derive()
+	return t, tx.AppendEvent(ctx, t.ProjectID, EventTaskUpdated, t, now)
 }
 
 // setStatus moves a task to status. Entering Waiting bumps waiting_version and records
@@ -304,7 +306,7 @@ func (s *Service) SetTaskStatus(ctx context.Context, p *auth.Principal, id int64
 func (s *Service) AssignTask(ctx context.Context, p *auth.Principal, id int64, agentID *int64) (*model.Task, error) {
 	return s.updateTask(ctx, p, id, func(tx *store.Tx, t *model.Task) error {
 		if agentID == nil {
-			t.AgentID = nil
+			t.AgentID, t.AgentName = nil, ""
 			return nil
 		}
 		agent, err := s.projectAgent(ctx, tx.Reader, p.ProjectID, *agentID)
@@ -314,7 +316,7 @@ func (s *Service) AssignTask(ctx context.Context, p *auth.Principal, id int64, a
 		if err := checkAgentSkills(ctx, tx.Reader, agent, t.RequiredSkills); err != nil { // skills.go
 			return err
 		}
-		t.AgentID = &agent.ID
+		t.AgentID, t.AgentName = &agent.ID, agent.Name
 		return nil
 	})
 }
@@ -339,6 +341,7 @@ func (s *Service) SetStepStatus(ctx context.Context, p *auth.Principal, id int64
 		if err := tx.UpdateStepStatus(ctx, id, stepNum, stored); err != nil {
 			return internal("update step", err)
 		}
+		t.Steps[stepNum].Status = stored
 		return nil
 	})
 }
