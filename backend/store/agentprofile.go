@@ -8,28 +8,14 @@ import (
 
 // UpdateAgentProfile writes an agent's display name and description.
 func (t *Tx) UpdateAgentProfile(ctx context.Context, a *model.Agent) error {
-	res, err := t.exec(ctx, `UPDATE agents SET display_name = ?, description = ? WHERE project_id = ? AND id = ?`,
+	return t.execOne(ctx, `UPDATE agents SET display_name = ?, description = ? WHERE project_id = ? AND id = ?`,
 		a.DisplayName, a.Description, a.ProjectID, a.ID)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
 }
 
 // DeleteAgent removes an agent of the project. The database unassigns its tasks, takes
 // it out of its conversations and keeps its messages (without the agent link).
 func (t *Tx) DeleteAgent(ctx context.Context, projectID string, id int64) error {
-	res, err := t.exec(ctx, `DELETE FROM agents WHERE project_id = ? AND id = ?`, projectID, id)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return t.execOne(ctx, `DELETE FROM agents WHERE project_id = ? AND id = ?`, projectID, id)
 }
 
 // AgentTaskIDs lists the ids of the tasks assigned to an agent, oldest first.
@@ -40,21 +26,4 @@ func (r Reader) AgentTaskIDs(ctx context.Context, projectID string, agentID int6
 // AgentConversationIDs lists the conversations an agent takes part in.
 func (r Reader) AgentConversationIDs(ctx context.Context, agentID int64) ([]int64, error) {
 	return r.ids(ctx, `SELECT conversation_id FROM conversation_participants WHERE agent_id = ? ORDER BY conversation_id`, agentID)
-}
-
-func (r Reader) ids(ctx context.Context, query string, args ...any) ([]int64, error) {
-	rows, err := r.query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
 }

@@ -95,14 +95,7 @@ func (t *Tx) UpdateJob(ctx context.Context, j *model.Job) error {
 
 // DeleteJob removes a job of the project with its runs.
 func (t *Tx) DeleteJob(ctx context.Context, projectID string, id int64) error {
-	res, err := t.exec(ctx, `DELETE FROM jobs WHERE id = ? AND project_id = ?`, id, projectID)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return t.execOne(ctx, `DELETE FROM jobs WHERE id = ? AND project_id = ?`, id, projectID)
 }
 
 // Job loads a job of the project.

@@ -114,25 +114,11 @@ func (t *Tx) InsertOwnerMember(ctx context.Context, projectID string, at time.Ti
 
 // UpdateMemberRole changes a member's role.
 func (t *Tx) UpdateMemberRole(ctx context.Context, projectID string, userID int64, role string, at time.Time) error {
-	res, err := t.exec(ctx, `UPDATE project_members SET role = ?, updated_at = ? WHERE project_id = ? AND user_id = ?`,
+	return t.execOne(ctx, `UPDATE project_members SET role = ?, updated_at = ? WHERE project_id = ? AND user_id = ?`,
 		role, fmtTime(at), projectID, userID)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
 }
 
 // DeleteMember removes a user from a project (the user itself stays).
 func (t *Tx) DeleteMember(ctx context.Context, projectID string, userID int64) error {
-	res, err := t.exec(ctx, `DELETE FROM project_members WHERE project_id = ? AND user_id = ?`, projectID, userID)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return t.execOne(ctx, `DELETE FROM project_members WHERE project_id = ? AND user_id = ?`, projectID, userID)
 }

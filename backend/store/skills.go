@@ -71,14 +71,7 @@ func (t *Tx) UpdateSkill(ctx context.Context, s *model.Skill) error {
 
 // DeleteSkill removes a skill of the project; agents lose it and tasks stop requiring it.
 func (t *Tx) DeleteSkill(ctx context.Context, projectID string, id int64) error {
-	res, err := t.exec(ctx, `DELETE FROM skills WHERE id = ? AND project_id = ?`, id, projectID)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return t.execOne(ctx, `DELETE FROM skills WHERE id = ? AND project_id = ?`, id, projectID)
 }
 
 // Skill loads a skill of the project by id.

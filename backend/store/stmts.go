@@ -162,6 +162,36 @@ func queryList[T any](ctx context.Context, r Reader, scan func(rowScanner) (*T, 
 	return out, rows.Err()
 }
 
+// ids runs a query of one integer column and lists its values in order.
+func (r Reader) ids(ctx context.Context, query string, args ...any) ([]int64, error) {
+	rows, err := r.query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// execOne runs a statement that must change a row: ErrNotFound when it changed none.
+func (r Reader) execOne(ctx context.Context, query string, args ...any) error {
+	res, err := r.exec(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
 // limitClause writes a LIMIT into the SQL text. A bound LIMIT ? makes SQLite re-prepare
 // the statement on every run (measured: 27 us against 17 us for a 51-row page); limits
 // are integers, so the text is safe, and the few distinct values each get cached.

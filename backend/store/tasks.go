@@ -62,14 +62,7 @@ func (t *Tx) UpdateTask(ctx context.Context, task *model.Task) error {
 
 // UpdateStepStatus sets the status of the step at position (0-based) of a task.
 func (t *Tx) UpdateStepStatus(ctx context.Context, taskID int64, position int, status string) error {
-	res, err := t.exec(ctx, `UPDATE steps SET status = ? WHERE task_id = ? AND position = ?`, status, taskID, position)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return t.execOne(ctx, `UPDATE steps SET status = ? WHERE task_id = ? AND position = ?`, status, taskID, position)
 }
 
 // AppendTaskMessage adds an entry to a task's conversation.
@@ -81,32 +74,12 @@ func (t *Tx) AppendTaskMessage(ctx context.Context, taskID int64, m model.TaskMe
 
 // DeleteTask removes a task of the project with its steps and conversation.
 func (t *Tx) DeleteTask(ctx context.Context, projectID string, id int64) error {
-	res, err := t.exec(ctx, `DELETE FROM tasks WHERE id = ? AND project_id = ?`, id, projectID)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return t.execOne(ctx, `DELETE FROM tasks WHERE id = ? AND project_id = ?`, id, projectID)
 }
 
 // DeleteTasksWithStatus removes the project's tasks in a status and returns their ids.
 func (t *Tx) DeleteTasksWithStatus(ctx context.Context, projectID, status string) ([]int64, error) {
-	rows, err := t.query(ctx, `DELETE FROM tasks WHERE project_id = ? AND status = ? RETURNING id`, projectID, status)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return t.ids(ctx, `DELETE FROM tasks WHERE project_id = ? AND status = ? RETURNING id`, projectID, status)
 }
 
 // TaskFilter selects a project's tasks. Limit 0 means no limit.

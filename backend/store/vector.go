@@ -74,14 +74,7 @@ func (t *Tx) DeleteVectorSpace(ctx context.Context, projectID string, id int64) 
 	if _, err := t.exec(ctx, `DELETE FROM vector_chunks WHERE space_id = (SELECT id FROM vector_spaces WHERE id = ? AND project_id = ?)`, id, projectID); err != nil {
 		return err
 	}
-	res, err := t.exec(ctx, `DELETE FROM vector_spaces WHERE id = ? AND project_id = ?`, id, projectID)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return ErrNotFound
-	}
-	return nil
+	return t.execOne(ctx, `DELETE FROM vector_spaces WHERE id = ? AND project_id = ?`, id, projectID)
 }
 
 // SetVectorSpaceEmbedder records where a space's vectors come from, on its first document.
@@ -232,20 +225,7 @@ func (r Reader) VectorKeywordSearch(ctx context.Context, spaceID int64, query st
 			ORDER BY bm25(vector_chunks_fts, 1.0, 0.0) LIMIT ?`
 		args = []any{match, string(list), limit}
 	}
-	rows, err := r.query(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return r.ids(ctx, q, args...)
 }
 
 // LinkVectorSpaceAgent links a space to an agent of the same project; linking twice is
@@ -276,18 +256,5 @@ func (t *Tx) UnlinkVectorSpaceAgent(ctx context.Context, spaceID, agentID int64)
 
 // AgentVectorSpaces lists the ids of the spaces linked to an agent, in id order.
 func (r Reader) AgentVectorSpaces(ctx context.Context, agentID int64) ([]int64, error) {
-	rows, err := r.query(ctx, `SELECT space_id FROM vector_space_agents WHERE agent_id = ? ORDER BY space_id`, agentID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return r.ids(ctx, `SELECT space_id FROM vector_space_agents WHERE agent_id = ? ORDER BY space_id`, agentID)
 }
