@@ -175,22 +175,10 @@ func (h conversationsHandler) uploadDocument(c *gin.Context) {
 		fail(c, errs.Invalid("a document upload must be multipart/form-data with the document in the part named file"))
 		return
 	}
-	mr := multipart.NewReader(http.MaxBytesReader(c.Writer, c.Request.Body, maxUploadBody), params["boundary"])
-	var part *multipart.Part
-	for {
-		part, err = mr.NextPart()
-		if err == io.EOF {
-			fail(c, errs.Invalid("the upload has no part named file; send the document as the multipart field file"))
-			return
-		}
-		if err != nil {
-			fail(c, uploadError(err))
-			return
-		}
-		if part.FormName() == "file" {
-			break
-		}
-		part.Close()
+	part, err := filePart(c, params["boundary"])
+	if err != nil {
+		fail(c, err)
+		return
 	}
 	defer part.Close()
 	doc, err := h.svc.ShareDocument(c.Request.Context(), principal(c), conversationRef(c), service.DocumentUpload{
@@ -210,6 +198,25 @@ func (u uploadReader) Read(p []byte) (int, error) {
 		err = uploadError(err)
 	}
 	return n, err
+}
+
+// filePart reads a multipart upload (at most maxUploadBody bytes) up to its part named
+// file, the field every document upload takes.
+func filePart(c *gin.Context, boundary string) (*multipart.Part, error) {
+	mr := multipart.NewReader(http.MaxBytesReader(c.Writer, c.Request.Body, maxUploadBody), boundary)
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			return nil, errs.Invalid("the upload has no part named file; send the document as the multipart field file")
+		}
+		if err != nil {
+			return nil, uploadError(err)
+		}
+		if part.FormName() == "file" {
+			return part, nil
+		}
+		part.Close()
+	}
 }
 
 func uploadError(err error) error {

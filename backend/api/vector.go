@@ -1,9 +1,7 @@
 package api
 
 import (
-	"io"
 	"mime"
-	"mime/multipart"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -112,22 +110,10 @@ func (h vectorHandler) addDocument(c *gin.Context) {
 			fail(c, errs.Invalid("a multipart upload needs a boundary in its Content-Type"))
 			return
 		}
-		mr := multipart.NewReader(http.MaxBytesReader(c.Writer, c.Request.Body, maxUploadBody), params["boundary"])
-		var part *multipart.Part
-		for {
-			part, err = mr.NextPart()
-			if err != nil {
-				if err == io.EOF {
-					fail(c, errs.Invalid("the upload has no part named file; send the document as the multipart field file"))
-				} else {
-					fail(c, uploadError(err))
-				}
-				return
-			}
-			if part.FormName() == "file" {
-				break
-			}
-			part.Close()
+		part, err := filePart(c, params["boundary"])
+		if err != nil {
+			fail(c, err)
+			return
 		}
 		defer part.Close()
 		name := part.FileName()
