@@ -197,8 +197,6 @@ func run(ctx context.Context, cfg config) int {
 	r := &report{values: map[string][]float64{}, errored: map[string]bool{}}
 	var seq atomic.Int64
 	newWrite, newRead := createBody(&seq, writes.agent), createBody(&seq, reads.agent)
-	listRPS := fmt.Sprintf("list50_rps_%d", cfg.clients)
-	getRPS := fmt.Sprintf("get_rps_%d", cfg.clients)
 	var rssUnderLoad float64
 
 	// The conversation the message phase posts to, and one task per client for the
@@ -268,20 +266,27 @@ func run(ctx context.Context, cfg config) int {
 		logf("  read project: %d tasks (%d created now, %.1f s)", len(ids), created, time.Since(t).Seconds())
 
 		// b. list, 50 per page
-		list := func() error { return l.do("GET", "/api/tasks?limit=50", reads.token, nil, http.StatusOK) }
-		p = l.latency(ctx, cfg.warmup, cfg.latencyN, list)
-		logLatency("GET /api/tasks?limit=50", p)
-		r.add("list50_p50_ms", p.p50)
-		r.add("list50_p99_ms", p.p99)
-		r.check(fmt.Sprintf("round %d list50 latency", round), p, "list50_p50_ms", "list50_p99_ms")
-		p = l.throughput(ctx, srv, cfg.clients, cfg.duration, list)
-		logThroughput("GET /api/tasks?limit=50", cfg.clients, p)
-		r.add(listRPS, p.rps)
-		r.add("loadgen_cpu_share_list50", p.loadgenCPU)
-		r.add("server_cpu_share_list50", p.serverCPU)
-		r.add("server_cpu_us_per_list50", p.serverCPUPerRequest())
-		r.check(fmt.Sprintf("round %d list50 throughput", round), p, listRPS)
-		rssUnderLoad = max(rssUnderLoad, p.maxRSSMiB)
+		// A read is measured twice: latency from one client (NAME_p50_ms, NAME_p99_ms),
+		// then throughput from cfg.clients (NAME_rps_N and the CPU shares).
+		readPhase := func(name, label string, fn func() error) {
+			p := l.latency(ctx, cfg.warmup, cfg.latencyN, fn)
+			logLatency(label, p)
+			r.add(name+"_p50_ms", p.p50)
+			r.add(name+"_p99_ms", p.p99)
+			r.check(fmt.Sprintf("round %d %s latency", round, name), p, name+"_p50_ms", name+"_p99_ms")
+			p = l.throughput(ctx, srv, cfg.clients, cfg.duration, fn)
+			logThroughput(label, cfg.clients, p)
+			rps := fmt.Sprintf("%s_rps_%d", name, cfg.clients)
+			r.add(rps, p.rps)
+			r.add("loadgen_cpu_share_"+name, p.loadgenCPU)
+			r.add("server_cpu_share_"+name, p.serverCPU)
+			r.add("server_cpu_us_per_"+name, p.serverCPUPerRequest())
+			r.check(fmt.Sprintf("round %d %s throughput", round, name), p, rps)
+			rssUnderLoad = max(rssUnderLoad, p.maxRSSMiB)
+		}
+		readPhase("list50", "GET /api/tasks?limit=50", func() error {
+			return l.do("GET", "/api/tasks?limit=50", reads.token, nil, http.StatusOK)
+		})
 
 		// b2. the same page through GraphQL, with each task's steps
 		var check struct {
@@ -299,20 +304,9 @@ func run(ctx context.Context, cfg config) int {
 		r.check(fmt.Sprintf("round %d graphql latency", round), p, "graphql_tasks50_p50_ms", "graphql_tasks50_p99_ms")
 
 		// c. get by id
-		get := func() error { return l.do("GET", getPath(ids, rand.IntN), reads.token, nil, http.StatusOK) }
-		p = l.latency(ctx, cfg.warmup, cfg.latencyN, get)
-		logLatency("GET /api/tasks/{id}", p)
-		r.add("get_p50_ms", p.p50)
-		r.add("get_p99_ms", p.p99)
-		r.check(fmt.Sprintf("round %d get latency", round), p, "get_p50_ms", "get_p99_ms")
-		p = l.throughput(ctx, srv, cfg.clients, cfg.duration, get)
-		logThroughput("GET /api/tasks/{id}", cfg.clients, p)
-		r.add(getRPS, p.rps)
-		r.add("loadgen_cpu_share_get", p.loadgenCPU)
-		r.add("server_cpu_share_get", p.serverCPU)
-		r.add("server_cpu_us_per_get", p.serverCPUPerRequest())
-		r.check(fmt.Sprintf("round %d get throughput", round), p, getRPS)
-		rssUnderLoad = max(rssUnderLoad, p.maxRSSMiB)
+		readPhase("get", "GET /api/tasks/{id}", func() error {
+			return l.do("GET", getPath(ids, rand.IntN), reads.token, nil, http.StatusOK)
+		})
 	}
 	if ctx.Err() != nil {
 		return fail(ctx.Err())
