@@ -105,6 +105,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // Run serves until ctx ends (a signal), then shuts down gracefully.
 func Run(ctx context.Context, cfg Config) error {
+	if err := startProfiler(); err != nil {
+		return err
+	}
 	s, err := Start(ctx, cfg)
 	if err != nil {
 		return err
@@ -119,8 +122,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	// The group commit's work: writes per batch is how many requests shared a commit.
 	st := s.store.Stats()
-	slog.Info("stopped cleanly", "writes", st.Writes, "batches", st.Batches,
-		"writer_exec", st.Exec.Round(time.Millisecond), "writer_commit", st.Commit.Round(time.Millisecond))
+	slog.Info("stopped cleanly", "writes", st.Writes, "batches", st.Batches, "fsyncs", st.Syncs,
+		"writer_exec", st.Exec.Round(time.Millisecond), "writer_commit", st.Commit.Round(time.Millisecond),
+		"fsync", st.Sync.Round(time.Millisecond))
 	return nil
 }
 

@@ -61,6 +61,9 @@ func (s *Service) ExportDatabase(ctx context.Context, p *auth.Principal) (*Expor
 		os.Remove(path)
 		return nil, internal("open the export", err)
 	}
+	// Where the system allows it (not Windows), the name goes now: the open file stays
+	// readable, and nothing is left behind if the download or the server stops midway.
+	_ = os.Remove(path)
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()

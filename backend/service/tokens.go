@@ -87,7 +87,7 @@ func (s *Service) AuthenticateToken(ctx context.Context, value string) (*auth.Pr
 	}
 	// The lookup is by SHA-256 of the value: the database never compares secrets
 	// themselves, so its timing reveals nothing usable about a valid token.
-	tok, err := s.store.Read().TokenByHash(ctx, auth.HashToken(value))
+	tok, err := s.store.TokenByHash(ctx, auth.HashToken(value))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errs.Unauth("unknown token")
 	}

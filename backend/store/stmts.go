@@ -117,7 +117,19 @@ func (r Reader) stmt(ctx context.Context, query string) *sql.Stmt {
 	return st
 }
 
+// statementContext is the context a statement runs with. Inside a write it cannot be
+// cancelled: the writer checked the request's context before starting the write, and
+// from then on the write completes or fails as a whole. (It also spares the driver a
+// goroutine per statement, which it starts to watch a cancellable context.)
+func (r Reader) statementContext(ctx context.Context) context.Context {
+	if r.batch != nil {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
 func (r Reader) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	ctx = r.statementContext(ctx)
 	if st := r.stmt(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
@@ -126,6 +138,7 @@ func (r Reader) exec(ctx context.Context, query string, args ...any) (sql.Result
 
 func (r Reader) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	r.count()
+	ctx = r.statementContext(ctx)
 	if st := r.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
@@ -134,6 +147,7 @@ func (r Reader) query(ctx context.Context, query string, args ...any) (*sql.Rows
 
 func (r Reader) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	r.count()
+	ctx = r.statementContext(ctx)
 	if st := r.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}

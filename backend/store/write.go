@@ -15,17 +15,19 @@ import (
 const maxBatch = 256
 
 // WriteStats counts the writes and the transactions (batches) that committed them, and
-// how long the single writer spent running writes (Exec) and committing them (Commit).
+// how long the single writer spent running writes (Exec) and committing them (Commit);
+// and the fsyncs that made them durable (Syncs, taking Sync in all).
 type WriteStats struct {
-	Writes, Batches int64
-	Exec, Commit    time.Duration
+	Writes, Batches, Syncs int64
+	Exec, Commit, Sync     time.Duration
 }
 
 // Stats reports how many writes ran and in how many batches (their ratio is the mean
 // group-commit batch size), and where the writer's time went.
 func (s *Store) Stats() WriteStats {
-	return WriteStats{Writes: s.writes.Load(), Batches: s.batches.Load(),
-		Exec: time.Duration(s.execNanos.Load()), Commit: time.Duration(s.syncNanos.Load())}
+	return WriteStats{Writes: s.writes.Load(), Batches: s.batches.Load(), Syncs: s.syncs.Load(),
+		Exec: time.Duration(s.execNanos.Load()), Commit: time.Duration(s.commitNanos.Load()),
+		Sync: time.Duration(s.syncNanos.Load())}
 }
 
 type job struct {
@@ -38,11 +40,12 @@ type job struct {
 // Its reads see the batch's uncommitted changes.
 type Tx struct {
 	Reader
-	events []model.Event
+	events        []model.Event
+	tokensChanged bool // the cached tokens must be forgotten once this commits
 }
 
 // Write runs fn in a write transaction and returns once that transaction has committed
-// (or fn's error). Concurrent writes are committed together; each runs in its own
+// and is durable (or fn's error). Concurrent writes are committed together; each runs in its own
 // savepoint, so one write's failure leaves the others of its batch untouched.
 func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
 	j := &job{ctx: ctx, fn: fn, done: make(chan error, 1)}
@@ -63,94 +66,120 @@ func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
 }
 
 func (s *Store) writeLoop() {
-	defer close(s.writerEnd)
-	batch := make([]*job, 0, maxBatch)
+	defer close(s.committed) // the syncer acknowledges what is left, then ends
 	for {
 		select {
 		case j := <-s.jobs:
-			batch = append(batch[:0], j)
+			s.writeBatch(j)
 		case <-s.stop:
-			// Close holds no more submitters; drain what is queued, then end.
+			// Close holds no more submitters; write what is queued, then end.
 			for {
 				select {
 				case j := <-s.jobs:
-					s.runBatch([]*job{j})
+					s.writeBatch(j)
 				default:
 					return
 				}
 			}
 		}
-	fill:
-		for len(batch) < maxBatch {
-			select {
-			case j := <-s.jobs:
-				batch = append(batch, j)
-			default:
-				break fill
-			}
-		}
-		s.runBatch(batch)
 	}
 }
 
-func (s *Store) runBatch(batch []*job) {
+// batch is the writer's open transaction and the writes it holds.
+type batch struct {
+	tx            *sql.Tx
+	stmts         *batchStmts
+	jobs          []*job
+	results       []error
+	events        []model.Event
+	tokensChanged bool
+}
+
+// writeBatch runs first and the writes queued after it in one transaction. It commits
+// once no write is waiting and the syncer is ready for more, or the batch is full: while
+// the syncer waits for the disk, the batch grows, and one commit and one fsync serve
+// every write that came meanwhile.
+func (s *Store) writeBatch(first *job) {
 	ctx := context.Background()
-	results := make([]error, len(batch))
-	fail := func(err error) {
-		for i := range batch {
-			batch[i].done <- err
-		}
-	}
 	start := time.Now()
 	tx, err := s.writer.BeginTx(ctx, nil)
 	if err != nil {
-		fail(fmt.Errorf("begin write: %w", err))
+		first.done <- fmt.Errorf("begin write: %w", err)
 		return
 	}
-	stmts := &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}}
-	defer stmts.preparePending(ctx) // after Commit or Rollback: the connection is free
-	var events []model.Event
-	for i, j := range batch {
-		if err := j.ctx.Err(); err != nil {
-			results[i] = err
-			continue
-		}
-		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
-			results[i] = err
-			continue
-		}
-		t := &Tx{Reader: Reader{q: tx, batch: stmts}}
-		err := runJob(j, t)
-		if err != nil {
-			if _, rbErr := tx.ExecContext(ctx, "ROLLBACK TO w"); rbErr != nil {
-				_ = tx.Rollback()
-				fail(fmt.Errorf("roll back a failed write: %w", rbErr))
-				return
-			}
-		} else {
-			events = append(events, t.events...)
-		}
-		if _, err := tx.ExecContext(ctx, "RELEASE w"); err != nil {
-			_ = tx.Rollback()
-			fail(fmt.Errorf("release savepoint: %w", err))
+	b := &batch{tx: tx, stmts: &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}}}
+	defer b.stmts.preparePending(ctx) // after Commit or Rollback: the connection is free
+	for j := first; ; {
+		if err := b.run(ctx, j); err != nil {
+			b.fail(err)
 			return
 		}
-		results[i] = err
+		if len(b.jobs) == maxBatch {
+			break
+		}
+		select {
+		case j = <-s.jobs:
+			continue
+		default:
+		}
+		select {
+		case j = <-s.jobs:
+			continue
+		case <-s.syncReady:
+		}
+		break
 	}
 	committing := time.Now()
 	if err := tx.Commit(); err != nil {
-		fail(fmt.Errorf("commit: %w", err))
+		b.fail(fmt.Errorf("commit: %w", err))
 		return
 	}
-	s.execNanos.Add(int64(committing.Sub(start)))
-	s.syncNanos.Add(int64(time.Since(committing)))
-	s.batches.Add(1)
-	s.writes.Add(int64(len(batch)))
-	if len(events) > 0 && s.opts.OnCommit != nil {
-		s.opts.OnCommit(events)
+	if b.tokensChanged {
+		s.tokens.invalidate()
 	}
-	for i, j := range batch {
-		j.done <- results[i]
+	s.execNanos.Add(int64(committing.Sub(start)))
+	s.commitNanos.Add(int64(time.Since(committing)))
+	s.batches.Add(1)
+	s.writes.Add(int64(len(b.jobs)))
+	s.committed <- committed{batch: b.jobs, results: b.results, events: b.events}
+}
+
+// run adds one write to the batch, in a savepoint: a write that fails is rolled back to
+// it and leaves the others untouched. An error return means the whole batch is lost.
+func (b *batch) run(ctx context.Context, j *job) error {
+	b.jobs = append(b.jobs, j)
+	b.results = append(b.results, nil)
+	result := &b.results[len(b.results)-1]
+	if err := j.ctx.Err(); err != nil {
+		*result = err
+		return nil
+	}
+	if _, err := b.tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+		*result = err
+		return nil
+	}
+	t := &Tx{Reader: Reader{q: b.tx, batch: b.stmts}}
+	err := runJob(j, t)
+	if err != nil {
+		if _, rbErr := b.tx.ExecContext(ctx, "ROLLBACK TO w"); rbErr != nil {
+			return fmt.Errorf("roll back a failed write: %w", rbErr)
+		}
+	} else {
+		b.events = append(b.events, t.events...)
+	}
+	b.tokensChanged = b.tokensChanged || t.tokensChanged
+	if _, err := b.tx.ExecContext(ctx, "RELEASE w"); err != nil {
+		return fmt.Errorf("release savepoint: %w", err)
+	}
+	*result = err
+	return nil
+}
+
+// fail rolls the batch back and gives every write of it err.
+func (b *batch) fail(err error) {
+	_ = b.tx.Rollback()
+	for _, j := range b.jobs {
+		j.done <- err
 	}
 }
 

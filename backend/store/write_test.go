@@ -113,3 +113,51 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Fatalf("opening a newer database: %v", err)
 	}
 }
+
+// TestFullSyncsBeforeAcknowledging: with FULL, writes are acknowledged after the
+// syncer's fsync of the WAL, one fsync serving whole batches; NORMAL does no fsync.
+func TestFullSyncsBeforeAcknowledging(t *testing.T) {
+	for _, mode := range []string{"FULL", "NORMAL"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := Open(ctx, t.TempDir()+"/agentdesk.db", Options{Synchronous: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.Write(ctx, func(tx *Tx) error {
+				return tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
+			}); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			for i := range 200 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := s.Write(ctx, func(tx *Tx) error {
+						return tx.AppendEvent(ctx, "p", "test.event", map[string]int{"id": i}, time.Now())
+					}); err != nil {
+						t.Error(err)
+					}
+				}()
+			}
+			wg.Wait()
+			st := s.Stats()
+			if st.Writes != 201 || st.Batches > st.Writes {
+				t.Fatalf("stats %+v", st)
+			}
+			if mode == "FULL" && (st.Syncs < 1 || st.Syncs > st.Batches) {
+				t.Fatalf("FULL: %d fsyncs for %d batches", st.Syncs, st.Batches)
+			}
+			if mode == "NORMAL" && st.Syncs != 0 {
+				t.Fatalf("NORMAL: %d fsyncs", st.Syncs)
+			}
+			_, last, err := s.Read().EventBounds(ctx, "p")
+			if err != nil || last != 200 {
+				t.Fatalf("last event seq %d, %v", last, err)
+			}
+			t.Logf("%s: %d writes in %d batches, %d fsyncs", mode, st.Writes, st.Batches, st.Syncs)
+		})
+	}
+}

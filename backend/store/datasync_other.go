@@ -1,0 +1,8 @@
+//go:build !linux
+
+package store
+
+import "os"
+
+// datasync flushes f to stable storage.
+func datasync(f *os.File) error { return f.Sync() }

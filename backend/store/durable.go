@@ -1,0 +1,148 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/model"
+)
+
+// Durability without holding up the writer.
+//
+// With synchronous=FULL SQLite fsyncs the WAL inside every commit, and the single
+// writer waits for the disk (about a millisecond here) before it can start the next
+// batch. Instead agentdesk runs SQLite with synchronous=NORMAL, which writes the
+// committed WAL frames to the operating system without an fsync, and fsyncs the WAL
+// itself in a second goroutine (the syncer) before any write of the batch is
+// acknowledged or its events are published. While the syncer waits for the disk, the
+// writer already runs and commits the next batch; one fsync then covers every batch
+// committed meanwhile. The guarantee is FULL's: a write is acknowledged only once its
+// WAL frames are on stable storage, in commit order.
+//
+// One difference: other requests can read a batch during its fsync (about a
+// millisecond) before its writers are told it succeeded. A power cut in that window
+// loses the batch, which no writer was told had succeeded, and the stream never sent.
+// A later write that depends on what it read is acknowledged only after its own fsync,
+// which covers the earlier batch too.
+
+// committed is a batch whose transaction committed and waits for the fsync.
+type committed struct {
+	batch   []*job
+	results []error
+	events  []model.Event
+}
+
+// walSyncer fsyncs the WAL file of the database at dbPath.
+type walSyncer struct {
+	dbPath string
+	wal    *os.File
+}
+
+// sync makes everything committed so far durable. SQLite creates the WAL on the first
+// write and, when the last connection closes, deletes it; the syncer keeps a descriptor
+// of the current file and opens it again (syncing the directory, which holds its name)
+// when the file it holds is no longer the one at the path.
+//
+// It never closes a descriptor of the live WAL file before Close: closing any descriptor
+// of a file drops the process's POSIX locks on it.
+func (w *walSyncer) sync() error {
+	path := w.dbPath + "-wal"
+	current, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("find the WAL file: %w", err)
+	}
+	if w.wal != nil {
+		held, err := w.wal.Stat()
+		if err != nil || !os.SameFile(held, current) {
+			w.wal.Close() // a file that is gone: its locks are gone with it
+			w.wal = nil
+		}
+	}
+	if w.wal == nil {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			return fmt.Errorf("open the WAL file: %w", err)
+		}
+		w.wal = f
+		if err := syncDir(filepath.Dir(path)); err != nil {
+			return err
+		}
+	}
+	return datasync(w.wal)
+}
+
+func (w *walSyncer) close() error {
+	if w.wal == nil {
+		return nil
+	}
+	err := w.wal.Close()
+	w.wal = nil
+	return err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open the data directory: %w", err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return fmt.Errorf("sync the data directory: %w", err)
+	}
+	return nil
+}
+
+// syncLoop acknowledges committed batches in commit order, after one fsync for all
+// those that are waiting (when the store runs FULL).
+func (s *Store) syncLoop() {
+	defer close(s.writerEnd)
+	var pending []committed
+	for {
+		// Ready for more: the writer commits its batch now rather than let it grow.
+		select {
+		case s.syncReady <- struct{}{}:
+		default:
+		}
+		c, ok := <-s.committed
+		if !ok {
+			return
+		}
+		pending = append(pending[:0], c)
+	drain:
+		for {
+			select {
+			case c, ok := <-s.committed:
+				if !ok {
+					break drain
+				}
+				pending = append(pending, c)
+			default:
+				break drain
+			}
+		}
+		var syncErr error
+		if s.opts.Synchronous == "FULL" {
+			start := time.Now()
+			if err := s.wal.sync(); err != nil {
+				syncErr = fmt.Errorf("the write committed but could not be flushed to disk: %w", err)
+			}
+			s.syncNanos.Add(int64(time.Since(start)))
+			s.syncs.Add(1)
+		}
+		for _, c := range pending {
+			if len(c.events) > 0 && s.opts.OnCommit != nil {
+				s.opts.OnCommit(c.events)
+			}
+			for i, j := range c.batch {
+				if err := c.results[i]; err != nil {
+					j.done <- err
+				} else {
+					j.done <- syncErr
+				}
+			}
+		}
+	}
+}
