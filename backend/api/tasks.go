@@ -51,10 +51,8 @@ func (h tasksHandler) list(c *gin.Context) {
 		return
 	}
 	tasks, more, err := h.svc.ListTasks(c.Request.Context(), principal(c), in)
-	writeList(c, tasks, more, taskID, err)
+	writeTaskList(c, tasks, more, err)
 }
-
-func taskID(t model.Task) int64 { return t.ID }
 
 // get serves GET /api/tasks/{id} and GET /api/projects/{projectId}/tasks/{id}.
 func (h tasksHandler) get(c *gin.Context) {

@@ -1,6 +1,9 @@
 package model
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Task statuses, case-sensitive as the spec writes them.
 const (
@@ -84,6 +87,9 @@ type Task struct {
 	// BlockedReason is set only in the answer that created the task, when a rule kept
 	// it out of Todo (the project's monthly budget is spent): it stays in Backlog.
 	BlockedReason string `json:"blocked_reason,omitempty"`
+	// Encoded is the task's JSON as the store's cache rendered it, on tasks read from
+	// that cache (which nobody changes); nil otherwise. Lists send it as it is.
+	Encoded json.RawMessage `json:"-"`
 }
 
 // Step is one ordered subtask of a task.

@@ -66,11 +66,13 @@ func (t *Tx) UpdateSkill(ctx context.Context, s *model.Skill) error {
 	}
 	_, err := t.exec(ctx, `UPDATE skills SET name = ?, description = ?, updated_at = ? WHERE id = ? AND project_id = ?`,
 		s.Name, s.Description, fmtTime(s.UpdatedAt), s.ID, s.ProjectID)
+	t.everyTaskChanged() // tasks show the names of the skills they require
 	return err
 }
 
 // DeleteSkill removes a skill of the project; agents lose it and tasks stop requiring it.
 func (t *Tx) DeleteSkill(ctx context.Context, projectID string, id int64) error {
+	t.everyTaskChanged()
 	return t.execOne(ctx, `DELETE FROM skills WHERE id = ? AND project_id = ?`, id, projectID)
 }
 
@@ -172,6 +174,7 @@ func (r Reader) SkillsByName(ctx context.Context, projectID string, names []stri
 
 // SetTaskSkills records the skills a task requires.
 func (t *Tx) SetTaskSkills(ctx context.Context, taskID int64, skillIDs []int64) error {
+	t.taskChanged(taskID)
 	for _, id := range skillIDs {
 		if _, err := t.exec(ctx, `INSERT INTO task_skills (task_id, skill_id) VALUES (?, ?) ON CONFLICT DO NOTHING`, taskID, id); err != nil {
 			return err

@@ -56,6 +56,7 @@ type Store struct {
 
 	readStmts, writeStmts *stmtCache
 	tokens                tokenCache
+	taskCache             taskCache
 
 	writes, batches, syncs            atomic.Int64
 	execNanos, commitNanos, syncNanos atomic.Int64 // the writer's time running writes and committing them; the syncer's fsyncs
@@ -192,7 +193,7 @@ func (s *Store) Backup(ctx context.Context, path string) error {
 }
 
 // Read gives the queries that run on the read pool.
-func (s *Store) Read() Reader { return Reader{q: s.reader, cache: s.readStmts} }
+func (s *Store) Read() Reader { return Reader{q: s.reader, cache: s.readStmts, tasks: &s.taskCache} }
 
 // Timestamps are stored as fixed-width UTC text, so that they sort as strings.
 const timeLayout = "2006-01-02T15:04:05.000000Z"

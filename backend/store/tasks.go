@@ -57,11 +57,13 @@ func (t *Tx) UpdateTask(ctx context.Context, task *model.Task) error {
 		 WHERE id = ? AND project_id = ?`,
 		task.AgentID, task.Summary, task.Details, task.Status, task.TaskType, task.WaitingDetails, task.WaitingVersion,
 		fmtTime(task.UpdatedAt), task.ID, task.ProjectID)
+	t.taskChanged(task.ID)
 	return err
 }
 
 // UpdateStepStatus sets the status of the step at position (0-based) of a task.
 func (t *Tx) UpdateStepStatus(ctx context.Context, taskID int64, position int, status string) error {
+	t.taskChanged(taskID)
 	return t.execOne(ctx, `UPDATE steps SET status = ? WHERE task_id = ? AND position = ?`, status, taskID, position)
 }
 
@@ -74,12 +76,15 @@ func (t *Tx) AppendTaskMessage(ctx context.Context, taskID int64, m model.TaskMe
 
 // DeleteTask removes a task of the project with its steps and conversation.
 func (t *Tx) DeleteTask(ctx context.Context, projectID string, id int64) error {
+	t.taskChanged(id)
 	return t.execOne(ctx, `DELETE FROM tasks WHERE id = ? AND project_id = ?`, id, projectID)
 }
 
 // DeleteTasksWithStatus removes the project's tasks in a status and returns their ids.
 func (t *Tx) DeleteTasksWithStatus(ctx context.Context, projectID, status string) ([]int64, error) {
-	return t.ids(ctx, `DELETE FROM tasks WHERE project_id = ? AND status = ? RETURNING id`, projectID, status)
+	ids, err := t.ids(ctx, `DELETE FROM tasks WHERE project_id = ? AND status = ? RETURNING id`, projectID, status)
+	t.taskChanged(ids...)
+	return ids, err
 }
 
 // TaskFilter selects a project's tasks. Limit 0 means no limit.
@@ -196,10 +201,20 @@ func (r Reader) taskConversation(ctx context.Context, taskID int64) ([]model.Tas
 	return out, rows.Err()
 }
 
-// Tasks lists the tasks that match f, oldest first, with their steps. It makes two
-// queries whatever the number of tasks: one for the tasks, one for all their steps.
-// more reports whether tasks remain after the last one returned.
+// Tasks lists the tasks that match f, oldest first, with their steps; more reports
+// whether tasks remain after the last one returned. On the read pool, a page whose tasks
+// are all cached costs one query (taskcache.go); the tasks returned then share their
+// steps with the cache, so callers must not change them.
 func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, more bool, err error) {
+	if r.tasks != nil && r.batch == nil {
+		return r.cachedTasks(ctx, f)
+	}
+	return r.loadTasks(ctx, f)
+}
+
+// loadTasks reads the tasks of Tasks from the database in two queries whatever their
+// number: one for the tasks, one for all their steps.
+func (r Reader) loadTasks(ctx context.Context, f TaskFilter) (tasks []model.Task, more bool, err error) {
 	where, args := f.where()
 	q := `SELECT ` + taskColumns + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id WHERE ` + where + ` AND t.id > ? ORDER BY t.id`
 	args = append(args, f.AfterID)

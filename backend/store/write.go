@@ -42,7 +42,16 @@ type Tx struct {
 	Reader
 	events        []model.Event
 	tokensChanged bool // the cached tokens must be forgotten once this commits
+	// The tasks whose cached copies must be forgotten once this commits (taskcache.go).
+	changedTasks    []int64
+	allTasksChanged bool
 }
+
+// taskChanged marks tasks whose cached copy must be dropped when the write commits.
+func (t *Tx) taskChanged(ids ...int64) { t.changedTasks = append(t.changedTasks, ids...) }
+
+// everyTaskChanged marks a change that may alter any task, e.g. an agent's deletion.
+func (t *Tx) everyTaskChanged() { t.allTasksChanged = true }
 
 // Write runs fn in a write transaction and returns once that transaction has committed
 // and is durable (or fn's error). Concurrent writes are committed together; each runs in its own
@@ -87,12 +96,14 @@ func (s *Store) writeLoop() {
 
 // batch is the writer's open transaction and the writes it holds.
 type batch struct {
-	tx            *sql.Tx
-	stmts         *batchStmts
-	jobs          []*job
-	results       []error
-	events        []model.Event
-	tokensChanged bool
+	tx              *sql.Tx
+	stmts           *batchStmts
+	jobs            []*job
+	results         []error
+	events          []model.Event
+	tokensChanged   bool
+	changedTasks    []int64
+	allTasksChanged bool
 }
 
 // writeBatch runs first and the writes queued after it in one transaction. It commits
@@ -137,6 +148,7 @@ func (s *Store) writeBatch(first *job) {
 	if b.tokensChanged {
 		s.tokens.invalidate()
 	}
+	s.taskCache.invalidate(b.changedTasks, b.allTasksChanged)
 	s.execNanos.Add(int64(committing.Sub(start)))
 	s.commitNanos.Add(int64(time.Since(committing)))
 	s.batches.Add(1)
@@ -168,6 +180,8 @@ func (b *batch) run(ctx context.Context, j *job) error {
 		b.events = append(b.events, t.events...)
 	}
 	b.tokensChanged = b.tokensChanged || t.tokensChanged
+	b.changedTasks = append(b.changedTasks, t.changedTasks...)
+	b.allTasksChanged = b.allTasksChanged || t.allTasksChanged
 	if _, err := b.tx.ExecContext(ctx, "RELEASE w"); err != nil {
 		return fmt.Errorf("release savepoint: %w", err)
 	}
@@ -207,4 +221,5 @@ type Reader struct {
 	q     queryer
 	cache *stmtCache  // prepared statements of the read pool
 	batch *batchStmts // prepared statements of the write batch, inside a write
+	tasks *taskCache  // on the read pool: the tasks lists have read
 }

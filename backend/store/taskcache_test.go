@@ -1,0 +1,106 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/model"
+)
+
+// TestTaskCacheFollowsChanges: lists served from the task cache show every change that
+// alters a task: its fields, a step, its skills, a skill renamed, its agent deleted, the
+// task deleted; and a read that raced a change does not cache what it read.
+func TestTaskCacheFollowsChanges(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	now := time.Now()
+	write := func(fn func(tx *Tx) error) {
+		t.Helper()
+		if err := s.Write(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	agent := &model.Agent{ProjectID: "p", Name: "worker", CreatedAt: now}
+	skill := &model.Skill{ProjectID: "p", Name: "go", CreatedAt: now, UpdatedAt: now}
+	task := &model.Task{ProjectID: "p", Summary: "one", Status: "Todo", Source: "user", TaskType: "standard",
+		Steps: []model.Step{{Title: "a", Status: "pending"}}, CreatedAt: now, UpdatedAt: now}
+	write(func(tx *Tx) error {
+		if err := tx.InsertAgent(ctx, agent); err != nil {
+			return err
+		}
+		if err := tx.InsertSkill(ctx, skill); err != nil {
+			return err
+		}
+		task.AgentID = &agent.ID
+		return tx.InsertTask(ctx, task)
+	})
+	list := func() model.Task {
+		t.Helper()
+		tasks, _, err := s.Read().Tasks(ctx, TaskFilter{ProjectID: "p", Limit: 50})
+		if err != nil || len(tasks) != 1 {
+			t.Fatalf("list: %v %v", tasks, err)
+		}
+		// What lists send is the cached JSON: it must say what the fields say.
+		var sent model.Task
+		if err := json.Unmarshal(tasks[0].Encoded, &sent); err != nil {
+			t.Fatalf("cached JSON %q: %v", tasks[0].Encoded, err)
+		}
+		if sent.Summary != tasks[0].Summary || sent.Status != tasks[0].Status || len(sent.Steps) != len(tasks[0].Steps) {
+			t.Fatalf("cached JSON %s does not match %+v", tasks[0].Encoded, tasks[0])
+		}
+		return sent
+	}
+	list()
+	if got := list(); got.AgentName != "worker" || got.Steps[0].Status != "pending" {
+		t.Fatalf("cached: %+v", got)
+	}
+	queries := s.ReadQueries()
+	list()
+	if n := s.ReadQueries() - queries; n != 1 {
+		t.Fatalf("a cached page took %d queries, want 1 (the ids)", n)
+	}
+
+	task.Summary, task.Status = "renamed", "Doing"
+	write(func(tx *Tx) error { return tx.UpdateTask(ctx, task) })
+	if got := list(); got.Summary != "renamed" || got.Status != "Doing" || !got.IsActive {
+		t.Fatalf("after UpdateTask: %+v", got)
+	}
+	write(func(tx *Tx) error { return tx.UpdateStepStatus(ctx, task.ID, 0, "completed") })
+	if got := list(); got.Steps[0].Status != "completed" {
+		t.Fatalf("after UpdateStepStatus: %+v", got.Steps)
+	}
+	write(func(tx *Tx) error { return tx.SetTaskSkills(ctx, task.ID, []int64{skill.ID}) })
+	if got := list(); len(got.RequiredSkills) != 1 || got.RequiredSkills[0] != "go" {
+		t.Fatalf("after SetTaskSkills: %v", got.RequiredSkills)
+	}
+	skill.Name = "golang"
+	write(func(tx *Tx) error { return tx.UpdateSkill(ctx, skill) })
+	if got := list(); len(got.RequiredSkills) != 1 || got.RequiredSkills[0] != "golang" {
+		t.Fatalf("after UpdateSkill: %v", got.RequiredSkills)
+	}
+	write(func(tx *Tx) error { return tx.DeleteAgent(ctx, "p", agent.ID) })
+	if got := list(); got.AgentID != nil || got.AgentName != "" {
+		t.Fatalf("after DeleteAgent: agent %v %q", got.AgentID, got.AgentName)
+	}
+
+	// A read that began before a change must not cache what it read.
+	since := s.taskCache.begin()
+	stale, _, err := s.Read().loadTasks(ctx, TaskFilter{ProjectID: "p", Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale[0].Encoded = []byte(`{"stale":true}`)
+	task.Summary, task.AgentID = "changed meanwhile", nil
+	write(func(tx *Tx) error { return tx.UpdateTask(ctx, task) })
+	s.taskCache.store(stale, since)
+	if got := list(); got.Summary != "changed meanwhile" {
+		t.Fatalf("a raced read was cached: %+v", got)
+	}
+
+	write(func(tx *Tx) error { return tx.DeleteTask(ctx, "p", task.ID) })
+	if tasks, _, err := s.Read().Tasks(ctx, TaskFilter{ProjectID: "p", Limit: 50}); err != nil || len(tasks) != 0 {
+		t.Fatalf("after DeleteTask: %v %v", tasks, err)
+	}
+}
