@@ -26,6 +26,15 @@ func benchService(b *testing.B, sync string) (*service.Service, *auth.Principal,
 	}
 	svc := service.New(st, service.Options{})
 	b.Cleanup(func() { svc.Close(); st.Close() })
+	// The writer's share of each write: running it, and the batch commits, per write.
+	start := st.Stats()
+	b.Cleanup(func() {
+		end := st.Stats()
+		writes := float64(end.Writes - start.Writes)
+		b.ReportMetric(float64((end.Exec-start.Exec).Microseconds())/writes, "writer-exec-us/op")
+		b.ReportMetric(float64((end.Commit-start.Commit).Microseconds())/writes, "writer-commit-us/op")
+		b.ReportMetric(writes/float64(end.Batches-start.Batches), "writes/batch")
+	})
 	if err := svc.EnsureDefaultProject(ctx); err != nil {
 		b.Fatal(err)
 	}

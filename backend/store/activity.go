@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -11,22 +13,51 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 )
 
-// recordActivity writes the audit entry of an event, in the event's transaction: who
-// (from the context: the principal and the interface), what (the event type), which
-// object (the type's prefix and the data's id), when.
-func (t *Tx) recordActivity(ctx context.Context, projectID, typ string, data []byte, seq int64, at time.Time) error {
+// activityRow is the audit entry of an event: who (from the context: the principal and
+// the interface), what (the event type), which object (the type's prefix and the data's
+// id), when. AppendEvent makes one per event; the batch stores them (flushActivity).
+type activityRow struct {
+	projectID, at, actorKind, actor, via, action, objectType, objectID string
+	seq                                                                int64
+}
+
+func newActivity(ctx context.Context, e model.Event, data []byte) activityRow {
 	a := audit.From(ctx)
-	objType, _, _ := strings.Cut(typ, ".")
-	_, err := t.exec(ctx,
-		`INSERT INTO activity (project_id, at, actor_kind, actor, via, action, object_type, object_id, event_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		projectID, fmtTime(at), a.Kind, a.Name, a.Via, typ, objType, objectID(data), seq)
-	return err
+	objType, _, _ := strings.Cut(e.Type, ".")
+	return activityRow{projectID: e.ProjectID, at: fmtTime(e.At), actorKind: a.Kind, actor: a.Name, via: a.Via,
+		action: e.Type, objectType: objType, objectID: objectID(data), seq: e.Seq}
+}
+
+// flushActivity writes the batch's activity entries, in the events' order.
+func (b *batch) flushActivity(ctx context.Context, r Reader) error {
+	for start := 0; start < len(b.activity); start += maxRowsPerInsert {
+		rows := b.activity[start:min(start+maxRowsPerInsert, len(b.activity))]
+		args := make([]any, 0, 9*len(rows))
+		for _, a := range rows {
+			args = append(args, a.projectID, a.at, a.actorKind, a.actor, a.via, a.action, a.objectType, a.objectID, a.seq)
+		}
+		if _, err := r.exec(ctx, insertRows(`INSERT INTO activity (project_id, at, actor_kind, actor, via, action, object_type, object_id, event_seq) VALUES `, 9, len(rows)), args...); err != nil {
+			return fmt.Errorf("store activity: %w", err)
+		}
+	}
+	return nil
 }
 
 // objectID finds the id of the object an event is about in its data: id, else the
 // first of the usual reference fields. It decodes those fields alone: the rest of the
 // data (a task's steps and conversation) is skipped, not copied.
 func objectID(data []byte) string {
+	// Most event data is an object whose first field is a numeric id (a task, a
+	// message): read it without decoding the rest.
+	if rest, ok := bytes.CutPrefix(data, []byte(`{"id":`)); ok {
+		end := 0
+		for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+			end++
+		}
+		if end > 0 && end < len(rest) && (rest[end] == ',' || rest[end] == '}') {
+			return string(rest[:end])
+		}
+	}
 	var refs struct {
 		ID             json.RawMessage `json:"id"`
 		JobID          json.RawMessage `json:"jobId"`

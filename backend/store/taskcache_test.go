@@ -104,3 +104,20 @@ func TestTaskCacheFollowsChanges(t *testing.T) {
 		t.Fatalf("after DeleteTask: %v %v", tasks, err)
 	}
 }
+
+func TestObjectID(t *testing.T) {
+	for data, want := range map[string]string{
+		`{"id":42,"summary":"x","steps":[{"id":7}]}`: "42",
+		`{"id":42}`:                      "42",
+		`{"id":"prj_abc","name":"x"}`:    "prj_abc",
+		`{"id":-3}`:                      "-3",
+		`{"jobId":9,"status":"ok"}`:      "9",
+		`{"summary":"x","messageId":11}`: "11",
+		`{"idx":5}`:                      "",
+		`not json`:                       "",
+	} {
+		if got := objectID([]byte(data)); got != want {
+			t.Errorf("objectID(%s) = %q, want %q", data, got, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"maps"
 	"runtime/debug"
 	"time"
 
@@ -40,7 +41,9 @@ type job struct {
 // Its reads see the batch's uncommitted changes.
 type Tx struct {
 	Reader
+	b             *batch
 	events        []model.Event
+	activity      []activityRow
 	tokensChanged bool // the cached tokens must be forgotten once this commits
 	// The tasks whose cached copies must be forgotten once this commits (taskcache.go).
 	changedTasks    []int64
@@ -101,6 +104,8 @@ type batch struct {
 	jobs            []*job
 	results         []error
 	events          []model.Event
+	activity        []activityRow
+	seqs            map[string]int64 // project -> last event seq given in this batch
 	tokensChanged   bool
 	changedTasks    []int64
 	allTasksChanged bool
@@ -118,7 +123,7 @@ func (s *Store) writeBatch(first *job) {
 		first.done <- fmt.Errorf("begin write: %w", err)
 		return
 	}
-	b := &batch{tx: tx, stmts: &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}}}
+	b := &batch{tx: tx, stmts: &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}}, seqs: map[string]int64{}}
 	defer b.stmts.preparePending(ctx) // after Commit or Rollback: the connection is free
 	for j := first; ; {
 		if err := b.run(ctx, j); err != nil {
@@ -139,6 +144,10 @@ func (s *Store) writeBatch(first *job) {
 		case <-s.syncReady:
 		}
 		break
+	}
+	if err := b.flushEvents(ctx); err != nil { // events.go
+		b.fail(err)
+		return
 	}
 	committing := time.Now()
 	if err := tx.Commit(); err != nil {
@@ -170,14 +179,17 @@ func (b *batch) run(ctx context.Context, j *job) error {
 		*result = err
 		return nil
 	}
-	t := &Tx{Reader: Reader{q: b.tx, batch: b.stmts}}
+	t := &Tx{Reader: Reader{q: b.tx, batch: b.stmts}, b: b}
+	seqs := maps.Clone(b.seqs)
 	err := runJob(j, t)
 	if err != nil {
 		if _, rbErr := b.tx.ExecContext(ctx, "ROLLBACK TO w"); rbErr != nil {
 			return fmt.Errorf("roll back a failed write: %w", rbErr)
 		}
+		b.seqs = seqs // its events are not stored: their numbers are given again
 	} else {
 		b.events = append(b.events, t.events...)
+		b.activity = append(b.activity, t.activity...)
 	}
 	b.tokensChanged = b.tokensChanged || t.tokensChanged
 	b.changedTasks = append(b.changedTasks, t.changedTasks...)

@@ -92,6 +92,17 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 			t.Fatalf("event seqs have a gap: %d at position %d", e.Seq, i)
 		}
 	}
+	// Each stored event has its activity entry, and the project's seq is the last one.
+	var activities, lastActivity, projectSeq int64
+	if err := s.reader.QueryRow(`SELECT COUNT(*), COALESCE(MAX(event_seq), 0) FROM activity WHERE project_id = 'p'`).Scan(&activities, &lastActivity); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.reader.QueryRow(`SELECT event_seq FROM projects WHERE id = 'p'`).Scan(&projectSeq); err != nil {
+		t.Fatal(err)
+	}
+	if activities != int64(ok) || lastActivity != int64(ok) || projectSeq != int64(ok) {
+		t.Fatalf("%d activity entries (last seq %d), project seq %d, for %d changes", activities, lastActivity, projectSeq, ok)
+	}
 	for _, task := range tasks {
 		if len(task.Steps) != 1 {
 			t.Fatalf("task %d has %d steps", task.ID, len(task.Steps))
