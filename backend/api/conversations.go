@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -71,9 +70,9 @@ func setNextLink(c *gin.Context, lastID int64) {
 	c.Header("Link", "<"+next.String()+`>; rel="next"`)
 }
 
-// writeTaskList answers a list of tasks as writeList does, sending the JSON the store's
-// cache holds for a task (model.Task.Encoded) rather than encoding it again.
-func writeTaskList(c *gin.Context, tasks []model.Task, more bool, err error) {
+// writeTaskList answers a list of tasks as writeList does, each task's JSON as it comes
+// (the store caches it).
+func writeTaskList(c *gin.Context, tasks []model.EncodedTask, more bool, err error) {
 	if err != nil {
 		fail(c, err)
 		return
@@ -84,18 +83,11 @@ func writeTaskList(c *gin.Context, tasks []model.Task, more bool, err error) {
 	bufp := listBuffers.Get().(*[]byte)
 	defer listBuffers.Put(bufp)
 	buf := append((*bufp)[:0], '[')
-	for i := range tasks {
+	for i, t := range tasks {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		enc := []byte(tasks[i].Encoded)
-		if enc == nil {
-			if enc, err = json.Marshal(tasks[i]); err != nil {
-				fail(c, err)
-				return
-			}
-		}
-		buf = append(buf, enc...)
+		buf = append(buf, t.JSON...)
 	}
 	buf = append(buf, ']')
 	*bufp = buf
@@ -197,7 +189,7 @@ func (h conversationsHandler) tasks(c *gin.Context) {
 		return
 	}
 	tasks, more, err := h.svc.ConversationTasks(c.Request.Context(), principal(c), conversationRef(c), page)
-	writeTaskList(c, tasks, more, err)
+	writeList(c, tasks, more, func(v model.Task) int64 { return v.ID }, err)
 }
 
 // uploadDocument serves POST .../conversations/{conversationId}/documents: a

@@ -50,7 +50,7 @@ func (h tasksHandler) list(c *gin.Context) {
 		fail(c, errs.Invalid("assigned takes only the value me"))
 		return
 	}
-	tasks, more, err := h.svc.ListTasks(c.Request.Context(), principal(c), in)
+	tasks, more, err := h.svc.ListTasksJSON(c.Request.Context(), principal(c), in)
 	writeTaskList(c, tasks, more, err)
 }
 

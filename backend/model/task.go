@@ -87,9 +87,12 @@ type Task struct {
 	// BlockedReason is set only in the answer that created the task, when a rule kept
 	// it out of Todo (the project's monthly budget is spent): it stays in Backlog.
 	BlockedReason string `json:"blocked_reason,omitempty"`
-	// Encoded is the task's JSON as the store's cache rendered it, on tasks read from
-	// that cache (which nobody changes); nil otherwise. Lists send it as it is.
-	Encoded json.RawMessage `json:"-"`
+}
+
+// EncodedTask is a task as REST lists send it: its id and its JSON, ready to send.
+type EncodedTask struct {
+	ID   int64
+	JSON json.RawMessage
 }
 
 // Step is one ordered subtask of a task.

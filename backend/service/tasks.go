@@ -196,27 +196,50 @@ type ListTasksInput struct {
 // ListTasks lists the principal's project's tasks, oldest first, without conversations.
 // more says whether tasks remain after the last one.
 func (s *Service) ListTasks(ctx context.Context, p *auth.Principal, in ListTasksInput) (tasks []model.Task, more bool, err error) {
-	if err := require(p, auth.TaskRead); err != nil {
+	f, err := taskFilter(p, in)
+	if err != nil {
 		return nil, false, err
-	}
-	if in.Status != "" && !model.IsTaskStatus(in.Status) {
-		return nil, false, errs.Invalid("status %q is not a task status; use one of Backlog, Todo, Doing, Waiting, Done, Failed", in.Status)
-	}
-	if err := in.validate(); err != nil {
-		return nil, false, err
-	}
-	f := store.TaskFilter{ProjectID: p.ProjectID, Status: in.Status, AgentID: in.AgentID, AfterID: in.AfterID, Limit: in.Limit}
-	if in.AssignedMe {
-		if p.Kind != auth.KindAgent {
-			return nil, false, errs.Invalid("assigned=me is for agents; filter by agent_id instead")
-		}
-		f.AgentID = &p.AgentID
 	}
 	tasks, more, err = s.store.Read().Tasks(ctx, f)
 	if err != nil {
 		return nil, false, internal("list tasks", err)
 	}
 	return tasks, more, nil
+}
+
+// ListTasksJSON is ListTasks for callers that send the tasks as JSON (REST): each task
+// comes encoded, from the store's cache when it can.
+func (s *Service) ListTasksJSON(ctx context.Context, p *auth.Principal, in ListTasksInput) (tasks []model.EncodedTask, more bool, err error) {
+	f, err := taskFilter(p, in)
+	if err != nil {
+		return nil, false, err
+	}
+	tasks, more, err = s.store.Read().TasksJSON(ctx, f)
+	if err != nil {
+		return nil, false, internal("list tasks", err)
+	}
+	return tasks, more, nil
+}
+
+// taskFilter checks a task list's input and the caller's right to it.
+func taskFilter(p *auth.Principal, in ListTasksInput) (store.TaskFilter, error) {
+	if err := require(p, auth.TaskRead); err != nil {
+		return store.TaskFilter{}, err
+	}
+	if in.Status != "" && !model.IsTaskStatus(in.Status) {
+		return store.TaskFilter{}, errs.Invalid("status %q is not a task status; use one of Backlog, Todo, Doing, Waiting, Done, Failed", in.Status)
+	}
+	if err := in.validate(); err != nil {
+		return store.TaskFilter{}, err
+	}
+	f := store.TaskFilter{ProjectID: p.ProjectID, Status: in.Status, AgentID: in.AgentID, AfterID: in.AfterID, Limit: in.Limit}
+	if in.AssignedMe {
+		if p.Kind != auth.KindAgent {
+			return store.TaskFilter{}, errs.Invalid("assigned=me is for agents; filter by agent_id instead")
+		}
+		f.AgentID = &p.AgentID
+	}
+	return f, nil
 }
 
 // updateTask is the shape of every task change: load the task in the write, let change

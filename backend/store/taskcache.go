@@ -3,30 +3,34 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 
 	"github.com/agentdesk/agentdesk/backend/model"
 )
 
-// taskCache keeps the tasks that lists have read, with their steps and skills, so that
-// a page of unchanged tasks costs one query for their ids instead of decoding every
-// column of every task and step again (the driver locks a mutex per column read).
+// taskCache keeps the JSON of the tasks that REST lists have sent, so that a page of
+// unchanged tasks costs one query (their ids) instead of decoding every column of every
+// task and step (the driver locks a mutex per column read) and encoding them again. It
+// holds the JSON alone (about 650 bytes a task), not the decoded task: lists of structs
+// (GraphQL) read the database.
 //
 // Every write that changes what a task looks like marks it changed (Tx.taskChanged), or
 // marks all tasks changed when one change reaches many (an agent deleted, a skill
-// renamed); the writer drops them from the cache once the write commits. A list that
-// began reading before such a change does not put what it read into the cache: it may
-// be the old version.
+// renamed); the writer drops them once the write commits. A list that began reading
+// before such a change does not put what it read into the cache: it may be the old
+// version.
 type taskCache struct {
 	mu      sync.Mutex
 	seq     uint64           // counts the invalidations
 	changed map[int64]uint64 // task id -> seq of its last change
 	allAt   uint64           // seq of the last change that may have touched any task
-	m       map[int64]*model.Task
+	m       map[int64]json.RawMessage
+	bytes   int // the JSON held
 }
 
-// maxCachedTasks bounds the cache (about 1 KiB a task); past it, it starts over.
-const maxCachedTasks = 50_000
+// maxCachedTaskBytes bounds the JSON the cache holds; past it, the cache starts over.
+const maxCachedTaskBytes = 12 << 20
 
 // begin is called before a read of tasks that may be cached: the read's results are
 // cached only if none of them changed after this point.
@@ -36,37 +40,41 @@ func (c *taskCache) begin() uint64 {
 	return c.seq
 }
 
-// lookup gives the cached tasks of ids, in order, or false if any is missing.
-func (c *taskCache) lookup(ids []int64) ([]model.Task, bool) {
+// lookup gives the cached JSON of ids, in order, or false if any is missing.
+func (c *taskCache) lookup(ids []int64) ([]model.EncodedTask, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make([]model.Task, len(ids))
+	out := make([]model.EncodedTask, len(ids))
 	for i, id := range ids {
-		t := c.m[id]
-		if t == nil {
+		enc, ok := c.m[id]
+		if !ok {
 			return nil, false
 		}
-		out[i] = *t
+		out[i] = model.EncodedTask{ID: id, JSON: enc}
 	}
 	return out, true
 }
 
 // store caches tasks read by a read that began at since, but for those changed since.
-func (c *taskCache) store(tasks []model.Task, since uint64) {
+func (c *taskCache) store(tasks []model.EncodedTask, since uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.allAt > since {
 		return
 	}
-	if c.m == nil || len(c.m)+len(tasks) > maxCachedTasks {
-		c.m = make(map[int64]*model.Task, len(tasks))
+	if c.m == nil {
+		c.m = make(map[int64]json.RawMessage, len(tasks))
 	}
-	for i := range tasks {
-		if c.changed[tasks[i].ID] > since || tasks[i].Encoded == nil {
+	for _, t := range tasks {
+		if c.changed[t.ID] > since {
 			continue
 		}
-		t := tasks[i]
-		c.m[t.ID] = &t
+		if c.bytes+len(t.JSON) > maxCachedTaskBytes {
+			clear(c.m)
+			c.bytes = 0
+		}
+		c.bytes += len(t.JSON) - len(c.m[t.ID])
+		c.m[t.ID] = t.JSON
 	}
 }
 
@@ -78,29 +86,29 @@ func (c *taskCache) invalidate(ids []int64, all bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seq++
-	if all {
+	if all || c.changed == nil || len(c.changed) > 1<<20 {
+		// Forget everything; allAt stands for the changes no longer recorded one by one.
 		c.allAt = c.seq
 		clear(c.m)
-		clear(c.changed) // allAt covers them
-		return
-	}
-	if c.changed == nil || len(c.changed) > maxCachedTasks {
-		// Start the record over; allAt stands in for the changes forgotten.
+		c.bytes = 0
 		c.changed = make(map[int64]uint64)
-		c.allAt = c.seq
-		clear(c.m)
-		return
+		if all {
+			return
+		}
 	}
 	for _, id := range ids {
 		c.changed[id] = c.seq
+		c.bytes -= len(c.m[id])
 		delete(c.m, id)
 	}
 }
 
-// cachedTasks lists tasks like loadTasks, from the cache when every task of the page is
-// in it. Tasks returned share their steps and skills with the cache: callers must not
-// change them.
-func (r Reader) cachedTasks(ctx context.Context, f TaskFilter) ([]model.Task, bool, error) {
+// TasksJSON lists the tasks of Tasks as REST lists send them, from the cache when every
+// task of the page is in it (one query: their ids). Outside a write only.
+func (r Reader) TasksJSON(ctx context.Context, f TaskFilter) ([]model.EncodedTask, bool, error) {
+	if r.tasks == nil {
+		return nil, false, errors.New("TasksJSON reads the read pool")
+	}
 	since := r.tasks.begin()
 	where, args := f.where()
 	q := `SELECT t.id FROM tasks t WHERE ` + where + ` AND t.id > ? ORDER BY t.id`
@@ -116,17 +124,21 @@ func (r Reader) cachedTasks(ctx context.Context, f TaskFilter) ([]model.Task, bo
 	if f.Limit > 0 && len(ids) > f.Limit {
 		ids, more = ids[:f.Limit], true
 	}
-	if tasks, ok := r.tasks.lookup(ids); ok {
-		return tasks, more, nil
+	if cached, ok := r.tasks.lookup(ids); ok {
+		return cached, more, nil
 	}
-	tasks, more, err := r.loadTasks(ctx, f)
+	tasks, more, err := r.Tasks(ctx, f)
 	if err != nil {
 		return nil, false, err
 	}
+	out := make([]model.EncodedTask, len(tasks))
 	for i := range tasks {
-		// Rendered once here, the JSON is what every later list sends of this version.
-		tasks[i].Encoded, _ = json.Marshal(tasks[i])
+		enc, err := json.Marshal(tasks[i])
+		if err != nil {
+			return nil, false, err
+		}
+		out[i] = model.EncodedTask{ID: tasks[i].ID, JSON: enc}
 	}
-	r.tasks.store(tasks, since)
-	return tasks, more, nil
+	r.tasks.store(out, since)
+	return out, more, nil
 }

@@ -201,20 +201,10 @@ func (r Reader) taskConversation(ctx context.Context, taskID int64) ([]model.Tas
 	return out, rows.Err()
 }
 
-// Tasks lists the tasks that match f, oldest first, with their steps; more reports
-// whether tasks remain after the last one returned. On the read pool, a page whose tasks
-// are all cached costs one query (taskcache.go); the tasks returned then share their
-// steps with the cache, so callers must not change them.
+// Tasks lists the tasks that match f, oldest first, with their steps. It makes two
+// queries whatever the number of tasks: one for the tasks, one for all their steps.
+// more reports whether tasks remain after the last one returned.
 func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, more bool, err error) {
-	if r.tasks != nil && r.batch == nil {
-		return r.cachedTasks(ctx, f)
-	}
-	return r.loadTasks(ctx, f)
-}
-
-// loadTasks reads the tasks of Tasks from the database in two queries whatever their
-// number: one for the tasks, one for all their steps.
-func (r Reader) loadTasks(ctx context.Context, f TaskFilter) (tasks []model.Task, more bool, err error) {
 	where, args := f.where()
 	q := `SELECT ` + taskColumns + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id WHERE ` + where + ` AND t.id > ? ORDER BY t.id`
 	args = append(args, f.AfterID)
