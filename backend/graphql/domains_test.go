@@ -128,6 +128,11 @@ func TestAgentProfileAndDelete(t *testing.T) {
 		t.Errorf("updateAgent without admin: %s", r.raw)
 	}
 
+	// The agent's headers authenticate (and are now cached: deletion must undo that).
+	if r := env.Do(t, testenv.Request{Method: http.MethodGet, Path: "/api/projects/" + pid + "/tasks", Header: env.AgentHeaders(t, pid, "builder")}); r.Status != http.StatusOK {
+		t.Fatalf("agent headers before deletion: %d %s", r.Status, r.Body)
+	}
+
 	// Delete: its tasks become unassigned, with their events, in the same change.
 	var task struct {
 		ID     int64

@@ -171,8 +171,7 @@ func (s *Service) AuthenticateAgent(ctx context.Context, projectID, digest, agen
 	if projectID == "" {
 		return nil, errs.Unauth("X-Task-Authorization needs a project: use a /api/projects/{projectId}/... path or a project_id in the body")
 	}
-	r := s.store.Read()
-	pr, err := r.Project(ctx, projectID)
+	pr, err := s.store.ProjectForAuth(ctx, projectID)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, internal("load project", err)
 	}
@@ -188,7 +187,7 @@ func (s *Service) AuthenticateAgent(ctx context.Context, projectID, digest, agen
 	if agentName == "" {
 		return nil, errs.Unauth("missing X-Agent-Name: send the agent's name (AGENT_NAME)")
 	}
-	agent, err := r.AgentByName(ctx, projectID, agentName)
+	agent, err := s.store.AgentForAuth(ctx, projectID, agentName)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errs.Unauth("X-Agent-Name %q is not an agent registered in this project", agentName)
 	}

@@ -15,7 +15,8 @@ func (t *Tx) UpdateAgentProfile(ctx context.Context, a *model.Agent) error {
 // DeleteAgent removes an agent of the project. The database unassigns its tasks, takes
 // it out of its conversations and keeps its messages (without the agent link).
 func (t *Tx) DeleteAgent(ctx context.Context, projectID string, id int64) error {
-	t.everyTaskChanged() // its tasks lose their agent
+	t.everyTaskChanged()  // its tasks lose their agent
+	t.credsChanged = true // its name no longer authenticates
 	return t.execOne(ctx, `DELETE FROM agents WHERE project_id = ? AND id = ?`, projectID, id)
 }
 

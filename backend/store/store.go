@@ -55,7 +55,7 @@ type Store struct {
 	closed    bool
 
 	readStmts, writeStmts *stmtCache
-	tokens                tokenCache
+	creds                 credentials // tokencache.go
 	taskCache             taskCache
 
 	writes, batches, syncs            atomic.Int64

@@ -7,53 +7,89 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 )
 
-// tokenCache remembers tokens found by hash, so that a request's authentication costs
-// no query. Any committed write that changes a token (revoke, rotate) empties it before
-// the write is acknowledged, so a revoked token is refused from then on.
-type tokenCache struct {
+// credCache remembers what authentication looks up on every request (tokens by hash,
+// project secrets, agents by name), so that authenticating costs no query. A committed
+// write that changes any of them (a token revoked or rotated, an agent deleted) empties
+// the cache before the write is acknowledged, so the change holds from then on.
+type credCache[K comparable, V any] struct {
 	mu  sync.Mutex
 	gen uint64 // bumped by every invalidation
-	m   map[string]*model.Token
+	m   map[K]V
 }
 
-func (c *tokenCache) get(hash []byte) (tok *model.Token, gen uint64) {
+func (c *credCache[K, V]) get(k K) (v V, ok bool, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.m[string(hash)], c.gen
+	v, ok = c.m[k]
+	return v, ok, c.gen
 }
 
 // put stores what a lookup started at gen found, unless an invalidation came between:
 // the row read may already be stale.
-func (c *tokenCache) put(hash []byte, tok *model.Token, gen uint64) {
+func (c *credCache[K, V]) put(k K, v V, gen uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen != gen {
 		return
 	}
 	if c.m == nil {
-		c.m = map[string]*model.Token{}
+		c.m = map[K]V{}
 	}
-	c.m[string(hash)] = tok
+	c.m[k] = v
 }
 
-func (c *tokenCache) invalidate() {
+func (c *credCache[K, V]) invalidate() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
 	clear(c.m)
 }
 
+// cached looks k up in c, else loads it (and caches what was found: not-found is not
+// cached, so a row created later is found).
+func cached[K comparable, V any](c *credCache[K, V], k K, load func() (V, error)) (V, error) {
+	v, ok, gen := c.get(k)
+	if ok {
+		return v, nil
+	}
+	v, err := load()
+	if err != nil {
+		return v, err
+	}
+	c.put(k, v, gen)
+	return v, nil
+}
+
+type agentKey struct{ projectID, name string }
+
+// credentials are the store's authentication caches.
+type credentials struct {
+	tokens   credCache[string, *model.Token]
+	projects credCache[string, *model.Project] // a project's id, name and secret do not change
+	agents   credCache[agentKey, *model.Agent]
+}
+
+func (c *credentials) invalidate() {
+	c.tokens.invalidate()
+	c.agents.invalidate()
+}
+
 // TokenByHash finds a token by the SHA-256 of its value, from the cache when it can. The
 // token returned is shared: callers must not change it.
 func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*model.Token, error) {
-	tok, gen := s.tokens.get(hash)
-	if tok != nil {
-		return tok, nil
-	}
-	tok, err := s.Read().TokenByHash(ctx, hash)
-	if err != nil {
-		return nil, err
-	}
-	s.tokens.put(hash, tok, gen)
-	return tok, nil
+	return cached(&s.creds.tokens, string(hash), func() (*model.Token, error) { return s.Read().TokenByHash(ctx, hash) })
+}
+
+// ProjectForAuth loads a project, from the cache when it can, for checking an agent's
+// digest against its secret. The project returned is shared: callers must not change it.
+func (s *Store) ProjectForAuth(ctx context.Context, id string) (*model.Project, error) {
+	return cached(&s.creds.projects, id, func() (*model.Project, error) { return s.Read().Project(ctx, id) })
+}
+
+// AgentForAuth finds an agent of the project by name, from the cache when it can. The
+// agent returned is shared: callers must not change it.
+func (s *Store) AgentForAuth(ctx context.Context, projectID, name string) (*model.Agent, error) {
+	return cached(&s.creds.agents, agentKey{projectID, name}, func() (*model.Agent, error) {
+		return s.Read().AgentByName(ctx, projectID, name)
+	})
 }

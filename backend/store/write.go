@@ -41,10 +41,10 @@ type job struct {
 // Its reads see the batch's uncommitted changes.
 type Tx struct {
 	Reader
-	b             *batch
-	events        []model.Event
-	activity      []activityRow
-	tokensChanged bool // the cached tokens must be forgotten once this commits
+	b            *batch
+	events       []model.Event
+	activity     []activityRow
+	credsChanged bool // the cached credentials must be forgotten once this commits
 	// The tasks whose cached copies must be forgotten once this commits (taskcache.go).
 	changedTasks    []int64
 	allTasksChanged bool
@@ -106,7 +106,7 @@ type batch struct {
 	events          []model.Event
 	activity        []activityRow
 	seqs            map[string]int64 // project -> last event seq given in this batch
-	tokensChanged   bool
+	credsChanged    bool
 	changedTasks    []int64
 	allTasksChanged bool
 }
@@ -154,8 +154,8 @@ func (s *Store) writeBatch(first *job) {
 		b.fail(fmt.Errorf("commit: %w", err))
 		return
 	}
-	if b.tokensChanged {
-		s.tokens.invalidate()
+	if b.credsChanged {
+		s.creds.invalidate()
 	}
 	s.taskCache.invalidate(b.changedTasks, b.allTasksChanged)
 	s.execNanos.Add(int64(committing.Sub(start)))
@@ -191,7 +191,7 @@ func (b *batch) run(ctx context.Context, j *job) error {
 		b.events = append(b.events, t.events...)
 		b.activity = append(b.activity, t.activity...)
 	}
-	b.tokensChanged = b.tokensChanged || t.tokensChanged
+	b.credsChanged = b.credsChanged || t.credsChanged
 	b.changedTasks = append(b.changedTasks, t.changedTasks...)
 	b.allTasksChanged = b.allTasksChanged || t.allTasksChanged
 	if _, err := b.tx.ExecContext(ctx, "RELEASE w"); err != nil {
