@@ -110,12 +110,7 @@ func (r Reader) TasksJSON(ctx context.Context, f TaskFilter) ([]model.EncodedTas
 		return nil, false, errors.New("TasksJSON reads the read pool")
 	}
 	since := r.tasks.begin()
-	where, args := f.where()
-	q := `SELECT t.id FROM tasks t WHERE ` + where + ` AND t.id > ? ORDER BY t.id`
-	args = append(args, f.AfterID)
-	if f.Limit > 0 {
-		q += limitClause(f.Limit + 1)
-	}
+	q, args := f.page(`SELECT t.id FROM tasks t`)
 	ids, err := r.ids(ctx, q, args...)
 	if err != nil {
 		return nil, false, err

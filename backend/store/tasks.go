@@ -98,6 +98,17 @@ type TaskFilter struct {
 	Limit          int
 }
 
+// page completes selectFrom (over tasks t) into the query of f's page, oldest first, with
+// one task more than the limit: its presence says more remain.
+func (f TaskFilter) page(selectFrom string) (string, []any) {
+	where, args := f.where()
+	q := selectFrom + ` WHERE ` + where + ` AND t.id > ? ORDER BY t.id`
+	if f.Limit > 0 {
+		q += limitClause(f.Limit + 1)
+	}
+	return q, append(args, f.AfterID)
+}
+
 func (f TaskFilter) where() (string, []any) {
 	var sb strings.Builder
 	args := []any{f.ProjectID}
@@ -205,12 +216,7 @@ func (r Reader) taskConversation(ctx context.Context, taskID int64) ([]model.Tas
 // queries whatever the number of tasks: one for the tasks, one for all their steps.
 // more reports whether tasks remain after the last one returned.
 func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, more bool, err error) {
-	where, args := f.where()
-	q := `SELECT ` + taskColumns + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id WHERE ` + where + ` AND t.id > ? ORDER BY t.id`
-	args = append(args, f.AfterID)
-	if f.Limit > 0 {
-		q += limitClause(f.Limit + 1)
-	}
+	q, args := f.page(`SELECT ` + taskColumns + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`)
 	rows, err := r.query(ctx, q, args...)
 	if err != nil {
 		return nil, false, err
@@ -237,7 +243,7 @@ func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, mo
 
 	// The page is a contiguous id range of the filtered tasks, so the same filter over
 	// that range selects exactly the page's steps.
-	where, args = f.where()
+	where, args := f.where()
 	stepRows, err := r.query(ctx,
 		`SELECT s.task_id, s.id, s.title, s.status FROM tasks t JOIN steps s ON s.task_id = t.id
 		 WHERE `+where+` AND t.id BETWEEN ? AND ? ORDER BY t.id, s.position`, // in index order: no sort
