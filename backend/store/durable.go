@@ -3,8 +3,10 @@ package store
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
@@ -23,8 +25,9 @@ import (
 // WAL frames are on stable storage, in commit order.
 //
 // One difference: other requests can read a batch during its fsync (about a
-// millisecond) before its writers are told it succeeded. A power cut in that window
-// loses the batch, which no writer was told had succeeded, and the stream never sent.
+// millisecond) before its writers are told it succeeded; event reads cannot (see
+// eventHorizon). A power cut in that window loses the batch, which no writer was told
+// had succeeded and the stream never sent.
 // A later write that depends on what it read is acknowledged only after its own fsync,
 // which covers the earlier batch too.
 
@@ -123,6 +126,9 @@ func (s *Store) syncLoop() {
 				break drain
 			}
 		}
+		if s.beforeSync != nil {
+			s.beforeSync()
+		}
 		var syncErr error
 		if s.opts.Synchronous == "FULL" {
 			start := time.Now()
@@ -133,6 +139,7 @@ func (s *Store) syncLoop() {
 			s.syncs.Add(1)
 		}
 		for _, c := range pending {
+			s.horizon.durable(c.events)
 			if len(c.events) > 0 && s.opts.OnCommit != nil {
 				s.opts.OnCommit(c.events)
 			}
@@ -144,5 +151,57 @@ func (s *Store) syncLoop() {
 				}
 			}
 		}
+	}
+}
+
+// eventHorizon keeps the read pool's event reads (the stream, ?since= replay) from
+// showing an event before the fsync that makes it durable: while this store has
+// committed events of a project that are not yet synced, event reads stop at the last
+// synced one. Events written by another process (the command line) come after, and are
+// held back only while such a sync is under way.
+type eventHorizon struct {
+	mu        sync.Mutex
+	committed map[string]int64 // project -> last seq this store's writer committed
+	synced    map[string]int64 // project -> last seq the syncer made durable
+}
+
+// limit is the last seq of the project that event reads may show, if they must stop.
+func (h *eventHorizon) limit(projectID string) (last int64, capped bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.synced[projectID], h.committed[projectID] > h.synced[projectID]
+}
+
+// committing records the batch's last seqs before its commit (a read in between only
+// sees less), and returns what to restore if the commit fails.
+func (h *eventHorizon) committing(seqs map[string]int64) (restore map[string]int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.committed == nil {
+		h.committed, h.synced = map[string]int64{}, map[string]int64{}
+	}
+	restore = make(map[string]int64, len(seqs))
+	for p, seq := range seqs {
+		restore[p] = h.committed[p]
+		h.committed[p] = max(h.committed[p], seq)
+	}
+	return restore
+}
+
+func (h *eventHorizon) restore(prev map[string]int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	maps.Copy(h.committed, prev)
+}
+
+// durable records events made durable (in order).
+func (h *eventHorizon) durable(events []model.Event) {
+	if len(events) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, e := range events {
+		h.synced[e.ProjectID] = max(h.synced[e.ProjectID], e.Seq)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -97,10 +98,17 @@ func insertRows(insert string, n, rows int) string {
 }
 
 // EventsSince lists a project's events after seq, oldest first, at most limit of them.
+// On the read pool it stops before events whose fsync is under way (durable.go).
 func (r Reader) EventsSince(ctx context.Context, projectID string, seq int64, limit int) ([]model.Event, error) {
+	upTo := int64(math.MaxInt64)
+	if r.horizon != nil {
+		if last, capped := r.horizon.limit(projectID); capped {
+			upTo = last
+		}
+	}
 	rows, err := r.query(ctx,
-		`SELECT seq, type, data, at FROM events WHERE project_id = ? AND seq > ? ORDER BY seq`+limitClause(limit),
-		projectID, seq)
+		`SELECT seq, type, data, at FROM events WHERE project_id = ? AND seq > ? AND seq <= ? ORDER BY seq`+limitClause(limit),
+		projectID, seq, upTo)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +135,11 @@ func (r Reader) EventBounds(ctx context.Context, projectID string) (first, last 
 		projectID, projectID).Scan(&first, &last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, ErrNotFound
+	}
+	if r.horizon != nil {
+		if durable, capped := r.horizon.limit(projectID); capped {
+			last = min(last, durable)
+		}
 	}
 	return first, last, err
 }

@@ -56,6 +56,8 @@ type Store struct {
 
 	readStmts, writeStmts *stmtCache
 	creds                 credentials // tokencache.go
+	horizon               eventHorizon
+	beforeSync            func() // tests: runs before each fsync
 	taskCache             taskCache
 
 	writes, batches, syncs            atomic.Int64
@@ -193,7 +195,9 @@ func (s *Store) Backup(ctx context.Context, path string) error {
 }
 
 // Read gives the queries that run on the read pool.
-func (s *Store) Read() Reader { return Reader{q: s.reader, cache: s.readStmts, tasks: &s.taskCache} }
+func (s *Store) Read() Reader {
+	return Reader{q: s.reader, cache: s.readStmts, tasks: &s.taskCache, horizon: &s.horizon}
+}
 
 // Timestamps are stored as fixed-width UTC text, so that they sort as strings.
 const timeLayout = "2006-01-02T15:04:05.000000Z"

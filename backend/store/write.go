@@ -149,8 +149,10 @@ func (s *Store) writeBatch(first *job) {
 		b.fail(err)
 		return
 	}
+	prevSeqs := s.horizon.committing(b.seqs) // durable.go
 	committing := time.Now()
 	if err := tx.Commit(); err != nil {
+		s.horizon.restore(prevSeqs)
 		b.fail(fmt.Errorf("commit: %w", err))
 		return
 	}
@@ -234,4 +236,6 @@ type Reader struct {
 	cache *stmtCache  // prepared statements of the read pool
 	batch *batchStmts // prepared statements of the write batch, inside a write
 	tasks *taskCache  // on the read pool: the tasks lists have read
+	// On the read pool: how far event reads may go (durable.go).
+	horizon *eventHorizon
 }

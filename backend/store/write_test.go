@@ -172,3 +172,60 @@ func TestFullSyncsBeforeAcknowledging(t *testing.T) {
 		})
 	}
 }
+
+// TestEventsWaitForTheirFsync: while a batch's fsync is under way, its writer is not
+// answered and event reads (the stream, replay) do not show its events, though the
+// batch is committed; once the fsync is done, both happen.
+func TestEventsWaitForTheirFsync(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	// Runs before the store's Close (cleanups run last first), even when the test fails.
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
+	syncing := make(chan struct{}, 16)
+	s.beforeSync = func() {
+		syncing <- struct{}{}
+		<-release
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Write(ctx, func(tx *Tx) error {
+			return tx.AppendEvent(ctx, "p", "test.held", map[string]int{"id": 1}, time.Now())
+		})
+	}()
+	<-syncing // committed, its fsync about to run
+	var stored int
+	if err := s.reader.QueryRow(`SELECT COUNT(*) FROM events WHERE type = 'test.held'`).Scan(&stored); err != nil || stored != 1 {
+		t.Fatalf("the batch is not committed: %d rows, %v", stored, err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the write was answered before its fsync: %v", err)
+	default:
+	}
+	evs, err := s.Read().EventsSince(ctx, "p", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, last, err := s.Read().EventBounds(ctx, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if e.Type == "test.held" {
+			t.Fatalf("event %d shown before its fsync", e.Seq)
+		}
+	}
+	if last != int64(len(evs)) {
+		t.Fatalf("last seq %d shown before its fsync (durable events: %d)", last, len(evs))
+	}
+	releaseOnce.Do(func() { close(release) })
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	evs, err = s.Read().EventsSince(ctx, "p", 0, 100)
+	if err != nil || len(evs) == 0 || evs[len(evs)-1].Type != "test.held" {
+		t.Fatalf("after the fsync: %+v %v", evs, err)
+	}
+}
