@@ -16,8 +16,9 @@ import (
 const maxBatch = 256
 
 // WriteStats counts the writes and the transactions (batches) that committed them, and
-// how long the single writer spent running writes (Exec) and committing them (Commit);
-// and the fsyncs that made them durable (Syncs, taking Sync in all).
+// how long the single writer spent running writes (Exec, not counting its waits for the
+// next write or for the syncer) and committing them (Commit); and the fsyncs that made
+// them durable (Syncs, taking Sync in all).
 type WriteStats struct {
 	Writes, Batches, Syncs int64
 	Exec, Commit, Sync     time.Duration
@@ -138,12 +139,16 @@ func (s *Store) writeBatch(first *job) {
 			continue
 		default:
 		}
+		waiting := time.Now() // idle, not counted as the writer's work
 		select {
 		case j = <-s.jobs:
-			continue
 		case <-s.syncReady:
+			j = nil
 		}
-		break
+		start = start.Add(time.Since(waiting))
+		if j == nil {
+			break
+		}
 	}
 	if err := b.flushEvents(ctx); err != nil { // events.go
 		b.fail(err)
