@@ -200,8 +200,8 @@ func (h conversationsHandler) uploadDocument(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	if c.Request.ContentLength > maxUploadBody {
-		fail(c, errs.TooLarge("the upload is %d bytes; a document may have at most %d bytes (25 MiB)", c.Request.ContentLength, service.MaxDocumentSize))
+	if err := checkUploadSize(c); err != nil {
+		fail(c, err)
 		return
 	}
 	mt, params, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
@@ -232,6 +232,15 @@ func (u uploadReader) Read(p []byte) (int, error) {
 		err = uploadError(err)
 	}
 	return n, err
+}
+
+// checkUploadSize refuses, before reading it, an upload whose declared length is over
+// maxUploadBody (a body without a length is cut at that size as it is read).
+func checkUploadSize(c *gin.Context) error {
+	if c.Request.ContentLength > maxUploadBody {
+		return errs.TooLarge("the upload is %d bytes; a document may have at most %d bytes (25 MiB)", c.Request.ContentLength, service.MaxDocumentSize)
+	}
+	return nil
 }
 
 // filePart reads a multipart upload (at most maxUploadBody bytes) up to its part named

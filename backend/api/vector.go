@@ -99,8 +99,8 @@ func (h vectorHandler) addDocument(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	if c.Request.ContentLength > maxUploadBody {
-		fail(c, errs.TooLarge("the upload is %d bytes; a document may have at most %d bytes (25 MiB)", c.Request.ContentLength, service.MaxDocumentSize))
+	if err := checkUploadSize(c); err != nil {
+		fail(c, err)
 		return
 	}
 	var in service.AddVectorDocumentInput
