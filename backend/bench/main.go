@@ -51,7 +51,9 @@
 // per-round values under "round_values". At the end the server gets SIGTERM and must
 // exit 0; the data directory is removed.
 //
-// -keep keeps the data directory and server.log for a look afterwards.
+// -keep keeps the data directory and server.log for a look afterwards. -writes-only runs
+// only the creates, messages and callbacks phases (no reads, fan-out or vector search),
+// e.g. to read the writer's figures in server.log after a change to the write path.
 //
 // Exit status: 0 when all went well; 1 when a phase had errors, the server did not exit 0, or the run
 // failed (the JSON line is still printed when figures were measured).
@@ -87,6 +89,7 @@ type config struct {
 	synchronous  string
 	jsonOut      string
 	keepDataDirs bool
+	writesOnly   bool // only the write phases (creates, messages, callbacks)
 	vectorChunks int // chunks of the knowledge-base phase (vector.go); 0 skips it
 }
 
@@ -104,11 +107,15 @@ func main() {
 	flag.StringVar(&cfg.jsonOut, "json-out", "", "also write the JSON line to this file")
 	flag.IntVar(&cfg.vectorChunks, "vector-chunks", 100_000, "chunks (384 dims) in the space the vector search is timed on (0 skips the knowledge-base phase)")
 	flag.BoolVar(&cfg.keepDataDirs, "keep", false, "keep the data directory (and server.log) instead of removing it")
+	flag.BoolVar(&cfg.writesOnly, "writes-only", false, "run only the write phases (creates, messages, callbacks), e.g. to tune the write path")
 	flag.Parse()
 	if flag.NArg() > 0 || cfg.rounds < 1 || cfg.clients < 1 || cfg.tasks < 1 || cfg.latencyN < 1 || cfg.duration <= 0 ||
 		(cfg.synchronous != "full" && cfg.synchronous != "normal") {
 		fmt.Fprintln(os.Stderr, "bench: bad arguments; see go run ./backend/bench -help")
 		os.Exit(2)
+	}
+	if cfg.writesOnly {
+		cfg.subscribers, cfg.vectorChunks = 0, 0
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, cfg)
@@ -256,6 +263,9 @@ func run(ctx context.Context, cfg config) int {
 		r.add("server_cpu_us_per_callback", p.serverCPUPerRequest())
 		r.check(fmt.Sprintf("round %d callbacks", round), p, "callbacks_per_s")
 		rssUnderLoad = max(rssUnderLoad, p.maxRSSMiB)
+		if cfg.writesOnly {
+			continue
+		}
 
 		// b. the read project holds exactly cfg.tasks tasks
 		t := time.Now()
@@ -311,7 +321,7 @@ func run(ctx context.Context, cfg config) int {
 	if ctx.Err() != nil {
 		return fail(ctx.Err())
 	}
-	if ids, err := l.taskIDs(reads.token); err != nil || len(ids) != cfg.tasks {
+	if ids, err := l.taskIDs(reads.token); !cfg.writesOnly && (err != nil || len(ids) != cfg.tasks) {
 		return fail(fmt.Errorf("after the rounds the read project holds %d tasks, want %d (%v)", len(ids), cfg.tasks, err))
 	}
 
