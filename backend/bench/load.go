@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -19,16 +18,17 @@ import (
 	"time"
 )
 
-// loader sends the benchmark's requests: one keep-alive client shared by every
-// goroutine, with an idle pool larger than the number of concurrent clients so that no
-// request pays for a new connection.
+// loader sends the benchmark's requests. The timed ones go through raw, keep-alive
+// HTTP/1.1 connections read and written on the caller's goroutine (rawhttp.go, and why);
+// listing a project's task ids, which needs the Link header, goes through net/http.
 type loader struct {
 	base string // http://127.0.0.1:PORT
+	raw  *rawClient
 	http *http.Client
 }
 
 func newLoader(base string, clients int) *loader {
-	return &loader{base: base, http: &http.Client{
+	return &loader{base: base, raw: newRawClient(base), http: &http.Client{
 		Timeout: 30 * time.Second,
 		Transport: &http.Transport{
 			MaxIdleConns:        4 * max(clients, 64),
@@ -58,51 +58,24 @@ func (l *loader) do(method, path, token string, body []byte, want int) error {
 
 // send is do with any credentials: the given headers go on the request.
 func (l *loader) send(method, path string, header http.Header, body []byte, want int) error {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequest(method, l.base+path, rd)
+	status, snippet, err := l.raw.roundTrip(method, path, header, body, false)
 	if err != nil {
 		return err
 	}
-	maps.Copy(req.Header, header)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if status != want {
+		return &statusError{method, path, status, string(bytes.TrimSpace(snippet))}
 	}
-	resp, err := l.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != want {
-		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return &statusError{method, path, resp.StatusCode, string(bytes.TrimSpace(snippet))}
-	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	return err
+	return nil
 }
 
 // post sends a JSON body with the bearer token and decodes the answer into out.
 func (l *loader) post(path, token string, body []byte, want int, out any) error {
-	req, err := http.NewRequest("POST", l.base+path, bytes.NewReader(body))
+	status, raw, err := l.raw.roundTrip("POST", path, http.Header{"Authorization": {"Bearer " + token}}, body, true)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := l.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != want {
-		return &statusError{"POST", path, resp.StatusCode, string(bytes.TrimSpace(raw[:min(len(raw), 200)]))}
+	if status != want {
+		return &statusError{"POST", path, status, string(bytes.TrimSpace(raw[:min(len(raw), maxSnippet)]))}
 	}
 	return json.Unmarshal(raw, out)
 }

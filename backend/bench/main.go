@@ -5,8 +5,10 @@
 // It makes a temporary data directory, creates projects, tokens (task:read,task:write)
 // and agents there with the binary's command line, then starts the real server as a
 // child process (`agentdesk --serve --addr 127.0.0.1:PORT --data DIR`, its log in
-// DIR/server.log) and waits for GET /healthz. All traffic goes over loopback HTTP with
-// one keep-alive client whose idle pool is larger than the number of clients.
+// DIR/server.log) and waits for GET /healthz. All traffic goes over loopback HTTP/1.1
+// keep-alive connections, one per concurrent client, written and read by a minimal client
+// on the caller's goroutine (rawhttp.go), so that the load generator takes as little as
+// possible of the cores it shares with the server.
 //
 // Each round measures, in this order:
 //
@@ -90,7 +92,7 @@ type config struct {
 	jsonOut      string
 	keepDataDirs bool
 	writesOnly   bool // only the write phases (creates, messages, callbacks)
-	vectorChunks int // chunks of the knowledge-base phase (vector.go); 0 skips it
+	vectorChunks int  // chunks of the knowledge-base phase (vector.go); 0 skips it
 }
 
 func main() {
