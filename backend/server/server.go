@@ -108,6 +108,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := startProfiler(); err != nil {
 		return err
 	}
+	paceGC() // gc.go
 	s, err := Start(ctx, cfg)
 	if err != nil {
 		return err
