@@ -27,16 +27,8 @@ type loader struct {
 	http *http.Client
 }
 
-func newLoader(base string, clients int) *loader {
-	return &loader{base: base, raw: newRawClient(base), http: &http.Client{
-		Timeout: 30 * time.Second,
-		Transport: &http.Transport{
-			MaxIdleConns:        4 * max(clients, 64),
-			MaxIdleConnsPerHost: 2 * max(clients, 64),
-			IdleConnTimeout:     time.Minute,
-			DisableCompression:  true,
-		},
-	}}
+func newLoader(base string) *loader {
+	return &loader{base: base, raw: newRawClient(base), http: &http.Client{Timeout: 30 * time.Second}}
 }
 
 // statusError is an answer whose status is not the one expected.

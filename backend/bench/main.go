@@ -202,7 +202,7 @@ func run(ctx context.Context, cfg config) int {
 	logf("agentdesk %s serving on %s (pid %d, --synchronous %s); %d cores here; %d clients, %s phases, %d rounds",
 		cfg.bin, srv.url(), srv.pid(), cfg.synchronous, runtime.NumCPU(), cfg.clients, cfg.duration, cfg.rounds)
 
-	l := newLoader(srv.url(), cfg.clients)
+	l := newLoader(srv.url())
 	r := &report{values: map[string][]float64{}, errored: map[string]bool{}}
 	var seq atomic.Int64
 	newWrite, newRead := createBody(&seq, writes.agent), createBody(&seq, reads.agent)

@@ -25,8 +25,7 @@ import (
 // costs a fraction of that. The answer is still read in full and checked: the status
 // line, Content-Length or chunked framing, and the body.
 type rawClient struct {
-	addr string // host:port
-	host string // the Host header
+	addr string // host:port, dialled and sent as the Host header
 
 	mu   sync.Mutex
 	idle []*rawConn // connections not in use; a request takes one or dials
@@ -40,8 +39,7 @@ type rawConn struct {
 
 // newRawClient talks to base, an http:// URL such as http://127.0.0.1:8080.
 func newRawClient(base string) *rawClient {
-	host := strings.TrimPrefix(base, "http://")
-	return &rawClient{addr: host, host: host}
+	return &rawClient{addr: strings.TrimPrefix(base, "http://")}
 }
 
 // maxSnippet is how much of an answer's body is kept when the caller does not want it
@@ -56,7 +54,7 @@ func (rc *rawClient) roundTrip(method, path string, header http.Header, body []b
 	if err != nil {
 		return 0, nil, err
 	}
-	status, respBody, reusable, err := c.roundTrip(rc.host, method, path, header, body, wantBody)
+	status, respBody, reusable, err := c.roundTrip(rc.addr, method, path, header, body, wantBody)
 	if err != nil || !reusable {
 		c.nc.Close()
 	} else {

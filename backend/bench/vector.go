@@ -58,7 +58,7 @@ func vectorPhase(ctx context.Context, cfg config, dir string, r *report) {
 		return
 	}
 	defer func() { _, _ = srv.stop() }()
-	l := newLoader(srv.url(), 4)
+	l := newLoader(srv.url())
 	logf("\nknowledge bases (a server of their own, pid %d)", srv.pid())
 	words := vocabulary(3000)
 	rnd := rand.New(rand.NewPCG(1, 2))

@@ -33,11 +33,7 @@ func paceGC() {
 	if os.Getenv("GOGC") != "" {
 		return
 	}
-	paceOnce.Do(func() { armGCPacer(metricSample()) })
-}
-
-func metricSample() []metrics.Sample {
-	return []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	paceOnce.Do(func() { armGCPacer([]metrics.Sample{{Name: "/gc/heap/live:bytes"}}) })
 }
 
 // gcSentinel is garbage as soon as it is made: its cleanup runs after the next
