@@ -176,13 +176,24 @@ func (s *Service) GetTask(ctx context.Context, p *auth.Principal, id int64) (*mo
 
 func (s *Service) loadTask(ctx context.Context, r store.Reader, projectID string, id int64) (*model.Task, error) {
 	task, err := r.Task(ctx, projectID, id, true)
+	return task, loadTaskError(id, err)
+}
+
+// loadTaskForUpdate loads a task to change in the write tx (from the writer's cache of
+// the tasks it saved, when it can); saveTask stores it.
+func (s *Service) loadTaskForUpdate(ctx context.Context, tx *store.Tx, projectID string, id int64) (*model.Task, error) {
+	task, err := tx.TaskForUpdate(ctx, projectID, id)
+	return task, loadTaskError(id, err)
+}
+
+func loadTaskError(id int64, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.Missing("task %d not found", id)
+		return errs.Missing("task %d not found", id)
 	}
 	if err != nil {
-		return nil, internal("load task", err)
+		return internal("load task", err)
 	}
-	return task, nil
+	return nil
 }
 
 // ListTasksInput filters and pages a task list. Limit 0 lists everything.
@@ -251,7 +262,7 @@ func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, c
 	var task *model.Task
 	err := s.store.Write(ctx, func(tx *store.Tx) error {
 		var err error
-		if task, err = s.loadTask(ctx, tx.Reader, p.ProjectID, id); err != nil {
+		if task, err = s.loadTaskForUpdate(ctx, tx, p.ProjectID, id); err != nil {
 			return err
 		}
 		if err := change(tx, task); err != nil {
@@ -285,7 +296,11 @@ func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, ent
 		t.Conversation = append(t.Conversation, *entry)
 	}
 	t.Derive()
-	return t, tx.AppendEvent(ctx, t.ProjectID, EventTaskUpdated, t, now)
+	if err := tx.AppendEvent(ctx, t.ProjectID, EventTaskUpdated, t, now); err != nil {
+		return nil, err
+	}
+	tx.TaskSaved(t)
+	return t, nil
 }
 
 // setStatus moves a task to status. Entering Waiting bumps waiting_version and records
@@ -396,7 +411,7 @@ func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in R
 			RespondInput
 		}{id, in}
 		task, _, err = idempotent(ctx, tx, p, idemKey, "respond", input, now, func() (*model.Task, error) {
-			t, err := s.loadTask(ctx, tx.Reader, p.ProjectID, id)
+			t, err := s.loadTaskForUpdate(ctx, tx, p.ProjectID, id)
 			if err != nil {
 				return nil, err
 			}

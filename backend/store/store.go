@@ -59,6 +59,7 @@ type Store struct {
 	horizon               eventHorizon
 	beforeSync            func() // tests: runs before each fsync
 	taskCache             taskCache
+	written               writtenTasks // the writer goroutine's alone (writtentasks.go)
 
 	writes, batches, syncs            atomic.Int64
 	execNanos, commitNanos, syncNanos atomic.Int64 // the writer's time running writes and committing them; the syncer's fsyncs

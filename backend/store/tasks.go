@@ -69,6 +69,7 @@ func (t *Tx) UpdateStepStatus(ctx context.Context, taskID int64, position int, s
 
 // AppendTaskMessage adds an entry to a task's conversation.
 func (t *Tx) AppendTaskMessage(ctx context.Context, taskID int64, m model.TaskMessage) error {
+	t.taskChanged(taskID)
 	_, err := t.exec(ctx, `INSERT INTO task_messages (task_id, role, content, created_at) VALUES (?, ?, ?, ?)`,
 		taskID, m.Role, m.Content, fmtTime(m.CreatedAt))
 	return err

@@ -49,13 +49,24 @@ type Tx struct {
 	// The tasks whose cached copies must be forgotten once this commits (taskcache.go).
 	changedTasks    []int64
 	allTasksChanged bool
+	// This write's changes to the writer's cache of tasks, in order (writtentasks.go).
+	taskOps []taskOp
 }
 
-// taskChanged marks tasks whose cached copy must be dropped when the write commits.
-func (t *Tx) taskChanged(ids ...int64) { t.changedTasks = append(t.changedTasks, ids...) }
+// taskChanged marks tasks whose cached copies must be dropped: the read cache's when the
+// write commits, the writer's when the write is done.
+func (t *Tx) taskChanged(ids ...int64) {
+	t.changedTasks = append(t.changedTasks, ids...)
+	for _, id := range ids {
+		t.taskOps = append(t.taskOps, taskOp{id: id})
+	}
+}
 
 // everyTaskChanged marks a change that may alter any task, e.g. an agent's deletion.
-func (t *Tx) everyTaskChanged() { t.allTasksChanged = true }
+func (t *Tx) everyTaskChanged() {
+	t.allTasksChanged = true
+	t.taskOps = append(t.taskOps, taskOp{all: true})
+}
 
 // Write runs fn in a write transaction and returns once that transaction has committed
 // and is durable (or fn's error). Concurrent writes are committed together; each runs in its own
@@ -110,6 +121,7 @@ type batch struct {
 	credsChanged    bool
 	changedTasks    []int64
 	allTasksChanged bool
+	written         *writtenTasks // the writer's cache of tasks (writtentasks.go)
 }
 
 // writeBatch runs first and the writes queued after it in one transaction. It commits
@@ -124,8 +136,13 @@ func (s *Store) writeBatch(first *job) {
 		first.done <- fmt.Errorf("begin write: %w", err)
 		return
 	}
-	b := &batch{tx: tx, stmts: &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}}, seqs: map[string]int64{}}
+	b := &batch{tx: tx, stmts: &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}}, seqs: map[string]int64{},
+		written: &s.written}
 	defer b.stmts.preparePending(ctx) // after Commit or Rollback: the connection is free
+	if err := s.written.checkDataVersion(ctx, Reader{q: tx, batch: b.stmts}); err != nil {
+		b.fail(err)
+		return
+	}
 	for j := first; ; {
 		if err := b.run(ctx, j); err != nil {
 			b.fail(err)
@@ -197,6 +214,7 @@ func (b *batch) run(ctx context.Context, j *job) error {
 	} else {
 		b.events = append(b.events, t.events...)
 		b.activity = append(b.activity, t.activity...)
+		b.written.apply(t.taskOps)
 	}
 	b.credsChanged = b.credsChanged || t.credsChanged
 	b.changedTasks = append(b.changedTasks, t.changedTasks...)
@@ -211,6 +229,7 @@ func (b *batch) run(ctx context.Context, j *job) error {
 // fail rolls the batch back and gives every write of it err.
 func (b *batch) fail(err error) {
 	_ = b.tx.Rollback()
+	b.written.apply([]taskOp{{all: true}}) // it held the batch's changes
 	for _, j := range b.jobs {
 		j.done <- err
 	}
