@@ -199,15 +199,17 @@ func (b *batch) run(ctx context.Context, j *job) error {
 		*result = err
 		return nil
 	}
-	if _, err := b.tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+	// The savepoint statements are prepared once, like the writes' own (stmts.go).
+	r := Reader{q: b.tx, batch: b.stmts}
+	if _, err := r.exec(ctx, "SAVEPOINT w"); err != nil {
 		*result = err
 		return nil
 	}
-	t := &Tx{Reader: Reader{q: b.tx, batch: b.stmts}, b: b}
+	t := &Tx{Reader: r, b: b}
 	seqs := maps.Clone(b.seqs)
 	err := runJob(j, t)
 	if err != nil {
-		if _, rbErr := b.tx.ExecContext(ctx, "ROLLBACK TO w"); rbErr != nil {
+		if _, rbErr := r.exec(ctx, "ROLLBACK TO w"); rbErr != nil {
 			return fmt.Errorf("roll back a failed write: %w", rbErr)
 		}
 		b.seqs = seqs // its events are not stored: their numbers are given again
@@ -219,7 +221,7 @@ func (b *batch) run(ctx context.Context, j *job) error {
 	b.credsChanged = b.credsChanged || t.credsChanged
 	b.changedTasks = append(b.changedTasks, t.changedTasks...)
 	b.allTasksChanged = b.allTasksChanged || t.allTasksChanged
-	if _, err := b.tx.ExecContext(ctx, "RELEASE w"); err != nil {
+	if _, err := r.exec(ctx, "RELEASE w"); err != nil {
 		return fmt.Errorf("release savepoint: %w", err)
 	}
 	*result = err
