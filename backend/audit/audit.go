@@ -1,6 +1,6 @@
 // Package audit carries who is acting, and through which interface, in a request's
-// context, so that the store can write the activity trail beside every event row
-// without each service method passing it along.
+// context, so that the store can record them in every event row (which the activity
+// trail is filled from) without each service method passing them along.
 package audit
 
 import (

@@ -278,3 +278,29 @@ func TestSkillPickAndFailedRun(t *testing.T) {
 		t.Fatalf("agents picked %v, want %v", got, want)
 	}
 }
+
+// TestActivityFilledInTheBackground: a change reaches the activity trail within about a
+// second, with no read of the trail to prompt it.
+func TestActivityFilledInTheBackground(t *testing.T) {
+	srv := start(t, t.TempDir(), jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)))
+	defer stop(t, srv)
+	svc := srv.Service
+	ctx := context.Background()
+	if _, err := svc.CreateTask(ctx, auth.Owner(project(t, svc)), service.CreateTaskInput{Summary: "audited"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		behind, err := svc.Store().Read().ActivityBehind(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !behind {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the activity trail is still behind the events after 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

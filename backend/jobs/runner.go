@@ -17,12 +17,16 @@ type Options struct {
 	ActivityRetention time.Duration
 	// PruneEvery is how often old activity is pruned (default hourly).
 	PruneEvery time.Duration
+	// IndexEvery is how often the activity trail is filled from the event log (default
+	// every second; reads of the trail fill it first anyway).
+	IndexEvery time.Duration
 	// MaxSleep bounds how long the scheduler sleeps without looking at the jobs again
 	// (default one hour): a safety net should a wake-up be lost.
 	MaxSleep time.Duration
 }
 
-// Runner is the server's background work: the scheduler and the activity pruning.
+// Runner is the server's background work: the scheduler, and the activity's filling and
+// pruning.
 type Runner struct {
 	svc    *service.Service
 	opts   Options
@@ -45,12 +49,16 @@ func Start(svc *service.Service, opts Options) *Runner {
 	if opts.MaxSleep <= 0 {
 		opts.MaxSleep = time.Hour
 	}
+	if opts.IndexEvery <= 0 {
+		opts.IndexEvery = time.Second
+	}
 	ctx, cancel := context.WithCancel(audit.WithVia(context.Background(), audit.ViaJob))
 	r := &Runner{svc: svc, opts: opts, cancel: cancel}
 	started := opts.Clock.Now()
-	r.wg.Add(2)
+	r.wg.Add(3)
 	go r.schedule(ctx, started)
 	go r.prune(ctx)
+	go r.indexActivity(ctx)
 	return r
 }
 
@@ -97,17 +105,37 @@ func (r *Runner) runDue(ctx context.Context, started time.Time) {
 	}
 }
 
+// indexActivity fills the activity trail from the event log every IndexEvery, in real
+// time (it keeps up with writes, whatever the scheduler's clock).
+func (r *Runner) indexActivity(ctx context.Context) {
+	defer r.wg.Done()
+	tick := time.NewTicker(r.opts.IndexEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if err := r.svc.IndexActivity(ctx); err != nil && ctx.Err() == nil {
+			slog.Warn("fill the activity trail", "err", err)
+		}
+	}
+}
+
 func (r *Runner) prune(ctx context.Context) {
 	defer r.wg.Done()
 	clock := r.opts.Clock
 	for {
+		// The next pass is timed from this one's start, so the timer is set at a known
+		// time however long the pass takes (tests wait on the scheduler's timers).
+		t := clock.NewTimer(r.opts.PruneEvery)
 		before := clock.Now().Add(-r.opts.ActivityRetention)
 		if n, err := r.svc.PruneActivity(ctx, before); err != nil && ctx.Err() == nil {
 			slog.Warn("prune activity", "err", err)
 		} else if n > 0 {
 			slog.Info("pruned activity", "entries", n, "before", before.UTC().Format(time.RFC3339))
 		}
-		t := clock.NewTimer(r.opts.PruneEvery)
 		select {
 		case <-ctx.Done():
 			t.Stop()

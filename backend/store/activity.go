@@ -6,39 +6,90 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/audit"
 	"github.com/agentdesk/agentdesk/backend/model"
 )
 
-// activityRow is the audit entry of an event: who (from the context: the principal and
-// the interface), what (the event type), which object (the type's prefix and the data's
-// id), when. AppendEvent makes one per event; the batch stores them (flushActivity).
-type activityRow struct {
-	projectID, at, actorKind, actor, via, action, objectType, objectID string
-	seq                                                                int64
-}
+// The activity trail is the event log seen as an audit trail: who (the principal and
+// the interface, from the context of the write), what (the event type), which object
+// (the type's prefix and the data's id), when. It is kept longer than the events (90
+// days against 7) and indexed by object, so it has a table of its own. Each event row
+// carries its actor (AppendEvent); IndexActivity copies the events into the activity in
+// bulk, in the background and before every read of the trail, so that a write updates
+// the event log's B-trees alone and the activity's get many rows at a time.
 
-func newActivity(ctx context.Context, e model.Event, data []byte) activityRow {
+// eventAudit is who made an event, through which interface, and the id of its object.
+type eventAudit struct{ actorKind, actor, via, objectID string }
+
+func auditOf(ctx context.Context, data []byte) eventAudit {
 	a := audit.From(ctx)
-	objType, _, _ := strings.Cut(e.Type, ".")
-	return activityRow{projectID: e.ProjectID, at: fmtTime(e.At), actorKind: a.Kind, actor: a.Name, via: a.Via,
-		action: e.Type, objectType: objType, objectID: objectID(data), seq: e.Seq}
+	return eventAudit{actorKind: a.Kind, actor: a.Name, via: a.Via, objectID: objectID(data)}
 }
 
-// flushActivity writes the batch's activity entries, in the events' order.
-func (b *batch) flushActivity(ctx context.Context, r Reader) error {
-	for start := 0; start < len(b.activity); start += maxRowsPerInsert {
-		rows := b.activity[start:min(start+maxRowsPerInsert, len(b.activity))]
-		args := make([]any, 0, 9*len(rows))
-		for _, a := range rows {
-			args = append(args, a.projectID, a.at, a.actorKind, a.actor, a.via, a.action, a.objectType, a.objectID, a.seq)
+// IndexActivity copies the events not yet in the activity trail into it, about limit of
+// them at most (0: all), and says whether some remain. projects.activity_seq is how far
+// each project's trail is filled.
+func (t *Tx) IndexActivity(ctx context.Context, limit int) (more bool, err error) {
+	type behind struct {
+		id       string
+		from, to int64
+	}
+	var projects []behind
+	rows, err := t.query(ctx, `SELECT id, activity_seq, event_seq FROM projects WHERE event_seq > activity_seq`)
+	if err != nil {
+		return false, err
+	}
+	for rows.Next() {
+		var p behind
+		if err := rows.Scan(&p.id, &p.from, &p.to); err != nil {
+			rows.Close()
+			return false, err
 		}
-		if _, err := r.exec(ctx, insertRows(`INSERT INTO activity (project_id, at, actor_kind, actor, via, action, object_type, object_id, event_seq) VALUES `, 9, len(rows)), args...); err != nil {
-			return fmt.Errorf("store activity: %w", err)
+		projects = append(projects, p)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	budget := int64(limit)
+	for _, p := range projects {
+		upTo := p.to
+		if limit > 0 {
+			if budget <= 0 {
+				return true, nil
+			}
+			upTo = min(upTo, p.from+budget)
+			budget -= upTo - p.from
 		}
+		if err := t.copyActivity(ctx, p.id, p.from, upTo); err != nil {
+			return false, err
+		}
+		if _, err := t.exec(ctx, `UPDATE projects SET activity_seq = ? WHERE id = ?`, upTo, p.id); err != nil {
+			return false, err
+		}
+		more = more || upTo < p.to
+	}
+	return more, nil
+}
+
+// ActivityBehind says whether some events are not in the activity trail yet.
+func (r Reader) ActivityBehind(ctx context.Context) (bool, error) {
+	var behind bool
+	err := r.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM projects WHERE event_seq > activity_seq)`).Scan(&behind)
+	return behind, err
+}
+
+// copyActivity copies the project's events after seq from, up to seq upTo, into the
+// activity trail, in one statement. Events already pruned have nothing to copy. The
+// object's type is the event type's prefix (task.updated: task).
+func (t *Tx) copyActivity(ctx context.Context, projectID string, from, upTo int64) error {
+	_, err := t.exec(ctx, `INSERT INTO activity (project_id, at, actor_kind, actor, via, action, object_type, object_id, event_seq)
+		SELECT project_id, at, actor_kind, actor, via, type, IIF(instr(type, '.') > 0, substr(type, 1, instr(type, '.') - 1), type), object_id, seq
+		FROM events WHERE project_id = ? AND seq > ? AND seq <= ? ORDER BY seq`, projectID, from, upTo)
+	if err != nil {
+		return fmt.Errorf("store activity: %w", err)
 	}
 	return nil
 }

@@ -44,8 +44,8 @@ type Tx struct {
 	Reader
 	b            *batch
 	events       []model.Event
-	activity     []activityRow
-	credsChanged bool // the cached credentials must be forgotten once this commits
+	audit        []eventAudit // who made each event, and its object (activity.go)
+	credsChanged bool         // the cached credentials must be forgotten once this commits
 	// The tasks whose cached copies must be forgotten once this commits (taskcache.go).
 	changedTasks    []int64
 	allTasksChanged bool
@@ -116,7 +116,7 @@ type batch struct {
 	jobs            []*job
 	results         []error
 	events          []model.Event
-	activity        []activityRow
+	audit           []eventAudit     // one per event
 	seqs            map[string]int64 // project -> last event seq given in this batch
 	credsChanged    bool
 	changedTasks    []int64
@@ -215,7 +215,7 @@ func (b *batch) run(ctx context.Context, j *job) error {
 		b.seqs = seqs // its events are not stored: their numbers are given again
 	} else {
 		b.events = append(b.events, t.events...)
-		b.activity = append(b.activity, t.activity...)
+		b.audit = append(b.audit, t.audit...)
 		b.written.apply(t.taskOps)
 	}
 	b.credsChanged = b.credsChanged || t.credsChanged

@@ -92,7 +92,17 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 			t.Fatalf("event seqs have a gap: %d at position %d", e.Seq, i)
 		}
 	}
-	// Each stored event has its activity entry, and the project's seq is the last one.
+	// Each stored event has its activity entry once the trail is filled, and the
+	// project's seq is the last one.
+	if err := s.Write(ctx, func(tx *Tx) error {
+		more, err := tx.IndexActivity(ctx, 0)
+		if more {
+			t.Error("IndexActivity with no limit left events out")
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 	var activities, lastActivity, projectSeq int64
 	if err := s.reader.QueryRow(`SELECT COUNT(*), COALESCE(MAX(event_seq), 0) FROM activity WHERE project_id = 'p'`).Scan(&activities, &lastActivity); err != nil {
 		t.Fatal(err)

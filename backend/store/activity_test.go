@@ -1,0 +1,97 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/audit"
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/model"
+)
+
+// TestIndexActivity: the activity trail is filled from the event log, project by
+// project, in passes of the given size, with each event's actor, interface and object;
+// events pruned before they were copied leave no entry and no hole in the count.
+func TestIndexActivity(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	if err := s.Write(ctx, func(tx *Tx) error {
+		return tx.InsertProject(ctx, &model.Project{ID: "q", Name: "q", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	agent := audit.WithVia(audit.WithPrincipal(ctx, &auth.Principal{Kind: auth.KindAgent, ProjectID: "p", Name: "bot"}), audit.ViaREST)
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	write := func(ctx context.Context, project, typ string, n int) {
+		t.Helper()
+		if err := s.Write(ctx, func(tx *Tx) error {
+			for i := range n {
+				if err := tx.AppendEvent(ctx, project, typ, map[string]int{"id": i + 1}, at); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(agent, "p", "task.updated", 30)
+	write(ctx, "q", "heartbeat", 20)
+
+	behind, err := s.Read().ActivityBehind(ctx)
+	if err != nil || !behind {
+		t.Fatalf("ActivityBehind = %v, %v after 50 events; want true", behind, err)
+	}
+	var passes []bool
+	for more := true; more; {
+		if err := s.Write(ctx, func(tx *Tx) (err error) {
+			more, err = tx.IndexActivity(ctx, 12)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		passes = append(passes, more)
+	}
+	if len(passes) != 5 { // 50 events, 12 a pass
+		t.Errorf("%d passes of 12 for 50 events: %v", len(passes), passes)
+	}
+	if behind, err := s.Read().ActivityBehind(ctx); err != nil || behind {
+		t.Fatalf("ActivityBehind = %v, %v once filled; want false", behind, err)
+	}
+
+	got, err := s.Read().Activity(ctx, ActivityFilter{ProjectID: "p", Limit: 100})
+	if err != nil || len(got) != 30 {
+		t.Fatalf("project p: %d entries (%v), want 30", len(got), err)
+	}
+	newest := got[0] // newest first
+	if newest.EventSeq != 30 || newest.Action != "task.updated" || newest.ObjectType != "task" || newest.ObjectID != "30" ||
+		newest.ActorKind != "agent" || newest.Actor != "bot" || newest.Via != audit.ViaREST || !newest.At.Equal(at) {
+		t.Errorf("project p's newest entry: %+v", newest)
+	}
+	for i, a := range got {
+		if a.EventSeq != int64(30-i) {
+			t.Fatalf("entry %d has seq %d: the trail is not in event order", i, a.EventSeq)
+		}
+	}
+	got, err = s.Read().Activity(ctx, ActivityFilter{ProjectID: "q", Limit: 100})
+	if err != nil || len(got) != 20 || got[0].ObjectType != "heartbeat" || got[0].Actor != "system" || got[0].Via != audit.ViaInternal {
+		t.Fatalf("project q: %d entries (%v), the newest %+v; want 20 by the system, object type heartbeat", len(got), err, got[0])
+	}
+
+	// Events gone before they were copied: the trail skips them and is not behind.
+	write(ctx, "q", "task.created", 5)
+	if _, err := s.writer.Exec(`DELETE FROM events WHERE project_id = 'q' AND seq <= 23`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(ctx, func(tx *Tx) error { _, err := tx.IndexActivity(ctx, 0); return err }); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.Read().Activity(ctx, ActivityFilter{ProjectID: "q", ObjectType: "task", Limit: 100})
+	if err != nil || len(got) != 2 || got[0].EventSeq != 25 || got[1].EventSeq != 24 {
+		t.Fatalf("after a prune: %d task entries (%v), want seqs 25 and 24", len(got), err)
+	}
+	if behind, err := s.Read().ActivityBehind(ctx); err != nil || behind {
+		t.Fatalf("ActivityBehind = %v, %v; want false", behind, err)
+	}
+}
