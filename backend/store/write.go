@@ -46,27 +46,21 @@ type Tx struct {
 	events       []model.Event
 	audit        []eventAudit // who made each event, and its object (activity.go)
 	credsChanged bool         // the cached credentials must be forgotten once this commits
-	// The tasks whose cached copies must be forgotten once this commits (taskcache.go).
-	changedTasks    []int64
-	allTasksChanged bool
-	// This write's changes to the writer's cache of tasks, in order (writtentasks.go).
+	// The tasks this write changed or saved, in order: the writer's cache takes them when
+	// the write is done (writtentasks.go), the read cache forgets them once the batch
+	// commits (taskcache.go).
 	taskOps []taskOp
 }
 
-// taskChanged marks tasks whose cached copies must be dropped: the read cache's when the
-// write commits, the writer's when the write is done.
+// taskChanged marks tasks whose cached copies must be dropped.
 func (t *Tx) taskChanged(ids ...int64) {
-	t.changedTasks = append(t.changedTasks, ids...)
 	for _, id := range ids {
 		t.taskOps = append(t.taskOps, taskOp{id: id})
 	}
 }
 
 // everyTaskChanged marks a change that may alter any task, e.g. an agent's deletion.
-func (t *Tx) everyTaskChanged() {
-	t.allTasksChanged = true
-	t.taskOps = append(t.taskOps, taskOp{all: true})
-}
+func (t *Tx) everyTaskChanged() { t.taskOps = append(t.taskOps, taskOp{all: true}) }
 
 // Write runs fn in a write transaction and returns once that transaction has committed
 // and is durable (or fn's error). Concurrent writes are committed together; each runs in its own
@@ -219,8 +213,13 @@ func (b *batch) run(ctx context.Context, j *job) error {
 		b.written.apply(t.taskOps)
 	}
 	b.credsChanged = b.credsChanged || t.credsChanged
-	b.changedTasks = append(b.changedTasks, t.changedTasks...)
-	b.allTasksChanged = b.allTasksChanged || t.allTasksChanged
+	for _, op := range t.taskOps { // even a rolled-back write's: forgetting is always safe
+		if op.all {
+			b.allTasksChanged = true
+		} else {
+			b.changedTasks = append(b.changedTasks, op.id)
+		}
+	}
 	if _, err := r.exec(ctx, "RELEASE w"); err != nil {
 		return fmt.Errorf("release savepoint: %w", err)
 	}
