@@ -227,7 +227,7 @@ var envVarType = gql.NewObject(gql.ObjectConfig{Name: "EnvVar", Description: "On
 }})
 
 var stepType = gql.NewObject(gql.ObjectConfig{Name: "Step", Description: "An ordered subtask of a task.", Fields: gql.Fields{
-	"id":     &gql.Field{Type: nnInt, Resolve: field(func(s stepView) any { return s.ID })},
+	"id":     &gql.Field{Type: nnInt, Description: "The task's id × 1000 + index.", Resolve: field(func(s stepView) any { return s.ID })},
 	"index":  &gql.Field{Type: nnInt, Description: "0-based position, as setStepStatus takes it.", Resolve: field(func(s stepView) any { return s.Index })},
 	"title":  &gql.Field{Type: nnString, Resolve: field(func(s stepView) any { return s.Title })},
 	"status": &gql.Field{Type: gql.NewNonNull(stepStatusEnum), Resolve: field(func(s stepView) any { return s.Status })},

@@ -95,6 +95,14 @@ type EncodedTask struct {
 	JSON json.RawMessage
 }
 
+// StepIDsPerTask is how many step ids each task has: a step's id is derived from its
+// task's id and its position (StepID), so a task can have at most this many steps.
+const StepIDsPerTask = 1000
+
+// StepID is the id of the step at position (0-based) of task taskID. Steps are stored
+// by task and position; the id is not stored.
+func StepID(taskID int64, position int) int64 { return taskID*StepIDsPerTask + int64(position) }
+
 // Step is one ordered subtask of a task.
 type Step struct {
 	ID     int64  `json:"id"`

@@ -23,6 +23,9 @@ const (
 	MaxListLimit   = 1000
 )
 
+// A step's id is derived from its position (model.StepID), which bounds the steps.
+var _ [model.StepIDsPerTask - MaxSteps]struct{}
+
 // Event types of tasks.
 const (
 	EventTaskCreated = "task.created"

@@ -25,7 +25,7 @@ func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
 	if len(task.Steps) == 0 {
 		return nil
 	}
-	// One statement for all the steps; RETURNING gives their ids in insertion order.
+	// One statement for all the steps; their ids follow from the task's.
 	var sb strings.Builder
 	sb.WriteString(`INSERT INTO steps (task_id, position, title, status) VALUES `)
 	args := make([]any, 0, 4*len(task.Steps))
@@ -35,19 +35,10 @@ func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
 		}
 		sb.WriteString("(?, ?, ?, ?)")
 		args = append(args, task.ID, i, s.Title, s.Status)
+		task.Steps[i].ID = model.StepID(task.ID, i)
 	}
-	sb.WriteString(" RETURNING id")
-	rows, err := t.query(ctx, sb.String(), args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for i := 0; rows.Next(); i++ {
-		if err := rows.Scan(&task.Steps[i].ID); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
+	_, err = t.exec(ctx, sb.String(), args...)
+	return err
 }
 
 // UpdateTask writes a task's own fields (not its steps or conversation).
@@ -169,16 +160,18 @@ func (r Reader) Task(ctx context.Context, projectID string, id int64, withConver
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.query(ctx, `SELECT id, title, status FROM steps WHERE task_id = ? ORDER BY position`, id)
+	rows, err := r.query(ctx, `SELECT position, title, status FROM steps WHERE task_id = ? ORDER BY position`, id)
 	if err != nil {
 		return nil, err
 	}
 	for rows.Next() {
 		var s model.Step
-		if err := rows.Scan(&s.ID, &s.Title, &s.Status); err != nil {
+		var position int
+		if err := rows.Scan(&position, &s.Title, &s.Status); err != nil {
 			rows.Close()
 			return nil, err
 		}
+		s.ID = model.StepID(id, position)
 		task.Steps = append(task.Steps, s)
 	}
 	rows.Close()
@@ -246,7 +239,7 @@ func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, mo
 	// that range selects exactly the page's steps.
 	where, args := f.where()
 	stepRows, err := r.query(ctx,
-		`SELECT s.task_id, s.id, s.title, s.status FROM tasks t JOIN steps s ON s.task_id = t.id
+		`SELECT s.task_id, s.position, s.title, s.status FROM tasks t JOIN steps s ON s.task_id = t.id
 		 WHERE `+where+` AND t.id BETWEEN ? AND ? ORDER BY t.id, s.position`, // in index order: no sort
 		append(args, tasks[0].ID, tasks[len(tasks)-1].ID)...)
 	if err != nil {
@@ -256,10 +249,12 @@ func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, mo
 	i := 0
 	for stepRows.Next() {
 		var taskID int64
+		var position int
 		var s model.Step
-		if err := stepRows.Scan(&taskID, &s.ID, &s.Title, &s.Status); err != nil {
+		if err := stepRows.Scan(&taskID, &position, &s.Title, &s.Status); err != nil {
 			return nil, false, err
 		}
+		s.ID = model.StepID(taskID, position)
 		for i < len(tasks) && tasks[i].ID < taskID {
 			i++
 		}
