@@ -124,7 +124,7 @@ func (s *Service) insertTask(ctx context.Context, tx *store.Tx, p *auth.Principa
 	var agent *model.Agent
 	if in.AgentID != nil {
 		var err error
-		if agent, err = s.projectAgent(ctx, tx.Reader, p.ProjectID, *in.AgentID); err != nil {
+		if agent, err = s.projectAgent(ctx, tx, p.ProjectID, *in.AgentID); err != nil {
 			return nil, err
 		}
 		task.AgentID, task.AgentName, task.Status = &agent.ID, agent.Name, model.StatusTodo
@@ -158,7 +158,12 @@ func (s *Service) insertTask(ctx context.Context, tx *store.Tx, p *auth.Principa
 }
 
 // projectAgent loads an agent of the project; any other id is a bad request.
-func (s *Service) projectAgent(ctx context.Context, r store.Reader, projectID string, id int64) (*model.Agent, error) {
+// agentLoader loads an agent of a project: store.Reader, or store.Tx inside a write.
+type agentLoader interface {
+	Agent(ctx context.Context, projectID string, id int64) (*model.Agent, error)
+}
+
+func (s *Service) projectAgent(ctx context.Context, r agentLoader, projectID string, id int64) (*model.Agent, error) {
 	agent, err := r.Agent(ctx, projectID, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errs.Invalid("agent_id %d is not an agent of this project", id)
@@ -350,7 +355,7 @@ func (s *Service) AssignTask(ctx context.Context, p *auth.Principal, id int64, a
 			t.AgentID, t.AgentName = nil, ""
 			return nil
 		}
-		agent, err := s.projectAgent(ctx, tx.Reader, p.ProjectID, *agentID)
+		agent, err := s.projectAgent(ctx, tx, p.ProjectID, *agentID)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 
 // UpdateAgentProfile writes an agent's display name and description.
 func (t *Tx) UpdateAgentProfile(ctx context.Context, a *model.Agent) error {
+	t.lookupsChanged = true
 	return t.execOne(ctx, `UPDATE agents SET display_name = ?, description = ? WHERE project_id = ? AND id = ?`,
 		a.DisplayName, a.Description, a.ProjectID, a.ID)
 }
@@ -17,6 +18,7 @@ func (t *Tx) UpdateAgentProfile(ctx context.Context, a *model.Agent) error {
 func (t *Tx) DeleteAgent(ctx context.Context, projectID string, id int64) error {
 	t.everyTaskChanged()  // its tasks lose their agent
 	t.credsChanged = true // its name no longer authenticates
+	t.lookupsChanged = true
 	return t.execOne(ctx, `DELETE FROM agents WHERE project_id = ? AND id = ?`, projectID, id)
 }
 

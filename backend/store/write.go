@@ -46,6 +46,9 @@ type Tx struct {
 	events       []model.Event
 	audit        []eventAudit // who made each event, and its object (activity.go)
 	credsChanged bool         // the cached credentials must be forgotten once this commits
+	// lookupsChanged: this write changed an agent or a budget, which the writer's
+	// lookups cache must then forget (writerlookups.go).
+	lookupsChanged bool
 	// The tasks this write changed or saved, in order: the writer's cache takes them when
 	// the write is done (writtentasks.go), the read cache forgets them once the batch
 	// commits (taskcache.go).
@@ -212,6 +215,9 @@ func (b *batch) run(ctx context.Context, j *job) error {
 		b.audit = append(b.audit, t.audit...)
 		b.written.apply(t.taskOps)
 	}
+	if err != nil || t.lookupsChanged {
+		b.written.lookups.clear()
+	}
 	b.credsChanged = b.credsChanged || t.credsChanged
 	for _, op := range t.taskOps { // even a rolled-back write's: forgetting is always safe
 		if op.all {
@@ -231,6 +237,7 @@ func (b *batch) run(ctx context.Context, j *job) error {
 func (b *batch) fail(err error) {
 	_ = b.tx.Rollback()
 	b.written.apply([]taskOp{{all: true}}) // it held the batch's changes
+	b.written.lookups.clear()
 	for _, j := range b.jobs {
 		j.done <- err
 	}

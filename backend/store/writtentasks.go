@@ -31,7 +31,8 @@ import (
 // used against the database (VerifyWrittenTasks).
 type writtenTasks struct {
 	m           map[int64]*model.Task
-	dataVersion int64 // PRAGMA data_version at the start of the last batch
+	lookups     writerLookups // agents and budgets, with the same life (writerlookups.go)
+	dataVersion int64         // PRAGMA data_version at the start of the last batch
 }
 
 // maxWrittenTasks bounds the tasks kept; past it, the cache starts over.
@@ -75,7 +76,7 @@ func (w *writtenTasks) apply(ops []taskOp) {
 // checkDataVersion empties the cache if another connection committed since the last
 // batch began. Called at the start of each batch, inside its transaction.
 func (w *writtenTasks) checkDataVersion(ctx context.Context, r Reader) error {
-	if len(w.m) == 0 && w.dataVersion != 0 {
+	if len(w.m) == 0 && w.lookups.empty() && w.dataVersion != 0 {
 		return nil // nothing to lose; read it again once something is cached
 	}
 	var v int64
@@ -84,6 +85,7 @@ func (w *writtenTasks) checkDataVersion(ctx context.Context, r Reader) error {
 	}
 	if v != w.dataVersion {
 		clear(w.m)
+		w.lookups.clear()
 		w.dataVersion = v
 	}
 	return nil
