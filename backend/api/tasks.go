@@ -231,5 +231,10 @@ func writeTask(c *gin.Context, status int, v *model.Task, err error) {
 		fail(c, err)
 		return
 	}
-	c.JSON(status, v)
+	body, err := v.AppendJSON(make([]byte, 0, 1024)) // as c.JSON would, without reflection
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Data(status, "application/json; charset=utf-8", body)
 }

@@ -21,7 +21,13 @@ import (
 // The rows are written when the batch commits, all of a batch's events in one statement,
 // and the project's seq is kept in memory during the batch.
 func (t *Tx) AppendEvent(ctx context.Context, projectID, typ string, data any, at time.Time) error {
-	raw, err := json.Marshal(data)
+	var raw []byte
+	var err error
+	if task, ok := data.(*model.Task); ok { // most events carry a task (model/taskjson.go)
+		raw, err = task.AppendJSON(make([]byte, 0, 1024))
+	} else {
+		raw, err = json.Marshal(data)
+	}
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -127,12 +128,12 @@ func (r Reader) TasksJSON(ctx context.Context, f TaskFilter) ([]model.EncodedTas
 		return nil, false, err
 	}
 	out := make([]model.EncodedTask, len(tasks))
+	var buf []byte
 	for i := range tasks {
-		enc, err := json.Marshal(tasks[i])
-		if err != nil {
+		if buf, err = tasks[i].AppendJSON(buf[:0]); err != nil { // model/taskjson.go
 			return nil, false, err
 		}
-		out[i] = model.EncodedTask{ID: tasks[i].ID, JSON: enc}
+		out[i] = model.EncodedTask{ID: tasks[i].ID, JSON: bytes.Clone(buf)} // kept: exactly its size
 	}
 	r.tasks.store(out, since)
 	return out, more, nil
