@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"testing"
 	"time"
@@ -88,14 +87,7 @@ func TestWriterLookupsFollowTheTransaction(t *testing.T) {
 	}
 
 	// Another connection's commit (the command line, say) empties the cache.
-	other, err := sql.Open("sqlite", dsn(s.path, true, "FULL", false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := other.Exec(`UPDATE agents SET display_name = 'from elsewhere' WHERE id = ?`, agent.ID); err != nil {
-		t.Fatal(err)
-	}
+	commitElsewhere(t, s, `UPDATE agents SET display_name = 'from elsewhere' WHERE id = ?`, agent.ID)
 	if a, _ := load(); a.DisplayName != "from elsewhere" {
 		t.Fatalf("after another connection's commit the agent is %+v", a)
 	}

@@ -96,14 +96,7 @@ func TestWrittenTasksFollowTheTransaction(t *testing.T) {
 	}
 
 	// Another connection's commit (another process on the file) empties the cache.
-	other, err := sql.Open("sqlite", dsn(s.path, true, "FULL", false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := other.Exec(`UPDATE tasks SET summary = 'from elsewhere' WHERE id = ?`, task.ID); err != nil {
-		t.Fatal(err)
-	}
+	commitElsewhere(t, s, `UPDATE tasks SET summary = 'from elsewhere' WHERE id = ?`, task.ID)
 	if err := change(func(tx *Tx, got *model.Task) error {
 		if got.Summary != "from elsewhere" {
 			t.Errorf("after another connection's commit the task loaded with summary %q", got.Summary)
@@ -146,6 +139,19 @@ func TestWrittenTasksFollowTheTransaction(t *testing.T) {
 		}
 		return nil
 	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// commitElsewhere runs query on a connection of its own, as another process would.
+func commitElsewhere(t *testing.T, s *Store, query string, args ...any) {
+	t.Helper()
+	other, err := sql.Open("sqlite", dsn(s.path, true, "FULL", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Exec(query, args...); err != nil {
 		t.Fatal(err)
 	}
 }
