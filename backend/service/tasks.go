@@ -157,12 +157,13 @@ func (s *Service) insertTask(ctx context.Context, tx *store.Tx, p *auth.Principa
 	return task, nil
 }
 
-// projectAgent loads an agent of the project; any other id is a bad request.
-// agentLoader loads an agent of a project: store.Reader, or store.Tx inside a write.
+// agentLoader loads an agent of a project: store.Reader, or store.Tx inside a write
+// (which keeps the agents it looked up).
 type agentLoader interface {
 	Agent(ctx context.Context, projectID string, id int64) (*model.Agent, error)
 }
 
+// projectAgent loads an agent of the project; any other id is a bad request.
 func (s *Service) projectAgent(ctx context.Context, r agentLoader, projectID string, id int64) (*model.Agent, error) {
 	agent, err := r.Agent(ctx, projectID, id)
 	if errors.Is(err, store.ErrNotFound) {

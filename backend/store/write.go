@@ -236,8 +236,7 @@ func (b *batch) run(ctx context.Context, j *job) error {
 // fail rolls the batch back and gives every write of it err.
 func (b *batch) fail(err error) {
 	_ = b.tx.Rollback()
-	b.written.apply([]taskOp{{all: true}}) // it held the batch's changes
-	b.written.lookups.clear()
+	b.written.forget() // it held the batch's changes
 	for _, j := range b.jobs {
 		j.done <- err
 	}

@@ -22,12 +22,12 @@ import (
 //     of the write, and empties the cache when it ends;
 //   - a write that fails empties it too, as it may have cached what its rollback undid.
 //
-// Only rows that exist are cached: a missing agent is an error path and a new agent
-// cannot make a cached answer wrong. The tests compare every hit with the database
-// (VerifyWrittenTasks).
+// A missing agent is not kept (an error path; a new agent cannot make a kept answer
+// wrong); a project without a budget is, since setting one marks the change. The tests
+// compare every hit with the database (VerifyWrittenTasks).
 type writerLookups struct {
 	agents  map[agentIDKey]model.Agent
-	budgets map[string]*model.Budget // nil: the project has no budget
+	budgets map[string]budgetLookup
 }
 
 type agentIDKey struct {
@@ -35,8 +35,22 @@ type agentIDKey struct {
 	id        int64
 }
 
+// budgetLookup is a project's budget, or that it has none.
+type budgetLookup struct {
+	budget model.Budget
+	found  bool
+}
+
 // maxWriterLookups bounds each map; past it, the map starts over.
 const maxWriterLookups = 1024
+
+// keep puts v in m, making m (or a new one, once m is full) as needed.
+func keep[K comparable, V any](m *map[K]V, k K, v V) {
+	if *m == nil || len(*m) >= maxWriterLookups {
+		*m = make(map[K]V)
+	}
+	(*m)[k] = v
+}
 
 func (l *writerLookups) clear() {
 	clear(l.agents)
@@ -45,14 +59,11 @@ func (l *writerLookups) clear() {
 
 func (l *writerLookups) empty() bool { return len(l.agents) == 0 && len(l.budgets) == 0 }
 
-// lookupsCached says whether this write may use and fill the cache.
-func (t *Tx) lookupsCached() bool { return !t.lookupsChanged }
-
 // Agent loads an agent of the project by id, as Reader.Agent does.
 func (t *Tx) Agent(ctx context.Context, projectID string, id int64) (*model.Agent, error) {
 	l := &t.b.written.lookups
 	key := agentIDKey{projectID, id}
-	if a, ok := l.agents[key]; ok && t.lookupsCached() {
+	if a, ok := l.agents[key]; ok && !t.lookupsChanged {
 		if err := verifyLookup(a, func() (model.Agent, error) {
 			stored, err := t.Reader.Agent(ctx, projectID, id)
 			if err != nil {
@@ -65,11 +76,8 @@ func (t *Tx) Agent(ctx context.Context, projectID string, id int64) (*model.Agen
 		return &a, nil
 	}
 	a, err := t.Reader.Agent(ctx, projectID, id)
-	if err == nil && t.lookupsCached() {
-		if l.agents == nil || len(l.agents) >= maxWriterLookups {
-			l.agents = make(map[agentIDKey]model.Agent)
-		}
-		l.agents[key] = *a
+	if err == nil && !t.lookupsChanged {
+		keep(&l.agents, key, *a)
 	}
 	return a, err
 }
@@ -77,35 +85,37 @@ func (t *Tx) Agent(ctx context.Context, projectID string, id int64) (*model.Agen
 // Budget loads the project's budget, as Reader.Budget does (ErrNotFound when it has none).
 func (t *Tx) Budget(ctx context.Context, projectID string) (*model.Budget, error) {
 	l := &t.b.written.lookups
-	if b, ok := l.budgets[projectID]; ok && t.lookupsCached() {
-		if err := verifyLookup(b, func() (*model.Budget, error) {
-			stored, err := t.Reader.Budget(ctx, projectID)
-			if errors.Is(err, ErrNotFound) {
-				return nil, nil
-			}
-			return stored, err
-		}); err != nil {
+	if cached, ok := l.budgets[projectID]; ok && !t.lookupsChanged {
+		if err := verifyLookup(cached, func() (budgetLookup, error) { return t.loadBudget(ctx, projectID) }); err != nil {
 			return nil, err
 		}
-		if b == nil {
+		if !cached.found {
 			return nil, ErrNotFound
 		}
-		copied := *b
-		return &copied, nil
+		return &cached.budget, nil
 	}
+	loaded, err := t.loadBudget(ctx, projectID)
+	if err != nil {
+		return nil, err
+	}
+	if !t.lookupsChanged {
+		keep(&l.budgets, projectID, loaded)
+	}
+	if !loaded.found {
+		return nil, ErrNotFound
+	}
+	return &loaded.budget, nil
+}
+
+func (t *Tx) loadBudget(ctx context.Context, projectID string) (budgetLookup, error) {
 	b, err := t.Reader.Budget(ctx, projectID)
-	if (err == nil || errors.Is(err, ErrNotFound)) && t.lookupsCached() {
-		if l.budgets == nil || len(l.budgets) >= maxWriterLookups {
-			l.budgets = make(map[string]*model.Budget)
-		}
-		var cached *model.Budget
-		if b != nil {
-			copied := *b
-			cached = &copied
-		}
-		l.budgets[projectID] = cached
+	if errors.Is(err, ErrNotFound) {
+		return budgetLookup{}, nil
 	}
-	return b, err
+	if err != nil {
+		return budgetLookup{}, err
+	}
+	return budgetLookup{budget: *b, found: true}, nil
 }
 
 // verifyLookup compares a cache hit with the database when the tests ask for it.

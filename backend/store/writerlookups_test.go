@@ -47,7 +47,7 @@ func TestWriterLookupsFollowTheTransaction(t *testing.T) {
 	if _, ok := s.written.lookups.agents[agentIDKey{"p", agent.ID}]; !ok {
 		t.Fatal("the agent was not kept")
 	}
-	if b, ok := s.written.lookups.budgets["p"]; !ok || b != nil {
+	if b, ok := s.written.lookups.budgets["p"]; !ok || b.found {
 		t.Fatal("the project's lack of a budget was not kept")
 	}
 

@@ -73,6 +73,12 @@ func (w *writtenTasks) apply(ops []taskOp) {
 	}
 }
 
+// forget empties the cache and the lookups kept with it.
+func (w *writtenTasks) forget() {
+	clear(w.m)
+	w.lookups.clear()
+}
+
 // checkDataVersion empties the cache if another connection committed since the last
 // batch began. Called at the start of each batch, inside its transaction.
 func (w *writtenTasks) checkDataVersion(ctx context.Context, r Reader) error {
@@ -84,8 +90,7 @@ func (w *writtenTasks) checkDataVersion(ctx context.Context, r Reader) error {
 		return fmt.Errorf("read data_version: %w", err)
 	}
 	if v != w.dataVersion {
-		clear(w.m)
-		w.lookups.clear()
+		w.forget()
 		w.dataVersion = v
 	}
 	return nil
