@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/pressly/goose/v3"
@@ -42,9 +44,10 @@ func migrateTo(t *testing.T, path string, v int64) {
 	}
 }
 
-// TestStepsByTaskMigration: migration 00009 moves the steps of an existing database into
-// the table keyed by task and position, keeping their order, titles and statuses, and
-// gives them the derived ids; its Down migration stores those ids again.
+// TestStepsByTaskMigration: migrations 00009 and 00010 move the steps of an existing
+// database into the table keyed by task and position, then into their task's row,
+// keeping their order, titles and statuses, and give them the derived ids; the Down
+// migrations bring back the table keyed by task and position, then the stored ids.
 func TestStepsByTaskMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agentdesk.db")
 	migrateTo(t, path, 8)
@@ -90,6 +93,29 @@ func TestStepsByTaskMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	migrateTo(t, path, 9)
+	db, err = sql.Open("sqlite", dsn(path, true, "FULL", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	rows, err := db.Query(`SELECT task_id || ':' || position || ':' || title || ':' || status FROM steps ORDER BY task_id, position`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, s)
+	}
+	rows.Close()
+	if want := "7:0:first:completed 7:1:second:pending 9:0:only:in_progress"; strings.Join(got, " ") != want {
+		t.Fatalf("the steps table after 00010's Down migration: %q, want %q", got, want)
+	}
+	db.Close()
+
 	migrateTo(t, path, 8)
 	db, err = sql.Open("sqlite", dsn(path, true, "FULL", false))
 	if err != nil {
@@ -122,5 +148,42 @@ func TestStepIDsFollowTheTask(t *testing.T) {
 		if st.ID != model.StepID(task.ID, i) || task.Steps[i].ID != st.ID || st.Title != task.Steps[i].Title {
 			t.Fatalf("step %d: created %+v, stored %+v", i, task.Steps[i], st)
 		}
+	}
+}
+
+// TestStepStatusInTheTaskRow: setting a step's status changes that step alone, keeps
+// every title as written, and a position outside the task's steps is not found.
+func TestStepStatusInTheTaskRow(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	titles := []string{`say "hi" <b>&</b>`, "日本語 \u2028 \\ end", ""}
+	task := &model.Task{ProjectID: "p", Summary: "s", Status: model.StatusTodo, Source: model.SourceUser, TaskType: "standard"}
+	for _, title := range titles {
+		task.Steps = append(task.Steps, model.Step{Title: title, Status: "pending"})
+	}
+	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertTask(ctx, task) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write(ctx, func(tx *Tx) error { return tx.UpdateStepStatus(ctx, task.ID, 1, "completed") }); err != nil {
+		t.Fatal(err)
+	}
+	for _, position := range []int{-1, 3, 1000} {
+		err := s.Write(ctx, func(tx *Tx) error { return tx.UpdateStepStatus(ctx, task.ID, position, "completed") })
+		if !errors.Is(err, ErrNotFound) {
+			t.Fatalf("step %d of a 3-step task: %v, want ErrNotFound", position, err)
+		}
+	}
+	stored, err := s.Read().Task(ctx, "p", task.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"pending", "completed", "pending"}
+	for i, st := range stored.Steps {
+		if st.Title != titles[i] || st.Status != want[i] || st.ID != model.StepID(task.ID, i) {
+			t.Fatalf("step %d: %+v, want title %q, status %s", i, st, titles[i], want[i])
+		}
+	}
+	if len(stored.Steps) != 3 {
+		t.Fatalf("%d steps, want 3", len(stored.Steps))
 	}
 }

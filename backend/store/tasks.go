@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/agentdesk/agentdesk/backend/model"
@@ -11,34 +13,57 @@ import (
 
 // InsertTask stores a new task with its steps, setting the ids.
 func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
+	steps, err := encodeSteps(task.Steps)
+	if err != nil {
+		return err
+	}
 	res, err := t.exec(ctx,
-		`INSERT INTO tasks (project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		`INSERT INTO tasks (project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		task.ProjectID, task.AgentID, task.ConversationID, task.Summary, task.Details, task.Status, task.Source, task.TaskType,
-		task.WaitingDetails, task.WaitingVersion, fmtTime(task.CreatedAt), fmtTime(task.UpdatedAt))
+		task.WaitingDetails, task.WaitingVersion, fmtTime(task.CreatedAt), fmtTime(task.UpdatedAt), steps)
 	if err != nil {
 		return err
 	}
 	if task.ID, err = res.LastInsertId(); err != nil {
 		return err
 	}
-	if len(task.Steps) == 0 {
-		return nil
-	}
-	// One statement for all the steps; their ids follow from the task's.
-	var sb strings.Builder
-	sb.WriteString(`INSERT INTO steps (task_id, position, title, status) VALUES `)
-	args := make([]any, 0, 4*len(task.Steps))
-	for i, s := range task.Steps {
-		if i > 0 {
-			sb.WriteString(", ")
-		}
-		sb.WriteString("(?, ?, ?, ?)")
-		args = append(args, task.ID, i, s.Title, s.Status)
+	for i := range task.Steps {
 		task.Steps[i].ID = model.StepID(task.ID, i)
 	}
-	_, err = t.exec(ctx, sb.String(), args...)
-	return err
+	return nil
+}
+
+// storedStep is a step as the tasks.steps column holds it: a JSON array of them, in
+// position order (migration 00010). A step's id is not stored; it follows from the task's
+// id and the position (model.StepID).
+type storedStep struct {
+	Title  string `json:"title"`
+	Status string `json:"status"`
+}
+
+func encodeSteps(steps []model.Step) (string, error) {
+	stored := make([]storedStep, len(steps))
+	for i, s := range steps {
+		stored[i] = storedStep{Title: s.Title, Status: s.Status}
+	}
+	b, err := json.Marshal(stored)
+	return string(b), err
+}
+
+func decodeSteps(taskID int64, raw string) ([]model.Step, error) {
+	if raw == "[]" {
+		return nil, nil
+	}
+	var stored []storedStep
+	if err := json.Unmarshal([]byte(raw), &stored); err != nil {
+		return nil, fmt.Errorf("the steps of task %d: %w", taskID, err)
+	}
+	steps := make([]model.Step, len(stored))
+	for i, s := range stored {
+		steps[i] = model.Step{ID: model.StepID(taskID, i), Title: s.Title, Status: s.Status}
+	}
+	return steps, nil
 }
 
 // UpdateTask writes a task's own fields (not its steps or conversation).
@@ -55,7 +80,8 @@ func (t *Tx) UpdateTask(ctx context.Context, task *model.Task) error {
 // UpdateStepStatus sets the status of the step at position (0-based) of a task.
 func (t *Tx) UpdateStepStatus(ctx context.Context, taskID int64, position int, status string) error {
 	t.taskChanged(taskID)
-	return t.execOne(ctx, `UPDATE steps SET status = ? WHERE task_id = ? AND position = ?`, status, taskID, position)
+	return t.execOne(ctx, `UPDATE tasks SET steps = json_set(steps, '$[' || ?2 || '].status', ?1)
+		WHERE id = ?3 AND ?2 BETWEEN 0 AND json_array_length(steps) - 1`, status, position, taskID)
 }
 
 // AppendTaskMessage adds an entry to a task's conversation.
@@ -121,16 +147,19 @@ func (f TaskFilter) where() (string, []any) {
 }
 
 const taskColumns = `t.id, t.project_id, t.agent_id, COALESCE(a.name, ''), t.conversation_id, t.summary, t.details, t.status, t.source, t.task_type,
-	t.waiting_details, t.waiting_version, t.created_at, t.updated_at, ` + taskSkillsColumn
+	t.waiting_details, t.waiting_version, t.created_at, t.updated_at, t.steps, ` + taskSkillsColumn
 
 func scanTask(row interface{ Scan(...any) error }) (*model.Task, error) {
 	var task model.Task
 	var agentID, conversationID sql.NullInt64
 	var waiting sql.NullString
-	var created, updated, skills string
+	var created, updated, steps, skills string
 	err := row.Scan(&task.ID, &task.ProjectID, &agentID, &task.AgentName, &conversationID, &task.Summary, &task.Details, &task.Status,
-		&task.Source, &task.TaskType, &waiting, &task.WaitingVersion, &created, &updated, &skills)
+		&task.Source, &task.TaskType, &waiting, &task.WaitingVersion, &created, &updated, &steps, &skills)
 	if err != nil {
+		return nil, err
+	}
+	if task.Steps, err = decodeSteps(task.ID, steps); err != nil {
 		return nil, err
 	}
 	if task.RequiredSkills, err = parseSkillNames(skills); err != nil { // skills.go
@@ -158,24 +187,6 @@ func (r Reader) Task(ctx context.Context, projectID string, id int64, withConver
 		return nil, ErrNotFound
 	}
 	if err != nil {
-		return nil, err
-	}
-	rows, err := r.query(ctx, `SELECT position, title, status FROM steps WHERE task_id = ? ORDER BY position`, id)
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var s model.Step
-		var position int
-		if err := rows.Scan(&position, &s.Title, &s.Status); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		s.ID = model.StepID(id, position)
-		task.Steps = append(task.Steps, s)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	if withConversation {
@@ -206,8 +217,7 @@ func (r Reader) taskConversation(ctx context.Context, taskID int64) ([]model.Tas
 	return out, rows.Err()
 }
 
-// Tasks lists the tasks that match f, oldest first, with their steps. It makes two
-// queries whatever the number of tasks: one for the tasks, one for all their steps.
+// Tasks lists the tasks that match f, oldest first, with their steps, in one query.
 // more reports whether tasks remain after the last one returned.
 func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, more bool, err error) {
 	q, args := f.page(`SELECT ` + taskColumns + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`)
@@ -230,40 +240,6 @@ func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, mo
 	}
 	if f.Limit > 0 && len(tasks) > f.Limit {
 		tasks, more = tasks[:f.Limit], true
-	}
-	if len(tasks) == 0 {
-		return tasks, false, nil
-	}
-
-	// The page is a contiguous id range of the filtered tasks, so the same filter over
-	// that range selects exactly the page's steps.
-	where, args := f.where()
-	stepRows, err := r.query(ctx,
-		`SELECT s.task_id, s.position, s.title, s.status FROM tasks t JOIN steps s ON s.task_id = t.id
-		 WHERE `+where+` AND t.id BETWEEN ? AND ? ORDER BY t.id, s.position`, // in index order: no sort
-		append(args, tasks[0].ID, tasks[len(tasks)-1].ID)...)
-	if err != nil {
-		return nil, false, err
-	}
-	defer stepRows.Close()
-	i := 0
-	for stepRows.Next() {
-		var taskID int64
-		var position int
-		var s model.Step
-		if err := stepRows.Scan(&taskID, &position, &s.Title, &s.Status); err != nil {
-			return nil, false, err
-		}
-		s.ID = model.StepID(taskID, position)
-		for i < len(tasks) && tasks[i].ID < taskID {
-			i++
-		}
-		if i < len(tasks) && tasks[i].ID == taskID {
-			tasks[i].Steps = append(tasks[i].Steps, s)
-		}
-	}
-	if err := stepRows.Err(); err != nil {
-		return nil, false, err
 	}
 	for i := range tasks {
 		tasks[i].Derive()
