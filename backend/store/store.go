@@ -48,11 +48,16 @@ type Store struct {
 	committed chan committed // from the writer to the syncer (durable.go)
 	syncReady chan struct{}  // the syncer waits for a batch
 	wal       walSyncer
-	stopOnce  sync.Once
-	stop      chan struct{}
-	writerEnd chan struct{}
-	closeMu   sync.RWMutex // held for reading while a write is being submitted
-	closed    bool
+	// The checkpointer's connection, and its signals (checkpoint.go).
+	checkpointer     *sql.DB
+	walGrew          chan struct{}
+	finishCheckpoint atomic.Bool
+	checkpointerEnd  chan struct{}
+	stopOnce         sync.Once
+	stop             chan struct{}
+	writerEnd        chan struct{}
+	closeMu          sync.RWMutex // held for reading while a write is being submitted
+	closed           bool
 
 	readStmts, writeStmts *stmtCache
 	creds                 credentials // tokencache.go
@@ -76,6 +81,7 @@ func dsn(path string, writer bool, sync string, queryOnly bool) string {
 	q.Add("_pragma", "temp_store(MEMORY)")
 	if writer {
 		q.Set("_txlock", "immediate")
+		q.Add("_pragma", "wal_autocheckpoint(0)") // the checkpointer's job (checkpoint.go)
 	}
 	if queryOnly {
 		q.Add("_pragma", "query_only(1)")
@@ -110,6 +116,15 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		writer.Close()
 		return nil, err
 	}
+	checkpointer, err := sql.Open("sqlite", dsn(path, false, opts.Synchronous, false))
+	if err != nil {
+		reader.Close()
+		writer.Close()
+		return nil, err
+	}
+	checkpointer.SetMaxOpenConns(1)
+	checkpointer.SetConnMaxIdleTime(0)
+	checkpointer.SetConnMaxLifetime(0)
 	n := max(4, 2*runtime.GOMAXPROCS(0))
 	reader.SetMaxOpenConns(n)
 	reader.SetMaxIdleConns(n)
@@ -118,16 +133,18 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 
 	s := &Store{
 		path: path, writer: writer, reader: reader, opts: opts,
-		jobs:      make(chan *job, 1024),
-		committed: make(chan committed, 64),
-		syncReady: make(chan struct{}, 1),
-		wal:       walSyncer{dbPath: path},
+		jobs:         make(chan *job, 1024),
+		committed:    make(chan committed, 64),
+		syncReady:    make(chan struct{}, 1),
+		wal:          walSyncer{dbPath: path},
+		checkpointer: checkpointer, walGrew: make(chan struct{}, 1), checkpointerEnd: make(chan struct{}),
 		stop:      make(chan struct{}),
 		writerEnd: make(chan struct{}),
 		readStmts: newStmtCache(reader), writeStmts: newStmtCache(writer),
 	}
 	go s.writeLoop()
 	go s.syncLoop()
+	go s.checkpointLoop()
 	return s, nil
 }
 
@@ -171,9 +188,11 @@ func (s *Store) Close() error {
 	s.closeMu.Unlock()
 	s.stopOnce.Do(func() { close(s.stop) })
 	<-s.writerEnd
+	<-s.checkpointerEnd
 	s.readStmts.close()
 	s.writeStmts.close()
-	return errors.Join(s.reader.Close(), s.writer.Close(), s.wal.close())
+	// The writer's connection closes last: SQLite then checkpoints and removes the WAL.
+	return errors.Join(s.reader.Close(), s.checkpointer.Close(), s.writer.Close(), s.wal.close())
 }
 
 // Backup writes a consistent copy of the live database to path, which must not exist.

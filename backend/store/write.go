@@ -184,6 +184,7 @@ func (s *Store) writeBatch(first *job) {
 	s.batches.Add(1)
 	s.writes.Add(int64(len(b.jobs)))
 	s.committed <- committed{batch: b.jobs, results: b.results, events: b.events}
+	s.walWritten(ctx) // checkpoint.go
 }
 
 // run adds one write to the batch, in a savepoint: a write that fails is rolled back to
