@@ -48,8 +48,7 @@ type Store struct {
 	committed chan committed // from the writer to the syncer (durable.go)
 	syncReady chan struct{}  // the syncer waits for a batch
 	wal       walSyncer
-	// The checkpointer's connection, and its signals (checkpoint.go).
-	checkpointer     *sql.DB
+	// The checkpointer's signals (checkpoint.go).
 	walGrew          chan struct{}
 	finishCheckpoint atomic.Bool
 	checkpointerEnd  chan struct{}
@@ -116,15 +115,6 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		writer.Close()
 		return nil, err
 	}
-	checkpointer, err := sql.Open("sqlite", dsn(path, false, opts.Synchronous, false))
-	if err != nil {
-		reader.Close()
-		writer.Close()
-		return nil, err
-	}
-	checkpointer.SetMaxOpenConns(1)
-	checkpointer.SetConnMaxIdleTime(0)
-	checkpointer.SetConnMaxLifetime(0)
 	n := max(4, 2*runtime.GOMAXPROCS(0))
 	reader.SetMaxOpenConns(n)
 	reader.SetMaxIdleConns(n)
@@ -133,11 +123,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 
 	s := &Store{
 		path: path, writer: writer, reader: reader, opts: opts,
-		jobs:         make(chan *job, 1024),
-		committed:    make(chan committed, 64),
-		syncReady:    make(chan struct{}, 1),
-		wal:          walSyncer{dbPath: path},
-		checkpointer: checkpointer, walGrew: make(chan struct{}, 1), checkpointerEnd: make(chan struct{}),
+		jobs:      make(chan *job, 1024),
+		committed: make(chan committed, 64),
+		syncReady: make(chan struct{}, 1),
+		wal:       walSyncer{dbPath: path},
+		walGrew:   make(chan struct{}, 1), checkpointerEnd: make(chan struct{}),
 		stop:      make(chan struct{}),
 		writerEnd: make(chan struct{}),
 		readStmts: newStmtCache(reader), writeStmts: newStmtCache(writer),
@@ -192,7 +182,7 @@ func (s *Store) Close() error {
 	s.readStmts.close()
 	s.writeStmts.close()
 	// The writer's connection closes last: SQLite then checkpoints and removes the WAL.
-	return errors.Join(s.reader.Close(), s.checkpointer.Close(), s.writer.Close(), s.wal.close())
+	return errors.Join(s.reader.Close(), s.writer.Close(), s.wal.close())
 }
 
 // Backup writes a consistent copy of the live database to path, which must not exist.
