@@ -33,12 +33,14 @@ const (
 	walRestartFrames = 1000
 )
 
-// walCheckpoint is one `PRAGMA wal_checkpoint` on db: busy says it could not run to the
-// end (another checkpoint, or a reader of an older snapshot, held it back); frames is
-// the WAL's size and copied how many of them are in the database file.
-func walCheckpoint(ctx context.Context, db *sql.DB) (busy bool, frames, copied int64, err error) {
+// walCheckpoint runs one PASSIVE checkpoint on db and gives the WAL's size, in frames.
+// It copies what no reader of an older snapshot still needs, and does nothing while
+// another checkpoint runs.
+func walCheckpoint(ctx context.Context, db *sql.DB) (frames int64, err error) {
+	var busy bool
+	var copied int64
 	err = db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied)
-	return busy, frames, copied, err
+	return frames, err
 }
 
 // checkpointLoop runs the background checkpoints until the store closes.
@@ -51,7 +53,7 @@ func (s *Store) checkpointLoop() {
 			return
 		case <-s.walGrew:
 		}
-		_, frames, _, err := walCheckpoint(ctx, s.reader)
+		frames, err := walCheckpoint(ctx, s.reader)
 		if err != nil {
 			// The writer's next checkpoint, or SQLite's when the store closes, catches up.
 			slog.Warn("checkpoint failed", "err", err)
@@ -72,7 +74,7 @@ func (s *Store) walWritten(ctx context.Context) {
 		// Between batches: the writer's connection is free and nothing else writes, so
 		// this copies every frame, unless a reader still reads an old snapshot, and the
 		// next batch starts the WAL over. A failure only leaves the WAL longer for now.
-		if _, _, _, err := walCheckpoint(ctx, s.writer); err != nil {
+		if _, err := walCheckpoint(ctx, s.writer); err != nil {
 			slog.Warn("checkpoint failed", "err", err)
 		}
 	}

@@ -123,14 +123,15 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 
 	s := &Store{
 		path: path, writer: writer, reader: reader, opts: opts,
-		jobs:      make(chan *job, 1024),
-		committed: make(chan committed, 64),
-		syncReady: make(chan struct{}, 1),
-		wal:       walSyncer{dbPath: path},
-		walGrew:   make(chan struct{}, 1), checkpointerEnd: make(chan struct{}),
-		stop:      make(chan struct{}),
-		writerEnd: make(chan struct{}),
-		readStmts: newStmtCache(reader), writeStmts: newStmtCache(writer),
+		jobs:            make(chan *job, 1024),
+		committed:       make(chan committed, 64),
+		syncReady:       make(chan struct{}, 1),
+		wal:             walSyncer{dbPath: path},
+		walGrew:         make(chan struct{}, 1),
+		checkpointerEnd: make(chan struct{}),
+		stop:            make(chan struct{}),
+		writerEnd:       make(chan struct{}),
+		readStmts:       newStmtCache(reader), writeStmts: newStmtCache(writer),
 	}
 	go s.writeLoop()
 	go s.syncLoop()
