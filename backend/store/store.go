@@ -52,11 +52,12 @@ type Store struct {
 	walGrew          chan struct{}
 	finishCheckpoint atomic.Bool
 	checkpointerEnd  chan struct{}
-	stopOnce         sync.Once
-	stop             chan struct{}
-	writerEnd        chan struct{}
-	closeMu          sync.RWMutex // held for reading while a write is being submitted
-	closed           bool
+
+	stopOnce  sync.Once
+	stop      chan struct{}
+	writerEnd chan struct{}
+	closeMu   sync.RWMutex // held for reading while a write is being submitted
+	closed    bool
 
 	readStmts, writeStmts *stmtCache
 	creds                 credentials // tokencache.go
@@ -131,7 +132,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		checkpointerEnd: make(chan struct{}),
 		stop:            make(chan struct{}),
 		writerEnd:       make(chan struct{}),
-		readStmts:       newStmtCache(reader), writeStmts: newStmtCache(writer),
+		readStmts:       newStmtCache(reader),
+		writeStmts:      newStmtCache(writer),
 	}
 	go s.writeLoop()
 	go s.syncLoop()
