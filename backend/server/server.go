@@ -113,6 +113,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	spareProc() // procs.go
 	slog.Info("agentdesk is listening", "url", s.URL(), "data", cfg.DataDir)
 	<-ctx.Done()
 	slog.Info("shutting down: finishing in-flight requests")
