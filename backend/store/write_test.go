@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -237,5 +238,40 @@ func TestEventsWaitForTheirFsync(t *testing.T) {
 	evs, err = s.Read().EventsSince(ctx, "p", 0, 100)
 	if err != nil || len(evs) == 0 || evs[len(evs)-1].Type != "test.held" {
 		t.Fatalf("after the fsync: %+v %v", evs, err)
+	}
+}
+
+// TestConnectionSettings: every reader runs query-only with a 1 MiB page cache; the
+// writer keeps SQLite's 2 MiB and checkpoints nothing itself (checkpoint.go does).
+func TestConnectionSettings(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	readers := make([]*sql.Conn, 4) // the whole pool, held at once: each a connection of its own
+	for i := range readers {
+		c, err := s.reader.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		readers[i] = c
+	}
+	for i, c := range readers {
+		var cache, queryOnly int
+		if err := c.QueryRowContext(ctx, "SELECT (SELECT cache_size FROM pragma_cache_size), (SELECT query_only FROM pragma_query_only)").Scan(&cache, &queryOnly); err != nil {
+			t.Fatal(err)
+		}
+		if cache != -1024 || queryOnly != 1 {
+			t.Errorf("reader %d: cache_size %d, query_only %d; want -1024 and 1", i, cache, queryOnly)
+		}
+	}
+	var cache, autocheckpoint int
+	if err := s.writer.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&cache); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.writer.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&autocheckpoint); err != nil {
+		t.Fatal(err)
+	}
+	if cache != -2000 || autocheckpoint != 0 {
+		t.Errorf("writer: cache_size %d, wal_autocheckpoint %d; want -2000 and 0", cache, autocheckpoint)
 	}
 }
