@@ -19,7 +19,6 @@ import (
 	"github.com/agentdesk/agentdesk/backend/agentrun"
 	"github.com/agentdesk/agentdesk/backend/audit"
 	"github.com/agentdesk/agentdesk/backend/auth"
-	"github.com/agentdesk/agentdesk/backend/logbuf"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
@@ -146,16 +145,14 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 		}
 		return runCommand(fs.Args(), dataDir, stdout, stderr)
 	}
-	logs := logbuf.New(stderr) // a line per request, written a tenth of a second at a time
 	switch *logFormat {
 	case "text":
-		slog.SetDefault(slog.New(logbuf.Handler(slog.NewTextHandler(logs, nil), logs)))
+		slog.SetDefault(slog.New(slog.NewTextHandler(stderr, nil)))
 	case "json":
-		slog.SetDefault(slog.New(logbuf.Handler(slog.NewJSONHandler(logs, nil), logs)))
+		slog.SetDefault(slog.New(slog.NewJSONHandler(stderr, nil)))
 	default:
 		return usagef("--log-format must be text or json")
 	}
-	defer logs.Flush()
 	switch *synchronous {
 	case "full", "normal":
 	default:
