@@ -37,24 +37,7 @@ func (t *Task) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `,"details":`...)
 	dst = appendJSONString(dst, t.Details)
 	dst = append(dst, `,"steps":`...)
-	if t.Steps == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = append(dst, '[')
-		for i, s := range t.Steps {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, `{"id":`...)
-			dst = strconv.AppendInt(dst, s.ID, 10)
-			dst = append(dst, `,"title":`...)
-			dst = appendJSONString(dst, s.Title)
-			dst = append(dst, `,"status":`...)
-			dst = appendJSONString(dst, s.Status)
-			dst = append(dst, '}')
-		}
-		dst = append(dst, ']')
-	}
+	dst = appendJSONArray(dst, t.Steps, appendJSONStep)
 	if t.Conversation != nil { // omitzero: a nil slice is left out, an empty one is []
 		dst = append(dst, `,"conversation":[`...)
 		for i, m := range t.Conversation {
@@ -80,18 +63,7 @@ func (t *Task) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `,"taskType":`...)
 	dst = appendJSONString(dst, t.TaskType)
 	dst = append(dst, `,"required_skills":`...)
-	if t.RequiredSkills == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = append(dst, '[')
-		for i, s := range t.RequiredSkills {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, s)
-		}
-		dst = append(dst, ']')
-	}
+	dst = appendJSONArray(dst, t.RequiredSkills, appendJSONString)
 	dst = append(dst, `,"current_step_num":`...)
 	dst = strconv.AppendInt(dst, int64(t.CurrentStepNum), 10)
 	dst = append(dst, `,"is_active":`...)
@@ -119,6 +91,32 @@ func (t *Task) AppendJSON(dst []byte) ([]byte, error) {
 		dst = appendJSONString(dst, t.BlockedReason)
 	}
 	return append(dst, '}'), nil
+}
+
+// appendJSONArray writes items as a JSON array, or null for a nil slice, as
+// encoding/json does.
+func appendJSONArray[T any](dst []byte, items []T, appendItem func([]byte, T) []byte) []byte {
+	if items == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for i, item := range items {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendItem(dst, item)
+	}
+	return append(dst, ']')
+}
+
+func appendJSONStep(dst []byte, s Step) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = strconv.AppendInt(dst, s.ID, 10)
+	dst = append(dst, `,"title":`...)
+	dst = appendJSONString(dst, s.Title)
+	dst = append(dst, `,"status":`...)
+	dst = appendJSONString(dst, s.Status)
+	return append(dst, '}')
 }
 
 func appendJSONIntPtr(dst []byte, p *int64) []byte {
