@@ -56,7 +56,7 @@ export function htmlToText(html: string): string {
 export async function readDocument(file: File): Promise<string> {
   const kind = kindOf(file.name);
   if (kind === 'pdf')
-    throw new Error(`${file.name}: PDFs need the server's text extraction, which the REST upload does and it takes data tokens only. Upload it with a data token (see the README), or paste its text.`);
+    throw new Error(`${file.name}: PDFs need the server's text extraction, which the REST upload does and it takes data tokens only. Upload it with a data token (see docs/knowledge.md), or paste its text.`);
   if (kind === 'other') throw new Error(`${file.name}: the web UI adds .txt, .md and .html files; paste other text below.`);
   const raw = await file.text();
   const text = kind === 'html' ? htmlToText(raw) : raw;
