@@ -115,6 +115,24 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("agent env values: %v", values)
 	}
 
+	// rotate-secret prints the project with a new secret, which agent env then gives out.
+	raw = mustCLI(t, "project", "rotate-secret", "--project", project.ID, "--data", data)
+	var rotated map[string]string
+	if err := json.Unmarshal([]byte(raw), &rotated); err != nil || strings.Count(raw, "\n") != 1 {
+		t.Fatalf("project rotate-secret printed %q", raw)
+	}
+	if rotated["id"] != project.ID || rotated["name"] != "Team" || rotated["namespace"] != "team-a" ||
+		len(rotated["token_secret"]) != 40 || rotated["token_secret"] == fields["token_secret"] {
+		t.Fatalf("project rotate-secret printed %s (before: %s)", raw, fields["token_secret"])
+	}
+	env = mustCLI(t, "agent", "env", "--project", project.ID, "--name", "worker", "--data", data)
+	if !strings.Contains(env, "export SERVICE_TOKEN_SECRET="+rotated["token_secret"]+"\n") {
+		t.Fatalf("agent env after rotate-secret: %s", env)
+	}
+	if _, errOut, code := run(t, "project", "rotate-secret", "--project", "prj_nope", "--data", data); code == 0 || !strings.Contains(errOut, "not found") {
+		t.Fatalf("rotate-secret of an unknown project: exit %d: %s", code, errOut)
+	}
+
 	token := mustCLI(t, "token", "create", "--project", project.ID, "--name", "ci", "--scopes", "task:read,task:write", "--data", data)
 	if !regexp.MustCompile(`^adk_[0-9A-Za-z]{32,}\n$`).MatchString(token) {
 		t.Fatalf("token create printed %q", token)
