@@ -290,9 +290,13 @@ func TestCreateSurvivesKill9(t *testing.T) {
 	token := setupProject(t, data)
 	srv := startServer(t, data)
 
-	// Creates run from 8 clients; the server is killed while they are in flight.
+	// Creates run from 8 clients; the server is killed while they are in flight, once
+	// killAfter of them are acknowledged (a count, not a time: a busy machine only
+	// makes the wait longer).
+	const killAfter = 200
 	var mu sync.Mutex
 	acked := map[int64]string{}
+	reached := make(chan struct{})
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for c := range 8 {
@@ -319,12 +323,23 @@ func TestCreateSurvivesKill9(t *testing.T) {
 					json.Unmarshal(raw, &task)
 					mu.Lock()
 					acked[task.ID] = summary
+					if len(acked) == killAfter { // ids are unique: reached exactly once
+						close(reached)
+					}
 					mu.Unlock()
 				}
 			}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	clientsDone := make(chan struct{})
+	go func() { wg.Wait(); close(clientsDone) }()
+	select {
+	case <-reached:
+	case <-clientsDone:
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("the clients stopped with %d creates acknowledged, before %d", len(acked), killAfter)
+	}
 	if err := srv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
