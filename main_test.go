@@ -115,6 +115,24 @@ func TestCLI(t *testing.T) {
 		t.Fatalf("agent env values: %v", values)
 	}
 
+	// rotate-secret prints the project with a new secret, which agent env then gives out.
+	raw = mustCLI(t, "project", "rotate-secret", "--project", project.ID, "--data", data)
+	var rotated map[string]string
+	if err := json.Unmarshal([]byte(raw), &rotated); err != nil || strings.Count(raw, "\n") != 1 {
+		t.Fatalf("project rotate-secret printed %q", raw)
+	}
+	if rotated["id"] != project.ID || rotated["name"] != "Team" || rotated["namespace"] != "team-a" ||
+		len(rotated["token_secret"]) != 40 || rotated["token_secret"] == fields["token_secret"] {
+		t.Fatalf("project rotate-secret printed %s (before: %s)", raw, fields["token_secret"])
+	}
+	env = mustCLI(t, "agent", "env", "--project", project.ID, "--name", "worker", "--data", data)
+	if !strings.Contains(env, "export SERVICE_TOKEN_SECRET="+rotated["token_secret"]+"\n") {
+		t.Fatalf("agent env after rotate-secret: %s", env)
+	}
+	if _, errOut, code := run(t, "project", "rotate-secret", "--project", "prj_nope", "--data", data); code == 0 || !strings.Contains(errOut, "not found") {
+		t.Fatalf("rotate-secret of an unknown project: exit %d: %s", code, errOut)
+	}
+
 	token := mustCLI(t, "token", "create", "--project", project.ID, "--name", "ci", "--scopes", "task:read,task:write", "--data", data)
 	if !regexp.MustCompile(`^adk_[0-9A-Za-z]{32,}\n$`).MatchString(token) {
 		t.Fatalf("token create printed %q", token)
@@ -272,9 +290,13 @@ func TestCreateSurvivesKill9(t *testing.T) {
 	token := setupProject(t, data)
 	srv := startServer(t, data)
 
-	// Creates run from 8 clients; the server is killed while they are in flight.
+	// Creates run from 8 clients; the server is killed while they are in flight, once
+	// killAfter of them are acknowledged (a count, not a time: a busy machine only
+	// makes the wait longer).
+	const killAfter = 200
 	var mu sync.Mutex
 	acked := map[int64]string{}
+	reached := make(chan struct{})
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for c := range 8 {
@@ -301,12 +323,23 @@ func TestCreateSurvivesKill9(t *testing.T) {
 					json.Unmarshal(raw, &task)
 					mu.Lock()
 					acked[task.ID] = summary
+					if len(acked) == killAfter { // ids are unique: reached exactly once
+						close(reached)
+					}
 					mu.Unlock()
 				}
 			}
 		}()
 	}
-	time.Sleep(300 * time.Millisecond)
+	clientsDone := make(chan struct{})
+	go func() { wg.Wait(); close(clientsDone) }()
+	select {
+	case <-reached:
+	case <-clientsDone:
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("the clients stopped with %d creates acknowledged, before %d", len(acked), killAfter)
+	}
 	if err := srv.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -95,7 +95,7 @@ func TestAgentCallback(t *testing.T) {
 	b := env.NewProject(t, "b")
 	env.Agent(t, b.ID, "worker")
 	var bTask model.Task
-	bUser := env.Token(t, b.ID, "task:write")
+	bUser := env.Token(t, b.ID, "task:read", "task:write")
 	env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: bUser, Body: `{"summary":"theirs"}`}).JSON(t, &bTask)
 
 	cases := []struct {
@@ -136,7 +136,16 @@ func TestAgentCallback(t *testing.T) {
 				}
 			}},
 	}
+	// A task as GET answers it, whole: a refused callback must leave it byte for byte.
+	read := func(id int64, token string) string {
+		r := env.Do(t, testenv.Request{Method: "GET", Path: fmt.Sprintf("/api/tasks/%d", id), Token: token})
+		if r.Status != http.StatusOK {
+			t.Fatalf("get task %d: %d %s", id, r.Status, r.Body)
+		}
+		return string(r.Body)
+	}
 	for _, c := range cases {
+		before, beforeB := read(task.ID, user), read(bTask.ID, bUser)
 		t.Run(c.name, func(t *testing.T) {
 			r := env.Do(t, testenv.Request{Method: "POST", Path: c.path, Header: c.header, Token: c.token, Body: c.body})
 			if r.Status != c.status {
@@ -148,12 +157,13 @@ func TestAgentCallback(t *testing.T) {
 				c.check(t, got)
 			}
 		})
-		// Nothing of a refused callback may have been applied.
+		// Nothing of a refused callback may have been applied, to either project's task.
 		if c.status >= 400 {
-			var now model.Task
-			env.Do(t, testenv.Request{Method: "GET", Path: fmt.Sprintf("/api/tasks/%d", task.ID), Token: user}).JSON(t, &now)
-			if now.Status == "Todo" && (now.Steps[0].Status != "pending" || len(now.Conversation) != 0) {
-				t.Fatalf("%s: a refused callback changed the task: %+v", c.name, now)
+			if now := read(task.ID, user); now != before {
+				t.Fatalf("%s: a refused callback changed the task:\nbefore %s\nafter  %s", c.name, before, now)
+			}
+			if now := read(bTask.ID, bUser); now != beforeB {
+				t.Fatalf("%s: a refused callback changed another project's task:\nbefore %s\nafter  %s", c.name, beforeB, now)
 			}
 		}
 	}

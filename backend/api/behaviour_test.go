@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
 )
@@ -229,10 +231,12 @@ func TestTokenLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tk := range toks {
-		if tk.ID == tok.ID && tk.LastUsedAt == nil {
-			t.Fatalf("last use not recorded")
-		}
+	i := slices.IndexFunc(toks, func(tk model.Token) bool { return tk.ID == tok.ID })
+	if i < 0 {
+		t.Fatalf("token %d missing from the list %+v", tok.ID, toks)
+	}
+	if toks[i].LastUsedAt == nil {
+		t.Fatalf("last use not recorded")
 	}
 	if err := env.Service.RevokeToken(ctx, owner, tok.ID); err != nil {
 		t.Fatal(err)
@@ -266,7 +270,9 @@ func TestTokenLifecycle(t *testing.T) {
 	}
 }
 
-// TestTokensStoredHashed reads the database file itself: no token value is in it.
+// TestTokensStoredHashed reads the database file itself and its WAL, as the server
+// left them (no copy that would drop free pages and old frames), and a backup: no token
+// value is in them, while the value's hash is, which shows the scan reads the right bytes.
 func TestTokensStoredHashed(t *testing.T) {
 	env := testenv.Start(t)
 	value := env.Token(t, env.Project.ID, "task:read")
@@ -274,11 +280,19 @@ func TestTokensStoredHashed(t *testing.T) {
 	if _, err := env.Service.Backup(context.Background(), auth.Owner(""), backup); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{backup} {
+	db := server.DBPath(env.DataDir)
+	var live string
+	for _, p := range []string{db, db + "-wal", backup} {
 		raw := readFile(t, p)
 		if strings.Contains(raw, value) || strings.Contains(raw, value[4:]) {
 			t.Fatalf("token value found in %s", p)
 		}
+		if p != backup {
+			live += raw
+		}
+	}
+	if !strings.Contains(live, string(auth.HashToken(value))) {
+		t.Fatalf("the token's hash is not in %s or its WAL: the scan reads the wrong bytes", db)
 	}
 }
 

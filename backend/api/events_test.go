@@ -53,18 +53,13 @@ func next(t *testing.T, conn *websocket.Conn, timeout time.Duration) streamEvent
 	return e
 }
 
-// quiet asserts that nothing arrives for a while.
-func quiet(t *testing.T, conn *websocket.Conn, d time.Duration) {
+// nextIs reads the next event and requires its type and a piece of its data. Sent after
+// the events under test, such a marker proves that nothing else came before it, where
+// waiting a while for silence would prove nothing on a busy machine.
+func nextIs(t *testing.T, conn *websocket.Conn, typ, contains string) {
 	t.Helper()
-	conn.SetReadDeadline(time.Now().Add(d))
-	var e streamEvent
-	err := conn.ReadJSON(&e)
-	var ne interface{ Timeout() bool }
-	if err == nil {
-		t.Fatalf("unexpected event %s (seq %d)", e.Type, e.Seq)
-	}
-	if !errors.As(err, &ne) || !ne.Timeout() {
-		t.Fatalf("stream ended: %v", err)
+	if e := next(t, conn, 5*time.Second); e.Type != typ || !strings.Contains(string(e.Data), contains) {
+		t.Fatalf("got %s (seq %d) %s; want the marker %s with %q", e.Type, e.Seq, e.Data, typ, contains)
 	}
 }
 
@@ -120,7 +115,8 @@ func TestEventsResumeWithSince(t *testing.T) {
 	if e := next(t, conn, 5*time.Second); e.Seq != first.Seq+1001 {
 		t.Fatalf("live event after replay has seq %d", e.Seq)
 	}
-	quiet(t, conn, 200*time.Millisecond)
+	createTasks(t, env, tok, 1, 1, `{"summary":"marker %d"}`)
+	nextIs(t, conn, "task.created", `"summary":"marker 0"`) // and nothing in between
 }
 
 // TestEventsFiltering: callers get only the events their scopes and project allow.
@@ -141,23 +137,32 @@ func TestEventsFiltering(t *testing.T) {
 		t.Fatalf("conversation: %d %s", r.Status, r.Body)
 	}
 
-	for name, conn := range map[string]*websocket.Conn{"task reader": taskReader, "browser": browser} {
-		if e := next(t, conn, 5*time.Second); e.Type != "task.created" {
-			t.Fatalf("%s got %s first", name, e.Type)
-		}
-		quiet(t, conn, 200*time.Millisecond) // no conversation events without messaging:read
-	}
 	expect := func(name string, conn *websocket.Conn, types ...string) {
 		for _, want := range types {
 			if e := next(t, conn, 5*time.Second); e.Type != want {
 				t.Fatalf("%s got %s, want %s", name, e.Type, want)
 			}
 		}
-		quiet(t, conn, 200*time.Millisecond)
 	}
-	expect("messaging-only token (never a task event)", messaging, "conversation.created", "message.created")
+	expect("task reader", taskReader, "task.created")
+	expect("browser", browser, "task.created")
+	expect("messaging-only token", messaging, "conversation.created", "message.created")
 	expect("agent (task and messaging scopes)", agent, "task.created", "conversation.created", "message.created")
-	quiet(t, outsider, 200*time.Millisecond)
+
+	// Markers, which each connection may see, prove that nothing else came first: no
+	// conversation event without messaging:read, no task event without task:read, no
+	// event of another project.
+	createTasks(t, env, writer, 1, 1, `{"summary":"marker %d"}`)
+	if r := env.Do(t, testenv.Request{Method: "POST", Path: "/api/projects/" + p + "/conversations", Token: writer, Body: `{"message":"marker"}`}); r.Status != 201 {
+		t.Fatalf("conversation: %d %s", r.Status, r.Body)
+	}
+	createTasks(t, env, env.Token(t, other.ID, "task:write"), 1, 1, `{"summary":"other marker %d"}`)
+	nextIs(t, taskReader, "task.created", `"summary":"marker 0"`)
+	nextIs(t, browser, "task.created", `"summary":"marker 0"`)
+	nextIs(t, messaging, "conversation.created", "")
+	nextIs(t, messaging, "message.created", `"marker"`)
+	nextIs(t, agent, "task.created", `"summary":"marker 0"`)
+	nextIs(t, outsider, "task.created", `"summary":"other marker 0"`)
 }
 
 func TestEventsRefusals(t *testing.T) {

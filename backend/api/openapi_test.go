@@ -1837,6 +1837,9 @@ func TestOpenAPIEventStream(t *testing.T) {
 	if err := env.Service.RevokeToken(ctx, owner, rotated.ID); err != nil {
 		t.Fatalf("revoke token: %v", err)
 	}
+	if _, err := env.Service.RotateProjectSecret(ctx, owner); err != nil {
+		t.Fatalf("rotate the project's secret: %v", err)
+	}
 	spaceName, docName, docText := "oa-space", "oa-doc", "agentdesk keeps its state in one SQLite file."
 	space, err := env.Service.CreateVectorSpace(ctx, owner, service.CreateVectorSpaceInput{Name: &spaceName})
 	if err != nil {

@@ -37,6 +37,8 @@ Usage:
                                                run the server headless
   agentdesk project create --name N [--namespace NS]
   agentdesk project list                       one JSON object per project: id, name, namespace
+  agentdesk project rotate-secret --project ID replaces the agents' secret (old digests stop working);
+                                               prints id, name, namespace, token_secret
   agentdesk agent create --project ID --name N
   agentdesk agent env --project ID --name N [--url URL]
   agentdesk agent run --name N [--poll 2s] [--pause 500ms]
@@ -196,6 +198,8 @@ func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
 		return projectCreate(args, dataDir, stdout)
 	case "project list":
 		return projectList(args, dataDir, stdout)
+	case "project rotate-secret":
+		return projectRotateSecret(args, dataDir, stdout)
 	case "agent create":
 		return agentCreate(args, dataDir, stdout)
 	case "agent env":
@@ -255,6 +259,24 @@ func projectCreate(args []string, dataDir string, stdout io.Writer) error {
 	}
 	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
 		p, err := svc.CreateProject(ctx, auth.Owner(""), *name, *namespace)
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, map[string]string{"id": p.ID, "name": p.Name, "namespace": p.Namespace, "token_secret": p.TokenSecret})
+	})
+}
+
+func projectRotateSecret(args []string, dataDir string, stdout io.Writer) error {
+	fs := newFlags("project rotate-secret", &dataDir)
+	project := fs.String("project", "", "project id")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := required("project", *project); err != nil {
+		return err
+	}
+	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
+		p, err := svc.RotateProjectSecret(ctx, auth.Owner(*project))
 		if err != nil {
 			return err
 		}

@@ -58,7 +58,8 @@ func (b builder) moreQueries(f gql.Fields) gql.Fields {
 func (b builder) moreMutations(f gql.Fields) gql.Fields {
 	svc := b.svc
 	f["addMember"] = &gql.Field{Type: gql.NewNonNull(memberType),
-		Description: "Adds a user to the project (admin; only an owner adds owners). The user with that email is reused, or, without email, the one user of that name; otherwise a new user is made.",
+		Description: "Adds a user to the project (admin; only an owner adds owners). The user with that email is reused; without email, a new user of that name is made " +
+			"(names are matched only among the project's members: a name already there is a conflict).",
 		Args: gql.FieldConfigArgument{
 			"email": {Type: gql.String, Description: "The user's email (give it or name)."},
 			"name":  {Type: gql.String, Description: "The user's name (default: the email's part before @)."},
@@ -113,7 +114,23 @@ func (b builder) moreMutations(f gql.Fields) gql.Fields {
 			}
 			return tokenView{Token: *tok, Value: &value}, nil
 		})}
+	f["rotateProjectSecret"] = &gql.Field{Type: gql.NewNonNull(projectSecretType),
+		Description: "Replaces the caller's project's secret, e.g. after a leak (admin plus every scope an agent holds, like agentEnv). " +
+			"Agents using the old secret's digest are refused at once; give them the new environment (agentEnv).",
+		Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+			return svc.RotateProjectSecret(p.Context, pr)
+		})}
 	// The vector domain: spaces, documents, agent links (vector.go).
 	f = b.vectorMutations(f)
 	return b.platformMutations(f) // skills, jobs, billing (activity.go)
 }
+
+// projectSecretType is a project with its new secret, as rotateProjectSecret returns it
+// (Project itself never shows the secret).
+var projectSecretType = gql.NewObject(gql.ObjectConfig{Name: "ProjectSecret", Description: "A project and its agents' new secret (SERVICE_TOKEN_SECRET).", Fields: gql.Fields{
+	"id":        &gql.Field{Type: nnID, Resolve: field(func(p model.Project) any { return p.ID })},
+	"name":      &gql.Field{Type: nnString, Resolve: field(func(p model.Project) any { return p.Name })},
+	"namespace": &gql.Field{Type: nnString, Resolve: field(func(p model.Project) any { return p.Namespace })},
+	"tokenSecret": &gql.Field{Type: nnString, Description: "The new secret: agents send the hex SHA-1 of the project id followed by it (SERVICE_API_TOKEN).",
+		Resolve: field(func(p model.Project) any { return p.TokenSecret })},
+}})

@@ -269,7 +269,8 @@ func TestListsCostFixedQueries(t *testing.T) {
 		}
 	}
 	queries := func(query string, vars map[string]any) (int64, json.RawMessage) {
-		// Nothing subscribes here, so the event hub reads nothing: every read counted is the request's.
+		// Nothing subscribes here, so the event hub reads nothing, and the background runner's
+		// reads are not counted (store.ReadQueries): every read counted is the request's.
 		before := st.ReadQueries()
 		r := do(t, env, tok, query, vars).ok(t)
 		n := st.ReadQueries() - before

@@ -37,7 +37,7 @@ func (b builder) query() *gql.Object {
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
 				return svc.Agents(p.Context, pr)
 			})},
-		"agentEnv": &gql.Field{Type: listOf(envVarType), Description: "The environment an agent process needs (admin: it holds the project's secret).",
+		"agentEnv": &gql.Field{Type: listOf(envVarType), Description: "The environment an agent process needs (admin plus every scope an agent holds: it holds the project's secret, which acts as any agent).",
 			Args: gql.FieldConfigArgument{
 				"name": {Type: nnString, Description: "The agent's name."},
 				"url":  {Type: gql.String, Description: "The base URL the agent should call (AGENTDESK_URL)."},

@@ -83,8 +83,9 @@ type AddMemberInput struct {
 	Role  string
 }
 
-// AddMember adds a user to the principal's project. A user with that email (or, without
-// an email, the one user with that name) is reused; otherwise a new user is made.
+// AddMember adds a user to the principal's project. A user with that email is reused;
+// without an email, a name already among the project's members is a conflict and any
+// other name makes a new user (users of other projects are never matched by name).
 func (s *Service) AddMember(ctx context.Context, p *auth.Principal, in AddMemberInput) (*model.Member, error) {
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
@@ -118,7 +119,7 @@ func (s *Service) AddMember(ctx context.Context, p *auth.Principal, in AddMember
 		if _, err := s.project(ctx, tx.Reader, p.ProjectID); err != nil {
 			return err
 		}
-		userID, err := s.findOrCreateUser(ctx, tx, in, now)
+		userID, err := s.findOrCreateUser(ctx, tx, p.ProjectID, in, now)
 		if err != nil {
 			return err
 		}
@@ -140,7 +141,7 @@ func (s *Service) AddMember(ctx context.Context, p *auth.Principal, in AddMember
 	return out, nil
 }
 
-func (s *Service) findOrCreateUser(ctx context.Context, tx *store.Tx, in AddMemberInput, now time.Time) (int64, error) {
+func (s *Service) findOrCreateUser(ctx context.Context, tx *store.Tx, projectID string, in AddMemberInput, now time.Time) (int64, error) {
 	var email *string
 	if in.Email != "" {
 		id, err := tx.UserByEmail(ctx, in.Email)
@@ -152,16 +153,15 @@ func (s *Service) findOrCreateUser(ctx context.Context, tx *store.Tx, in AddMemb
 		}
 		email = &in.Email
 	} else {
-		ids, err := tx.UsersByName(ctx, in.Name)
+		// A name is no identity: it is matched only among this project's members, so
+		// that users known only to other projects stay invisible (their emails, how
+		// many share a name). A name new to the project makes a new user.
+		n, err := tx.CountMembersNamed(ctx, projectID, in.Name)
 		if err != nil {
-			return 0, internal("find user", err)
+			return 0, internal("find member", err)
 		}
-		switch len(ids) {
-		case 0:
-		case 1:
-			return ids[0], nil
-		default:
-			return 0, errs.Conflicting("%d users are named %q; add the user by email instead", len(ids), in.Name)
+		if n > 0 {
+			return 0, errs.Conflicting("%s is already a member of this project; change the role instead, or add another person by email", in.Name)
 		}
 	}
 	id, err := tx.InsertUser(ctx, in.Name, email, now)

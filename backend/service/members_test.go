@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
@@ -103,5 +104,63 @@ func TestMembersOwnerRules(t *testing.T) {
 	}
 	if service.RoleScopes("root") != nil {
 		t.Error("unknown role has scopes")
+	}
+}
+
+// addMember by name matches only among the caller's project's members: a user that only
+// another project knows is neither found (with that project's email) nor counted.
+func TestAddMemberByNameStaysInProject(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, t.TempDir()+"/agentdesk.db", store.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(st, service.Options{})
+	t.Cleanup(func() { svc.Close(); st.Close() })
+	if err := svc.EnsureDefaultProject(ctx); err != nil { // the local owner, a member of every project
+		t.Fatal(err)
+	}
+	a, err := svc.CreateProject(ctx, auth.Owner(""), "A", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := svc.CreateProject(ctx, auth.Owner(""), "B", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminOf := func(pid string) *auth.Principal {
+		return &auth.Principal{Kind: auth.KindToken, ProjectID: pid, Name: "admin", Scopes: service.RoleScopes(model.RoleAdmin)}
+	}
+	adminA, adminB := adminOf(a.ID), adminOf(b.ID)
+
+	// Project B knows one Carol and two Daves, all with emails.
+	carolB, err := svc.AddMember(ctx, adminB, service.AddMemberInput{Email: "carol@b.example", Name: "Carol", Role: model.RoleMember})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []string{"dave1@b.example", "dave2@b.example"} {
+		if _, err := svc.AddMember(ctx, adminB, service.AddMemberInput{Email: e, Name: "Dave", Role: model.RoleMember}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// In A, the same names make new users: no email from B, no count of B's users.
+	for _, name := range []string{"Carol", "Dave"} {
+		m, err := svc.AddMember(ctx, adminA, service.AddMemberInput{Name: name, Role: model.RoleViewer})
+		if err != nil {
+			t.Fatalf("add %s to A: %v", name, err)
+		}
+		if m.Email != nil || m.UserID == carolB.UserID || m.Name != name || m.ProjectID != a.ID {
+			t.Fatalf("add %s to A = %+v (B's Carol is user %d)", name, m, carolB.UserID)
+		}
+	}
+	// A name already among A's members is a conflict that says nothing about B.
+	_, err = svc.AddMember(ctx, adminA, service.AddMemberInput{Name: "Dave", Role: model.RoleViewer})
+	if errs.CodeOf(err) != errs.Conflict || !strings.Contains(err.Error(), "already a member") || strings.ContainsAny(err.Error(), "0123456789@") {
+		t.Fatalf("add Dave to A again: %v", err)
+	}
+	// B's members are as they were.
+	if ms, err := svc.Members(ctx, adminB); err != nil || len(ms) != 4 {
+		t.Fatalf("B's members = %+v %v", ms, err)
 	}
 }

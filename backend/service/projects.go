@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
@@ -172,10 +173,58 @@ func (s *Service) Agents(ctx context.Context, p *auth.Principal) ([]model.Agent,
 // EnvVar is one variable of an agent's environment.
 type EnvVar struct{ Name, Value string }
 
-// AgentEnv is the environment an agent process needs to reach agentdesk, in a stable
-// order. It holds the project's secret, so it needs the admin scope.
-func (s *Service) AgentEnv(ctx context.Context, p *auth.Principal, agentName, baseURL string) ([]EnvVar, error) {
+// requireSecretAccess is the rule for reading or replacing the project's secret: the
+// secret lets its holder act as any agent of the project, so the caller must already
+// hold admin and every scope an agent holds. The local owner holds them all.
+func requireSecretAccess(p *auth.Principal) error {
 	if err := require(p, auth.Admin); err != nil {
+		return err
+	}
+	for _, sc := range auth.AgentScopes {
+		if !p.Has(sc) {
+			return errs.Forbid("the project's secret lets its holder act as any agent, so it needs admin plus every scope an agent holds (%s); the caller lacks %s",
+				strings.Join(auth.AgentScopes, ", "), sc)
+		}
+	}
+	return nil
+}
+
+// EventProjectSecretRotated records who replaced the project's secret; its data is the
+// project's record, never the secret.
+const EventProjectSecretRotated = "project.secret_rotated"
+
+// RotateProjectSecret replaces the principal's project's secret and returns the project
+// with the new one. Agents authenticated by the old secret's digest are refused from
+// the moment this returns (the store forgets its cached credentials on commit); they
+// need the new environment (agentEnv, or the CLI's agent env).
+func (s *Service) RotateProjectSecret(ctx context.Context, p *auth.Principal) (*model.Project, error) {
+	if err := requireSecretAccess(p); err != nil {
+		return nil, err
+	}
+	now := s.clock()
+	var out *model.Project
+	err := s.store.Write(ctx, func(tx *store.Tx) error {
+		pr, err := s.project(ctx, tx.Reader, p.ProjectID)
+		if err != nil {
+			return err
+		}
+		pr.TokenSecret = auth.RandomString(40)
+		if err := tx.SetProjectSecret(ctx, pr.ID, pr.TokenSecret); err != nil {
+			return internal("replace the project's secret", err)
+		}
+		out = pr
+		return tx.AppendEvent(ctx, pr.ID, EventProjectSecretRotated, pr, now) // TokenSecret is never marshalled
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AgentEnv is the environment an agent process needs to reach agentdesk, in a stable
+// order. It holds the project's secret (requireSecretAccess).
+func (s *Service) AgentEnv(ctx context.Context, p *auth.Principal, agentName, baseURL string) ([]EnvVar, error) {
+	if err := requireSecretAccess(p); err != nil {
 		return nil, err
 	}
 	r := s.store.Read()

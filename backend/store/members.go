@@ -61,22 +61,11 @@ func (r Reader) UserByEmail(ctx context.Context, email string) (int64, error) {
 	return id, err
 }
 
-// UsersByName lists the ids of the users with exactly this name.
-func (r Reader) UsersByName(ctx context.Context, name string) ([]int64, error) {
-	rows, err := r.query(ctx, `SELECT id FROM users WHERE name = ? ORDER BY id`, name)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+// CountMembersNamed counts the project's members with exactly this name.
+func (r Reader) CountMembersNamed(ctx context.Context, projectID, name string) (int, error) {
+	var n int
+	err := r.queryRow(ctx, `SELECT COUNT(*)`+memberFrom+` WHERE m.project_id = ? AND u.name = ?`, projectID, name).Scan(&n)
+	return n, err
 }
 
 // InsertUser stores a new (not owner) user and returns its id. email may be nil.

@@ -17,6 +17,16 @@ func (t *Tx) InsertProject(ctx context.Context, p *model.Project) error {
 	return err
 }
 
+// SetProjectSecret replaces a project's agent secret. Cached credentials are forgotten
+// once this commits, so digests made from the old secret stop working at once.
+func (t *Tx) SetProjectSecret(ctx context.Context, id, secret string) error {
+	if err := t.execOne(ctx, `UPDATE projects SET token_secret = ? WHERE id = ?`, secret, id); err != nil {
+		return err
+	}
+	t.credsChanged = true
+	return nil
+}
+
 // Project loads one project.
 func (r Reader) Project(ctx context.Context, id string) (*model.Project, error) {
 	var p model.Project

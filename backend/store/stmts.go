@@ -137,7 +137,7 @@ func (r Reader) exec(ctx context.Context, query string, args ...any) (sql.Result
 }
 
 func (r Reader) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	r.count()
+	r.count(ctx)
 	ctx = r.statementContext(ctx)
 	if st := r.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
@@ -146,7 +146,7 @@ func (r Reader) query(ctx context.Context, query string, args ...any) (*sql.Rows
 }
 
 func (r Reader) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	r.count()
+	r.count(ctx)
 	ctx = r.statementContext(ctx)
 	if st := r.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)

@@ -9,7 +9,7 @@ import (
 
 // credCache remembers what authentication looks up on every request (tokens by hash,
 // project secrets, agents by name), so that authenticating costs no query. A committed
-// write that changes any of them (a token revoked or rotated, an agent deleted) empties
+// write that changes any of them (a token revoked or rotated, an agent deleted, a project's secret rotated) empties
 // the cache before the write is acknowledged, so the change holds from then on.
 type credCache[K comparable, V any] struct {
 	mu  sync.Mutex
@@ -65,12 +65,13 @@ type agentKey struct{ projectID, name string }
 // credentials are the store's authentication caches.
 type credentials struct {
 	tokens   credCache[string, *model.Token]
-	projects credCache[string, *model.Project] // a project's id, name and secret do not change
+	projects credCache[string, *model.Project] // a project's secret changes when rotated
 	agents   credCache[agentKey, *model.Agent]
 }
 
 func (c *credentials) invalidate() {
 	c.tokens.invalidate()
+	c.projects.invalidate()
 	c.agents.invalidate()
 }
 

@@ -1,4 +1,4 @@
-import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
 import { toasts } from './toast.svelte';
 import { cleanup, render, fireEvent, screen } from '@testing-library/svelte';
 import { tick } from 'svelte';
@@ -50,7 +50,8 @@ describe('board', () => {
     card.focus();
     await fireEvent.keyDown(card, { key: 'ArrowRight', shiftKey: true });
     await tick();
-    await new Promise((r) => setTimeout(r, 0));
+    // Until the server's answer (its updated_at) is applied.
+    await vi.waitFor(() => expect(app.tasks.get(1)!.updated_at).toBe('2026-01-02T00:00:00.000000Z'));
     expect(recorded).toHaveLength(1);
     expect(recorded[0]).toMatchObject({ method: 'PUT', url: '/api/tasks/1/status', body: { status: 'Todo' } });
     expect(app.tasks.get(1)!.status).toBe('Todo');
@@ -58,7 +59,10 @@ describe('board', () => {
 
     const moved = document.querySelector<HTMLElement>('[data-task-id="1"]')!;
     await fireEvent.keyDown(moved, { key: '5' });
-    await new Promise((r) => setTimeout(r, 0));
+    await vi.waitFor(() => {
+      expect(recorded).toHaveLength(2);
+      expect(app.tasks.get(1)!.status).toBe('Done');
+    });
     expect(recorded[1]).toMatchObject({ method: 'PUT', url: '/api/tasks/1/status', body: { status: 'Done' } });
     expect(document.querySelector('[data-column="Done"] [data-task-id="1"]')).not.toBeNull();
   });
@@ -71,7 +75,8 @@ describe('board', () => {
     const doing = document.querySelector<HTMLElement>('[data-column="Doing"]')!;
     await fireEvent.dragOver(doing);
     await fireEvent.drop(doing);
-    await new Promise((r) => setTimeout(r, 0));
+    await vi.waitFor(() => expect(app.tasks.get(1)!.updated_at).toBe('2026-01-02T00:00:00.000000Z'));
+    expect(recorded).toHaveLength(1);
     expect(recorded[0]).toMatchObject({ method: 'PUT', url: '/api/tasks/1/status', body: { status: 'Doing' } });
     expect(document.querySelector('[data-column="Doing"] [data-task-id="1"]')).not.toBeNull();
   });
@@ -81,9 +86,11 @@ describe('board', () => {
     render(Board);
     const card = document.querySelector<HTMLElement>('[data-task-id="1"]')!;
     await fireEvent.keyDown(card, { key: 'ArrowRight', shiftKey: true });
-    await new Promise((r) => setTimeout(r, 10));
-    expect(app.tasks.get(1)!.status).toBe('Backlog');
-    expect(toasts.map((t) => t.text)).toContain('this request needs the task:write scope');
+    // Until the refusal is shown and the card is back.
+    await vi.waitFor(() => {
+      expect(toasts.map((t) => t.text)).toContain('this request needs the task:write scope');
+      expect(app.tasks.get(1)!.status).toBe('Backlog');
+    });
   });
 
   it('applies task events from the stream', () => {

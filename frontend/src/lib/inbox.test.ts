@@ -1,4 +1,4 @@
-import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
 import { toasts } from './toast.svelte';
 import { cleanup, render, fireEvent } from '@testing-library/svelte';
 import Inbox from '../screens/Inbox.svelte';
@@ -29,7 +29,7 @@ describe('inbox', () => {
     const box = document.querySelector<HTMLTextAreaElement>('[data-testid="reply"]')!;
     await fireEvent.input(box, { target: { value: 'Thursday' } });
     await fireEvent.keyDown(box, { key: 'Enter', ctrlKey: true });
-    await new Promise((r) => setTimeout(r, 0));
+    await vi.waitFor(() => expect(app.tasks.get(7)!.status).toBe('Doing'));
     expect(calls).toHaveLength(1);
     expect(calls[0]).toMatchObject({ method: 'POST', url: '/api/tasks/7/respond', body: { response: 'Thursday', waiting_version: 3 } });
     expect(app.tasks.get(7)!.status).toBe('Doing');
@@ -46,7 +46,6 @@ describe('inbox', () => {
     const box = document.querySelector<HTMLTextAreaElement>('[data-testid="reply"]')!;
     await fireEvent.input(box, { target: { value: 'late' } });
     await fireEvent.keyDown(box, { key: 'Enter', ctrlKey: true });
-    await new Promise((r) => setTimeout(r, 10));
-    expect(toasts.map((t) => t.text)).toContain('task 7 has moved past waiting_version 3');
+    await vi.waitFor(() => expect(toasts.map((t) => t.text)).toContain('task 7 has moved past waiting_version 3'));
   });
 });

@@ -64,8 +64,7 @@ describe('jobs screen', () => {
       throw new Error('unexpected ' + q);
     });
     render(Jobs);
-    await new Promise((r) => setTimeout(r, 10));
-    expect(screen.getByTestId('jobs-empty').textContent).toContain('No jobs yet');
+    expect((await screen.findByTestId('jobs-empty')).textContent).toContain('No jobs yet');
     await fireEvent.click(screen.getByRole('button', { name: 'New job' }));
     await fireEvent.submit(screen.getByRole('button', { name: 'Create job' }).closest('form')!);
     expect(screen.getByText('Give the job a name.')).toBeTruthy();
@@ -75,10 +74,9 @@ describe('jobs screen', () => {
     await fireEvent.input(screen.getByLabelText('Cron expression'), { target: { value: '61 * * * *' } });
     await fireEvent.input(screen.getByLabelText('Task summary'), { target: { value: 'Notes' } });
     await fireEvent.submit(screen.getByRole('button', { name: 'Create job' }).closest('form')!);
-    await new Promise((r) => setTimeout(r, 10));
+    expect((await screen.findByTestId('job-error')).textContent).toContain('minute 61 is out of range');
     const create = calls.find((c) => c.body.query.includes('createJob'))!;
     expect(create.body.variables).toMatchObject({ name: 'standup', cron: '61 * * * *', summary: 'Notes', catchUp: 'skip' });
-    expect(screen.getByTestId('job-error').textContent).toContain('minute 61 is out of range');
     expect(toasts.some((t) => t.kind === 'error' && t.text.includes('minute 61'))).toBe(true);
   });
 });

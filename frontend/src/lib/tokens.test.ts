@@ -1,4 +1,4 @@
-import { describe, it, expect, beforeEach } from 'vitest';
+import { describe, it, expect, beforeEach, vi } from 'vitest';
 import { render, fireEvent, screen, cleanup } from '@testing-library/svelte';
 import Tokens from '../screens/Tokens.svelte';
 import { app } from './state.svelte';
@@ -27,10 +27,10 @@ describe('tokens', () => {
     await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'ci' } });
     await fireEvent.click(screen.getByRole('checkbox', { name: 'task:write' }));
     await fireEvent.submit(screen.getByRole('button', { name: 'Create token' }).closest('form')!);
-    await new Promise((r) => setTimeout(r, 10));
+    const shown = await screen.findByTestId<HTMLInputElement>('token-value');
     const create = calls.find((c) => c.body.query.includes('createPlatformToken'))!;
     expect(create.body.variables).toEqual({ n: 'ci', s: ['task:read', 'task:write'] });
-    expect(screen.getByTestId<HTMLInputElement>('token-value').value).toBe(VALUE);
+    expect(shown.value).toBe(VALUE);
     expect(screen.getByTestId('token-reveal').textContent).toContain('only time it is shown');
 
     await fireEvent.click(screen.getByRole('button', { name: 'I have copied it' }));
@@ -40,8 +40,7 @@ describe('tokens', () => {
     // A reload mounts the screen anew: the list comes back without any value.
     cleanup();
     render(Tokens);
-    await new Promise((r) => setTimeout(r, 10));
-    expect(screen.getByTestId('token-list').textContent).toContain('ci');
+    await vi.waitFor(() => expect(screen.getByTestId('token-list').textContent).toContain('ci'));
     expect(document.body.innerHTML).not.toContain(VALUE);
     expect(sessionStorage.length + localStorage.length).toBe(0);
   });
