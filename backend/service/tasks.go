@@ -312,11 +312,14 @@ func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, ent
 	return t, nil
 }
 
-// setStatus moves a task to status. Entering Waiting bumps waiting_version and records
-// what the agent waits for; leaving it clears that.
+// setStatus moves a task to status. Every new question bumps waiting_version: entering
+// Waiting, or other waiting details while it stays in Waiting, so that an answer to the
+// earlier question is refused (Respond). Leaving Waiting clears the details. Every task
+// change (REST, agent callback, GraphQL) goes through here.
 func setStatus(t *model.Task, status string, waitingDetails *string) {
 	if status == model.StatusWaiting {
-		if t.Status != model.StatusWaiting {
+		changed := waitingDetails != nil && (t.WaitingDetails == nil || *t.WaitingDetails != *waitingDetails)
+		if t.Status != model.StatusWaiting || changed {
 			t.WaitingVersion++
 		}
 		if waitingDetails != nil {
