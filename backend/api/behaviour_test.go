@@ -366,3 +366,36 @@ func TestUpdateAnswerIsTheStoredTask(t *testing.T) {
 		}
 	}
 }
+
+// TestIDsNeverReused: deleting the newest task or agent does not hand its id to the next
+// one (an agent holding the old id must never act on a stranger's task).
+func TestIDsNeverReused(t *testing.T) {
+	env := testenv.Start(t)
+	tok := env.Token(t, env.Project.ID, auth.TaskRead, auth.TaskWrite)
+	create := func() model.Task {
+		t.Helper()
+		var task model.Task
+		r := env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: tok, Body: `{"summary":"s","steps":[{"title":"a"}]}`})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+		r.JSON(t, &task)
+		return task
+	}
+	first := create()
+	if r := env.Do(t, testenv.Request{Method: "DELETE", Path: fmt.Sprintf("/api/tasks/%d", first.ID), Token: tok}); r.Status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	if second := create(); second.ID <= first.ID || second.Steps[0].ID == first.Steps[0].ID {
+		t.Fatalf("the task after deleting task %d (step %d) has id %d (step %d)", first.ID, first.Steps[0].ID, second.ID, second.Steps[0].ID)
+	}
+
+	owner := auth.Owner(env.Project.ID)
+	agent := env.Agent(t, env.Project.ID, "once")
+	if err := env.Service.DeleteAgent(context.Background(), owner, agent.ID); err != nil {
+		t.Fatal(err)
+	}
+	if again := env.Agent(t, env.Project.ID, "once"); again.ID <= agent.ID {
+		t.Fatalf("the agent after deleting agent %d has id %d", agent.ID, again.ID)
+	}
+}
