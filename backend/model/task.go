@@ -140,9 +140,6 @@ type TaskMessage struct {
 // Derive sets the fields that follow from the others.
 func (t *Task) Derive() {
 	t.IsActive = t.Status == StatusDoing
-	if t.Version > 0 {
-		t.ETag = TaskETag(t.ID, t.Version)
-	}
 	t.IsWaiting = t.Status == StatusWaiting
 	if !t.IsWaiting {
 		t.WaitingDetails = nil
@@ -159,5 +156,8 @@ func (t *Task) Derive() {
 			t.CurrentStepNum = i
 			break
 		}
+	}
+	if t.Version > 0 {
+		t.ETag = TaskETag(t.ID, t.Version)
 	}
 }
