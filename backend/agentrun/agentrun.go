@@ -177,15 +177,22 @@ func (a *Agent) Pass(ctx context.Context) error {
 	}
 }
 
-// work carries one task forward until it waits for a human or ends.
+// work carries one task forward until it waits for a human or ends. Each callback is
+// decided from the task as last read (or as the last callback answered it) and sent
+// with that version's ETag in If-Match: if a human changed the task meanwhile (moved
+// it, answered, reassigned it), the callback is refused and changes nothing, and the
+// next pass decides again from the task as it is (fail leaves it alone).
 func (a *Agent) work(ctx context.Context, id int64) error {
 	t, err := a.api.GetTask(ctx, id)
 	if err != nil {
 		return err
 	}
+	callback := func(cb client.Callback) (*client.Task, error) {
+		return a.api.AgentCallback(ctx, id, cb, client.IfMatch(t.ETag))
+	}
 	if t.Status == model.StatusTodo {
 		a.log.Info("picked up task", "task", id, "summary", t.Summary)
-		if t, err = a.api.AgentCallback(ctx, id, client.Callback{Status: model.StatusDoing}); err != nil {
+		if t, err = callback(client.Callback{Status: model.StatusDoing}); err != nil {
 			return err
 		}
 	}
@@ -193,7 +200,7 @@ func (a *Agent) work(ctx context.Context, id int64) error {
 		i := t.CurrentStepNum
 		if i >= len(t.Steps) {
 			a.log.Info("task done", "task", id)
-			_, err := a.api.AgentCallback(ctx, id, client.Callback{Status: model.StatusDone, Message: "All steps are complete."})
+			_, err := callback(client.Callback{Status: model.StatusDone, Message: "All steps are complete."})
 			return err
 		}
 		step := t.Steps[i]
@@ -202,7 +209,7 @@ func (a *Agent) work(ctx context.Context, id int64) error {
 		case question && step.Status == model.StepPending:
 			// Ask: the step starts and the task waits for the human, in one callback.
 			a.log.Info("asking the human", "task", id, "step", i, "question", step.Title)
-			_, err := a.api.AgentCallback(ctx, id, client.Callback{
+			_, err := callback(client.Callback{
 				Steps:          []client.StepUpdate{{Index: i, Status: model.StepInProgress}},
 				WaitingDetails: step.Title,
 			})
@@ -211,13 +218,13 @@ func (a *Agent) work(ctx context.Context, id int64) error {
 			// Back in Doing with the question's step started: the answer has come.
 			answer := lastUserMessage(t)
 			a.log.Info("got an answer", "task", id, "step", i)
-			t, err = a.api.AgentCallback(ctx, id, client.Callback{
+			t, err = callback(client.Callback{
 				Steps:   []client.StepUpdate{{Index: i, Status: model.StepCompleted}},
 				Message: fmt.Sprintf("Thanks, you answered %q to %q. Carrying on.", answer, step.Title),
 			})
 		default:
 			if step.Status == model.StepPending {
-				if t, err = a.api.AgentCallback(ctx, id, client.Callback{Steps: []client.StepUpdate{{Index: i, Status: model.StepInProgress}}}); err != nil {
+				if t, err = callback(client.Callback{Steps: []client.StepUpdate{{Index: i, Status: model.StepInProgress}}}); err != nil {
 					return err
 				}
 			}
@@ -226,7 +233,7 @@ func (a *Agent) work(ctx context.Context, id int64) error {
 				return ctx.Err()
 			case <-time.After(a.cfg.Pause):
 			}
-			t, err = a.api.AgentCallback(ctx, id, client.Callback{Steps: []client.StepUpdate{{Index: i, Status: model.StepCompleted}}})
+			t, err = callback(client.Callback{Steps: []client.StepUpdate{{Index: i, Status: model.StepCompleted}}})
 		}
 		if err != nil {
 			return err
@@ -244,12 +251,16 @@ func lastUserMessage(t *client.Task) string {
 	return ""
 }
 
-// fail marks a task Failed with what went wrong, unless the server is unreachable (then
-// the next pass tries again).
+// fail marks a task Failed with what went wrong, unless the server is unreachable, or
+// the task changed while the agent worked on it (then the next pass looks again).
 func (a *Agent) fail(ctx context.Context, id int64, cause error) {
 	var apiErr *client.Error
 	if !errors.As(cause, &apiErr) {
 		a.log.Warn("task interrupted; will retry", "task", id, "err", cause)
+		return
+	}
+	if apiErr.Code == client.CodePreconditionFailed {
+		a.log.Info("task changed meanwhile; will look at it again", "task", id)
 		return
 	}
 	a.log.Error("task failed", "task", id, "err", cause)

@@ -27,50 +27,65 @@ DIGEST = os.environ.get("SERVICE_API_TOKEN") or hashlib.sha1(
 POLL = float(os.environ.get("POLL_SECONDS", "2"))
 
 
-def call(method, path, body=None):
-    req = urllib.request.Request(URL + path, method=method, headers={
+class Changed(RuntimeError):
+    """The task changed since it was read (412 precondition_failed): read it again."""
+
+
+def call(method, path, body=None, if_match=None):
+    headers = {
         "X-Task-Authorization": DIGEST,
         "X-Task-Namespace": os.environ.get("SERVICE_NAMESPACE", ""),
         "X-Agent-Name": NAME,
         "Content-Type": "application/json",
-    }, data=None if body is None else json.dumps(body).encode())
+    }
+    if if_match:
+        headers["If-Match"] = if_match
+    req = urllib.request.Request(URL + path, method=method, headers=headers,
+                                 data=None if body is None else json.dumps(body).encode())
     try:
         with urllib.request.urlopen(req, timeout=30) as resp:
-            return json.load(resp)
+            data = json.load(resp)
+            if isinstance(data, dict) and resp.headers.get("ETag"):
+                data["_etag"] = resp.headers["ETag"]  # this version of the task, for If-Match
+            return data
     except urllib.error.HTTPError as e:
         error = json.load(e).get("error", {})
-        raise RuntimeError(f"{e.code} {error.get('code')}: {error.get('message')}") from None
+        kind = Changed if error.get("code") == "precondition_failed" else RuntimeError
+        raise kind(f"{e.code} {error.get('code')}: {error.get('message')}") from None
 
 
-def callback(task_id, **report):
-    """Report progress on a task assigned to this agent; applied atomically."""
-    return call("POST", f"/api/agent_callback/{task_id}", {"project_id": PROJECT, **report})
+def callback(task, **report):
+    """Report progress on a task assigned to this agent; applied atomically. If-Match
+    makes sure the report fits the task as read: if a human changed it meanwhile, the
+    report is refused (Changed) and the next poll decides again."""
+    return call("POST", f"/api/agent_callback/{task['id']}", {"project_id": PROJECT, **report},
+                if_match=task.get("_etag"))
 
 
 def work(task):
     if task["status"] == "Todo":
         print(f"picked up task {task['id']}: {task['summary']}", flush=True)
-        task = callback(task["id"], status="Doing")
+        task = callback(task, status="Doing")
     while task["status"] == "Doing":
         i = task["current_step_num"]
         if i >= len(task["steps"]):
-            callback(task["id"], status="Done", message="All steps are complete.")
+            callback(task, status="Done", message="All steps are complete.")
             print(f"task {task['id']} done", flush=True)
             return
         step = task["steps"][i]
         if step["title"].rstrip().endswith("?"):
             if step["status"] == "pending":
                 # Start the step and wait for the human, in one callback.
-                callback(task["id"], steps=[{"index": i, "status": "in_progress"}],
+                callback(task, steps=[{"index": i, "status": "in_progress"}],
                          waiting_details=step["title"])
                 return
             answers = [m["content"] for m in task["conversation"] if m["role"] == "user"]
             answer = answers[-1] if answers else ""
-            task = callback(task["id"], steps=[{"index": i, "status": "completed"}],
+            task = callback(task, steps=[{"index": i, "status": "completed"}],
                             message=f"You answered {answer!r}; carrying on.")
         else:
             time.sleep(0.05)  # the "work" of a step
-            task = callback(task["id"], steps=[{"index": i, "status": "completed"}])
+            task = callback(task, steps=[{"index": i, "status": "completed"}])
 
 
 def main():
@@ -80,6 +95,8 @@ def main():
             for task in call("GET", f"/api/projects/{PROJECT}/tasks?assigned=me"):
                 if task["status"] in ("Todo", "Doing"):
                     work(call("GET", f"/api/projects/{PROJECT}/tasks/{task['id']}"))
+        except Changed as e:
+            print(f"task changed meanwhile ({e}); looking again", flush=True)
         except (RuntimeError, OSError) as e:
             print(f"error: {e}; retrying", file=sys.stderr, flush=True)
         time.sleep(POLL)

@@ -176,38 +176,84 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 }
 
-// TestWaitingVersion: each entry into Waiting bumps waiting_version; an answer to an
-// old question is refused.
+// TestWaitingVersion: every new question bumps waiting_version: entering Waiting, and
+// new waiting details while the task stays Waiting, from PUT status and from the agent
+// callback alike; an answer to an earlier question is refused.
 func TestWaitingVersion(t *testing.T) {
 	env := testenv.Start(t)
 	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
+	env.Agent(t, env.Project.ID, "asker")
 	var task model.Task
 	env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: tok, Body: `{"summary":"q"}`}).JSON(t, &task)
 	path := fmt.Sprintf("/api/tasks/%d", task.ID)
-	setStatus := func(body string) model.Task {
+	update := func(r testenv.Request) model.Task {
+		t.Helper()
+		answer := env.Do(t, r)
+		if answer.Status != http.StatusOK {
+			t.Fatalf("%s %s %v: %d %s", r.Method, r.Path, r.Body, answer.Status, answer.Body)
+		}
 		var got model.Task
-		env.Do(t, testenv.Request{Method: "PUT", Path: path + "/status", Token: tok, Body: body}).JSON(t, &got)
+		answer.JSON(t, &got)
 		return got
+	}
+	setStatus := func(body string) model.Task {
+		t.Helper()
+		return update(testenv.Request{Method: "PUT", Path: path + "/status", Token: tok, Body: body})
+	}
+	respond := func(answer string, version int64) *testenv.Response {
+		return env.Do(t, testenv.Request{Method: "POST", Path: path + "/respond", Token: tok,
+			Body: fmt.Sprintf(`{"response":%q,"waiting_version":%d}`, answer, version)})
 	}
 	if got := setStatus(`{"status":"Waiting","waiting_details":"first?"}`); got.WaitingVersion != 1 {
 		t.Fatalf("version %d after first wait", got.WaitingVersion)
 	}
-	if got := setStatus(`{"status":"Waiting","waiting_details":"still first?"}`); got.WaitingVersion != 1 || *got.WaitingDetails != "still first?" {
-		t.Fatalf("staying in Waiting changed the version: %+v", got)
+	// Another question while the task stays Waiting: an answer to the first must not land on it.
+	if got := setStatus(`{"status":"Waiting","waiting_details":"second?"}`); got.WaitingVersion != 2 || *got.WaitingDetails != "second?" {
+		t.Fatalf("a new question while Waiting: %+v, want waiting_version 2", got)
+	}
+	// The same question again, or none, is not a new question.
+	if got := setStatus(`{"status":"Waiting","waiting_details":"second?"}`); got.WaitingVersion != 2 {
+		t.Fatalf("the same question again: waiting_version %d, want 2", got.WaitingVersion)
+	}
+	if got := setStatus(`{"status":"Waiting"}`); got.WaitingVersion != 2 || *got.WaitingDetails != "second?" {
+		t.Fatalf("Waiting again without details: %+v", got)
+	}
+	if r := respond("to the first", 1); r.Status != http.StatusConflict || r.ErrorCode() != "conflict" {
+		t.Fatalf("an answer to the first question: %d %s, want 409", r.Status, r.Body)
 	}
 	setStatus(`{"status":"Doing"}`)
-	if got := setStatus(`{"status":"Waiting","waiting_details":"second?"}`); got.WaitingVersion != 2 {
-		t.Fatalf("version %d after second wait", got.WaitingVersion)
+	if got := setStatus(`{"status":"Waiting","waiting_details":"third?"}`); got.WaitingVersion != 3 {
+		t.Fatalf("version %d after entering Waiting again", got.WaitingVersion)
 	}
-	r := env.Do(t, testenv.Request{Method: "POST", Path: path + "/respond", Token: tok, Body: `{"response":"a","waiting_version":1}`})
-	if r.Status != http.StatusConflict {
-		t.Fatalf("stale answer: %d %s", r.Status, r.Body)
-	}
-	r = env.Do(t, testenv.Request{Method: "POST", Path: path + "/respond", Token: tok, Body: `{"response":"b","waiting_version":2}`})
+	r := respond("b", 3)
 	var got model.Task
 	r.JSON(t, &got)
 	if r.Status != 200 || got.Status != "Doing" || got.WaitingDetails != nil || len(got.Conversation) != 1 || got.Conversation[0].Content != "b" {
 		t.Fatalf("answer: %d %s", r.Status, r.Body)
+	}
+
+	// The agent callback: a question, then another one while still Waiting.
+	update(testenv.Request{Method: "PUT", Path: path + "/agent", Token: tok, Body: fmt.Sprintf(`{"agent_id":%d}`, env.Agent(t, env.Project.ID, "callbacker").ID)})
+	headers := env.AgentHeaders(t, env.Project.ID, "callbacker")
+	callback := func(body string) model.Task {
+		t.Helper()
+		return update(testenv.Request{Method: "POST", Path: fmt.Sprintf("/api/agent_callback/%d", task.ID), Header: headers,
+			Body: fmt.Sprintf(`{"project_id":%q,%s}`, env.Project.ID, body)})
+	}
+	if got := callback(`"waiting_details":"fourth?"`); got.WaitingVersion != 4 {
+		t.Fatalf("callback entering Waiting: waiting_version %d, want 4", got.WaitingVersion)
+	}
+	if got := callback(`"waitingDetails":"fifth?","message":"one more thing"`); got.WaitingVersion != 5 || *got.WaitingDetails != "fifth?" {
+		t.Fatalf("callback asking again while Waiting: %+v, want waiting_version 5", got)
+	}
+	if got := callback(`"status":"Waiting","message":"still there?"`); got.WaitingVersion != 5 {
+		t.Fatalf("callback staying Waiting with no new question: waiting_version %d, want 5", got.WaitingVersion)
+	}
+	if r := respond("to the fourth", 4); r.Status != http.StatusConflict {
+		t.Fatalf("an answer to the callback's first question: %d %s, want 409", r.Status, r.Body)
+	}
+	if r := respond("to the fifth", 5); r.Status != http.StatusOK {
+		t.Fatalf("an answer to the current question: %d %s", r.Status, r.Body)
 	}
 }
 
@@ -332,5 +378,38 @@ func TestUpdateAnswerIsTheStoredTask(t *testing.T) {
 		if string(answer.Body) != string(stored.Body) {
 			t.Errorf("%s %s %s answered\n%s\nbut the task reads\n%s", u.Method, u.Path, u.Body, answer.Body, stored.Body)
 		}
+	}
+}
+
+// TestIDsNeverReused: deleting the newest task or agent does not hand its id to the next
+// one (an agent holding the old id must never act on a stranger's task).
+func TestIDsNeverReused(t *testing.T) {
+	env := testenv.Start(t)
+	tok := env.Token(t, env.Project.ID, auth.TaskRead, auth.TaskWrite)
+	create := func() model.Task {
+		t.Helper()
+		var task model.Task
+		r := env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: tok, Body: `{"summary":"s","steps":[{"title":"a"}]}`})
+		if r.Status != http.StatusCreated {
+			t.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+		r.JSON(t, &task)
+		return task
+	}
+	first := create()
+	if r := env.Do(t, testenv.Request{Method: "DELETE", Path: fmt.Sprintf("/api/tasks/%d", first.ID), Token: tok}); r.Status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", r.Status, r.Body)
+	}
+	if second := create(); second.ID <= first.ID || second.Steps[0].ID == first.Steps[0].ID {
+		t.Fatalf("the task after deleting task %d (step %d) has id %d (step %d)", first.ID, first.Steps[0].ID, second.ID, second.Steps[0].ID)
+	}
+
+	owner := auth.Owner(env.Project.ID)
+	agent := env.Agent(t, env.Project.ID, "once")
+	if err := env.Service.DeleteAgent(context.Background(), owner, agent.ID); err != nil {
+		t.Fatal(err)
+	}
+	if again := env.Agent(t, env.Project.ID, "once"); again.ID <= agent.ID {
+		t.Fatalf("the agent after deleting agent %d has id %d", agent.ID, again.ID)
 	}
 }

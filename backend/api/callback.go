@@ -54,6 +54,6 @@ func (h tasksHandler) agentCallback(c *gin.Context) {
 		return
 	}
 	withActor(c, p)
-	task, err := h.svc.AgentCallback(c.Request.Context(), p, id, in, idempotencyKey(c))
+	task, err := h.svc.AgentCallback(ifMatch(c), p, id, in, idempotencyKey(c))
 	writeTask(c, http.StatusOK, task, err)
 }

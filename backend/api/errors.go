@@ -30,6 +30,8 @@ var statusOf = map[errs.Code]int{
 	errs.PayloadTooLarge: http.StatusRequestEntityTooLarge,
 	errs.RateLimited:     http.StatusTooManyRequests,
 	errs.Internal:        http.StatusInternalServerError,
+
+	errs.PreconditionFailed: http.StatusPreconditionFailed,
 }
 
 // fail answers with err in the error envelope and stops the handler chain. Internal

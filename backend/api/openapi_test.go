@@ -254,7 +254,7 @@ func TestOpenAPIDocumentMatchesCode(t *testing.T) {
 		}
 	}
 	codes := []string{string(errs.InvalidArgument), string(errs.Unauthenticated), string(errs.Forbidden), string(errs.NotFound),
-		string(errs.Conflict), string(errs.PayloadTooLarge), string(errs.RateLimited), string(errs.Internal)}
+		string(errs.Conflict), string(errs.PreconditionFailed), string(errs.PayloadTooLarge), string(errs.RateLimited), string(errs.Internal)}
 	errorCode := oaProp(t, oaProp(t, oaSchema(t, doc, "Error"), "error"), "code")
 	if got := oaStrings(errorCode.Enum); !slices.Equal(got, codes) {
 		t.Errorf("Error code enum %v, want %v", got, codes)
@@ -288,6 +288,22 @@ func TestOpenAPIDocumentMatchesCode(t *testing.T) {
 
 	// The shape of every operation.
 	ops := oaOperations(doc)
+	// Conditional requests on one task (api/etag.go): GET sends the ETag and takes
+	// If-None-Match; every change of one task takes If-Match.
+	for _, key := range []string{"GET /api/tasks/{id}", "GET /api/projects/{projectId}/tasks/{id}"} {
+		op := ops[key]
+		if op == nil || op.Parameters.GetByInAndName("header", "If-None-Match") == nil || op.Responses.Status(304) == nil ||
+			op.Responses.Status(200) == nil || op.Responses.Status(200).Value.Headers["ETag"] == nil {
+			t.Errorf("%s does not document If-None-Match, 304 and the ETag of its answer", key)
+		}
+	}
+	for _, key := range []string{"DELETE /api/tasks/{id}", "PUT /api/tasks/{id}/status", "PUT /api/tasks/{id}/agent",
+		"PUT /api/tasks/{id}/steps/{stepNum}/status", "POST /api/tasks/{id}/respond", "POST /api/agent_callback/{id}"} {
+		op := ops[key]
+		if op == nil || op.Parameters.GetByInAndName("header", "If-Match") == nil || op.Responses.Status(412) == nil {
+			t.Errorf("%s does not document If-Match and 412", key)
+		}
+	}
 	idempotent := map[string]bool{"POST /api/tasks": true, "POST /api/tasks/{id}/respond": true, "POST /api/agent_callback/{id}": true,
 		"POST /api/projects/{projectId}/conversations": true, "POST /api/projects/{projectId}/conversations/{conversationId}/messages": true}
 	ids := map[string]string{}
@@ -391,7 +407,8 @@ type oaCase struct {
 	// (notes.txt in {conv}), {docUnicode} (résumé.txt in {conv}), {otherDoc} (in
 	// {otherConv}); and fresh tasks made for the case alone: {task} (Todo, three pending
 	// steps, assigned to the agent), {waiting} (Waiting, waiting_version 1), {done}
-	// (Done), {unassigned} (Backlog, no agent).
+	// (Done), {unassigned} (Backlog, no agent); {taskETag} and {waitingETag} are the
+	// current ETags of {task} and {waiting}.
 	path string
 	body string
 	// auth: rw ro wo msg mr mw all data admin desktop other otherMsg (Bearer tokens), "query:" and a
@@ -634,7 +651,7 @@ func (h *oaHarness) authenticate(_ context.Context, in *openapi3filter.Authentic
 }
 
 var oaPlaceholder = regexp.MustCompile(`\{(project|otherProject|agent|otherAgent|other|origin|conv|convUUID|emptyConv|otherConv|otherConvUUID|` +
-	`doc|docUnicode|otherDoc|task|waiting|done|unassigned)\}`)
+	`doc|docUnicode|otherDoc|task|waiting|done|unassigned|taskETag|waitingETag)\}`)
 
 // call runs one case: it validates the request against the document (as the case
 // says), sends it to the real server, checks status and error code, and validates
@@ -673,10 +690,19 @@ func (h *oaHarness) call(t *testing.T, c oaCase, ids map[string]int64) *oaResult
 			case "otherDoc":
 				return strconv.FormatInt(h.otherDoc, 10)
 			default:
-				if _, ok := ids[name]; !ok {
-					ids[name] = h.freshTask(t, name)
+				// A fresh task, or with ETag after its name, that task's current ETag.
+				kind, etag := strings.CutSuffix(name, "ETag")
+				if _, ok := ids[kind]; !ok {
+					ids[kind] = h.freshTask(t, kind)
 				}
-				return strconv.FormatInt(ids[name], 10)
+				if etag {
+					task, err := h.env.Service.GetTask(context.Background(), auth.Owner(h.project), ids[kind])
+					if err != nil || task.ETag == "" {
+						t.Fatalf("the ETag of the %s task: %q, %v", kind, task.ETag, err)
+					}
+					return task.ETag
+				}
+				return strconv.FormatInt(ids[kind], 10)
 			}
 		})
 	}
@@ -872,6 +898,18 @@ func oaNoConversationInLists(t *testing.T, _ *oaHarness, r *oaResult, _ map[stri
 func oaHasConversation(t *testing.T, _ *oaHarness, r *oaResult, _ map[string]int64) {
 	if _, ok := r.object(t)["conversation"]; !ok {
 		t.Errorf("single task without conversation: %s", r.body)
+	}
+}
+
+// oaETagIs checks that the answer carries the current ETag of the case's fresh task of
+// that kind (as it is after the answer: an update's answer carries the new one).
+func oaETagIs(kind string) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+	return func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		t.Helper()
+		task, err := h.env.Service.GetTask(context.Background(), auth.Owner(h.project), ids[kind])
+		if err != nil || task.ETag == "" || r.header.Get("ETag") != task.ETag {
+			t.Errorf("the answer's ETag %q, the %s task's %q (%v)", r.header.Get("ETag"), kind, task.ETag, err)
+		}
 	}
 }
 
@@ -1090,12 +1128,18 @@ func oaScenarios() []oaCase {
 		{name: "get without task:read", method: "GET", path: "/api/tasks/{task}", auth: "wo", req: oaInvalid, status: 403, code: "forbidden"},
 		{name: "get unknown task", method: "GET", path: "/api/tasks/999999", auth: "ro", status: 404, code: "not_found"},
 		{name: "get task of another project", method: "GET", path: "/api/tasks/{other}", auth: "ro", status: 404, code: "not_found"},
+		{name: "get not modified", method: "GET", path: "/api/tasks/{task}", auth: "ro", header: map[string]string{"If-None-Match": "{taskETag}"}, status: 304,
+			check: oaETagIs("task")},
+		{name: "get changed since", method: "GET", path: "/api/tasks/{task}", auth: "ro", header: map[string]string{"If-None-Match": `"stale"`}, status: 200,
+			check: oaETagIs("task")},
 
 		// DELETE /api/tasks/{id}
 		{name: "delete", method: "DELETE", path: "/api/tasks/{task}", auth: "wo", status: 204,
 			check: func(t *testing.T, h *oaHarness, _ *oaResult, ids map[string]int64) {
 				h.call(t, oaCase{method: "GET", path: "/api/tasks/{task}", auth: "ro", status: 404, code: "not_found"}, ids)
 			}},
+		{name: "delete If-Match stale", method: "DELETE", path: "/api/tasks/{task}", auth: "wo", header: map[string]string{"If-Match": `"stale"`}, status: 412, code: "precondition_failed"},
+		{name: "delete If-Match current", method: "DELETE", path: "/api/tasks/{task}", auth: "wo", header: map[string]string{"If-Match": "{taskETag}"}, status: 204},
 		{name: "delete id not an integer", method: "DELETE", path: "/api/tasks/abc", auth: "wo", req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "delete no credentials", method: "DELETE", path: "/api/tasks/{task}", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
 		{name: "delete read-only", method: "DELETE", path: "/api/tasks/{task}", auth: "ro", req: oaInvalid, status: 403, code: "forbidden"},
@@ -1124,6 +1168,9 @@ func oaScenarios() []oaCase {
 				}
 				return nil
 			})},
+		{name: "status If-Match stale", method: "PUT", path: "/api/tasks/{task}/status", auth: "wo", header: map[string]string{"If-Match": `"stale"`}, body: `{"status":"Done"}`, status: 412, code: "precondition_failed"},
+		{name: "status If-Match current", method: "PUT", path: "/api/tasks/{task}/status", auth: "wo", header: map[string]string{"If-Match": "{taskETag}"}, body: `{"status":"Done"}`, status: 200,
+			check: oaETagIs("task")},
 		{name: "status bad enum", method: "PUT", path: "/api/tasks/{task}/status", auth: "wo", body: `{"status":"done"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "status missing", method: "PUT", path: "/api/tasks/{task}/status", auth: "wo", body: `{}`, req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "status malformed JSON", method: "PUT", path: "/api/tasks/{task}/status", auth: "wo", body: `status=Done`, req: oaInvalid, status: 400, code: "invalid_argument"},
@@ -1150,6 +1197,7 @@ func oaScenarios() []oaCase {
 			})},
 		{name: "unassign with empty body", method: "PUT", path: "/api/tasks/{task}/agent", auth: "wo", status: 200},
 		{name: "assign agent of another project", method: "PUT", path: "/api/tasks/{task}/agent", auth: "wo", body: `{"agent_id":{otherAgent}}`, status: 400, code: "invalid_argument"},
+		{name: "assign If-Match stale", method: "PUT", path: "/api/tasks/{task}/agent", auth: "wo", header: map[string]string{"If-Match": `"stale"`}, body: `{"agent_id":null}`, status: 412, code: "precondition_failed"},
 		{name: "assign wrong type", method: "PUT", path: "/api/tasks/{task}/agent", auth: "wo", body: `{"agent_id":"worker"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "assign no credentials", method: "PUT", path: "/api/tasks/{task}/agent", auth: "none", body: `{"agent_id":null}`, req: oaInvalid, status: 401, code: "unauthenticated"},
 		{name: "assign read-only", method: "PUT", path: "/api/tasks/{task}/agent", auth: "ro", body: `{"agent_id":null}`, req: oaInvalid, status: 403, code: "forbidden"},
@@ -1180,6 +1228,7 @@ func oaScenarios() []oaCase {
 			})},
 		{name: "step synonym Todo", method: "PUT", path: "/api/tasks/{task}/steps/0/status", auth: "wo", body: `{"status":"Todo"}`, status: 200},
 		{name: "step skipped", method: "PUT", path: "/api/tasks/{task}/steps/2/status", auth: "wo", body: `{"status":"skipped"}`, status: 200},
+		{name: "step If-Match stale", method: "PUT", path: "/api/tasks/{task}/steps/0/status", auth: "wo", header: map[string]string{"If-Match": `"stale"`}, body: `{"status":"completed"}`, status: 412, code: "precondition_failed"},
 		{name: "step bad enum", method: "PUT", path: "/api/tasks/{task}/steps/0/status", auth: "wo", body: `{"status":"finished"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "step missing status", method: "PUT", path: "/api/tasks/{task}/steps/0/status", auth: "wo", body: `{}`, req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "step negative", method: "PUT", path: "/api/tasks/{task}/steps/-1/status", auth: "wo", body: `{"status":"completed"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
@@ -1203,6 +1252,8 @@ func oaScenarios() []oaCase {
 		{name: "respond idempotent", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "wo", body: `{"response":"blue"}`,
 			header: map[string]string{"Idempotency-Key": "oa-respond-1"}, status: 200, check: respondKey},
 		{name: "respond stale waiting_version", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "wo", body: `{"response":"x","waiting_version":0}`, status: 409, code: "conflict"},
+		{name: "respond If-Match stale", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "wo", header: map[string]string{"If-Match": `"stale"`}, body: `{"response":"x"}`, status: 412, code: "precondition_failed"},
+		{name: "respond If-Match current", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "wo", header: map[string]string{"If-Match": "{waitingETag}"}, body: `{"response":"x"}`, status: 200},
 		{name: "respond not Waiting", method: "POST", path: "/api/tasks/{task}/respond", auth: "wo", body: `{"response":"x"}`, status: 409, code: "conflict"},
 		{name: "respond empty", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "wo", body: `{"response":""}`, req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "respond missing", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "wo", body: `{}`, req: oaInvalid, status: 400, code: "invalid_argument"},
@@ -1242,6 +1293,7 @@ func oaScenarios() []oaCase {
 				h.call(t, oaCase{method: "POST", path: "/api/agent_callback/{task}", auth: "agent", body: `{"project_id":"{project}","message":"twice"}`,
 					header: map[string]string{"Idempotency-Key": "oa-callback-1"}, status: 409, code: "conflict"}, ids)
 			}},
+		{name: "callback If-Match stale", method: "POST", path: "/api/agent_callback/{task}", auth: "agent", header: map[string]string{"If-Match": `"stale"`}, body: `{"project_id":"{project}","status":"Doing"}`, status: 412, code: "precondition_failed"},
 		{name: "callback malformed JSON", method: "POST", path: "/api/agent_callback/{task}", auth: "agent", body: `{"project_id":`, req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "callback bad status", method: "POST", path: "/api/agent_callback/{task}", auth: "agent", body: `{"project_id":"{project}","status":"Finished"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "callback bad step status", method: "POST", path: "/api/agent_callback/{task}", auth: "agent", body: `{"project_id":"{project}","steps":[{"index":0,"status":"finished"}]}`, req: oaInvalid, status: 400, code: "invalid_argument"},
@@ -1288,6 +1340,7 @@ func oaScenarios() []oaCase {
 		// GET /api/projects/{projectId}/tasks/{id}
 		{name: "project get", method: "GET", path: "/api/projects/{project}/tasks/{task}", auth: "ro", status: 200, check: oaHasConversation},
 		{name: "project get as agent", method: "GET", path: "/api/projects/{project}/tasks/{waiting}", auth: "agent", status: 200, check: oaHasConversation},
+		{name: "project get not modified", method: "GET", path: "/api/projects/{project}/tasks/{task}", auth: "agent", header: map[string]string{"If-None-Match": "{taskETag}"}, status: 304},
 		{name: "project get id not an integer", method: "GET", path: "/api/projects/{project}/tasks/abc", auth: "agent", req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "project get no credentials", method: "GET", path: "/api/projects/{project}/tasks/{task}", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
 		{name: "project get wrong digest", method: "GET", path: "/api/projects/{project}/tasks/{task}", auth: "agent-bad-digest", req: oaInvalid, status: 401, code: "unauthenticated"},

@@ -68,6 +68,9 @@ func (h tasksHandler) get(c *gin.Context) {
 		return
 	}
 	task, err := h.svc.GetTask(c.Request.Context(), principal(c), id)
+	if err == nil && notModified(c, task.ETag) { // etag.go
+		return
+	}
 	writeTask(c, http.StatusOK, task, err)
 }
 
@@ -136,7 +139,7 @@ func (h tasksHandler) setStatus(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	task, err := h.svc.SetTaskStatus(c.Request.Context(), principal(c), id, *in.Status, in.WaitingDetails)
+	task, err := h.svc.SetTaskStatus(ifMatch(c), principal(c), id, *in.Status, in.WaitingDetails)
 	writeTask(c, http.StatusOK, task, err)
 }
 
@@ -154,7 +157,7 @@ func (h tasksHandler) setAgent(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	task, err := h.svc.AssignTask(c.Request.Context(), principal(c), id, in.AgentID)
+	task, err := h.svc.AssignTask(ifMatch(c), principal(c), id, in.AgentID)
 	writeTask(c, http.StatusOK, task, err)
 }
 
@@ -181,7 +184,7 @@ func (h tasksHandler) setStepStatus(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	task, err := h.svc.SetStepStatus(c.Request.Context(), principal(c), id, stepNum, *in.Status)
+	task, err := h.svc.SetStepStatus(ifMatch(c), principal(c), id, stepNum, *in.Status)
 	writeTask(c, http.StatusOK, task, err)
 }
 
@@ -197,7 +200,7 @@ func (h tasksHandler) respond(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	task, err := h.svc.Respond(c.Request.Context(), principal(c), id, in, idempotencyKey(c))
+	task, err := h.svc.Respond(ifMatch(c), principal(c), id, in, idempotencyKey(c))
 	writeTask(c, http.StatusOK, task, err)
 }
 
@@ -208,7 +211,7 @@ func (h tasksHandler) delete(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	if err := h.svc.DeleteTask(c.Request.Context(), principal(c), id); err != nil {
+	if err := h.svc.DeleteTask(ifMatch(c), principal(c), id); err != nil {
 		fail(c, err)
 		return
 	}
@@ -225,11 +228,15 @@ func (h tasksHandler) deleteDone(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"deleted": n})
 }
 
-// writeTask writes the task with status, or the error.
+// writeTask writes the task with status, or the error. The answer carries the task's
+// ETag, unless it is unknown (a replayed idempotent answer: the task may have changed).
 func writeTask(c *gin.Context, status int, v *model.Task, err error) {
 	if err != nil {
 		fail(c, err)
 		return
+	}
+	if v.ETag != "" {
+		c.Header("ETag", v.ETag)
 	}
 	body, err := v.AppendJSON(make([]byte, 0, 1024)) // as c.JSON would, without reflection
 	if err != nil {

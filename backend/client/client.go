@@ -102,6 +102,23 @@ func IdempotencyKey(key string) RequestOption {
 	return func(r *http.Request) { r.Header.Set("Idempotency-Key", key) }
 }
 
+// CodePreconditionFailed is the error code of a change refused because the task changed
+// since it was read (IfMatch): read it again and decide anew.
+const CodePreconditionFailed = "precondition_failed"
+
+// IfMatch makes a change of one task (status, agent, step status, respond, callback,
+// delete) conditional: it is made only if the task is still as the client read it,
+// etag being the Task.ETag of that read (GetTask, or the answer of the last change).
+// Otherwise the change fails with CodePreconditionFailed and nothing changes. An empty
+// etag (unknown) sends nothing.
+func IfMatch(etag string) RequestOption {
+	return func(r *http.Request) {
+		if etag != "" {
+			r.Header.Set("If-Match", etag)
+		}
+	}
+}
+
 // do sends a request with a JSON body (or none) and decodes a JSON answer into out.
 func (c *Client) do(ctx context.Context, method, path string, body, out any, opts ...RequestOption) (http.Header, error) {
 	var rd io.Reader
@@ -134,6 +151,9 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any, opt
 	if out != nil && resp.StatusCode != http.StatusNoContent {
 		if err := decodeJSON(resp.Body, out); err != nil {
 			return resp.Header, fmt.Errorf("agentdesk: decode %s %s: %w", method, path, err)
+		}
+		if task, ok := out.(*Task); ok {
+			task.ETag = resp.Header.Get("ETag") // not in the JSON; for IfMatch
 		}
 	}
 	return resp.Header, nil
@@ -249,7 +269,7 @@ func (c *Client) ListTasks(ctx context.Context, o ListOptions) (*TaskPage, error
 	return page, nil
 }
 
-// GetTask reads one task with its conversation.
+// GetTask reads one task with its conversation, and its ETag (for IfMatch).
 func (c *Client) GetTask(ctx context.Context, id int64) (*Task, error) {
 	var out Task
 	_, err := c.do(ctx, "GET", c.tasksPath()+"/"+strconv.FormatInt(id, 10), nil, &out)
@@ -257,27 +277,27 @@ func (c *Client) GetTask(ctx context.Context, id int64) (*Task, error) {
 }
 
 // SetStatus moves a task to a status; waitingDetails applies to Waiting ("" for none).
-func (c *Client) SetStatus(ctx context.Context, id int64, status, waitingDetails string) (*Task, error) {
+func (c *Client) SetStatus(ctx context.Context, id int64, status, waitingDetails string, opts ...RequestOption) (*Task, error) {
 	body := map[string]string{"status": status}
 	if waitingDetails != "" {
 		body["waiting_details"] = waitingDetails
 	}
 	var out Task
-	_, err := c.do(ctx, "PUT", "/api/tasks/"+strconv.FormatInt(id, 10)+"/status", body, &out)
+	_, err := c.do(ctx, "PUT", "/api/tasks/"+strconv.FormatInt(id, 10)+"/status", body, &out, opts...)
 	return &out, err
 }
 
 // AssignAgent assigns a task to an agent, or unassigns it with nil.
-func (c *Client) AssignAgent(ctx context.Context, id int64, agentID *int64) (*Task, error) {
+func (c *Client) AssignAgent(ctx context.Context, id int64, agentID *int64, opts ...RequestOption) (*Task, error) {
 	var out Task
-	_, err := c.do(ctx, "PUT", "/api/tasks/"+strconv.FormatInt(id, 10)+"/agent", map[string]*int64{"agent_id": agentID}, &out)
+	_, err := c.do(ctx, "PUT", "/api/tasks/"+strconv.FormatInt(id, 10)+"/agent", map[string]*int64{"agent_id": agentID}, &out, opts...)
 	return &out, err
 }
 
 // SetStepStatus sets step stepNum (0-based) to pending, in_progress, completed or skipped.
-func (c *Client) SetStepStatus(ctx context.Context, id int64, stepNum int, status string) (*Task, error) {
+func (c *Client) SetStepStatus(ctx context.Context, id int64, stepNum int, status string, opts ...RequestOption) (*Task, error) {
 	var out Task
-	_, err := c.do(ctx, "PUT", fmt.Sprintf("/api/tasks/%d/steps/%d/status", id, stepNum), map[string]string{"status": status}, &out)
+	_, err := c.do(ctx, "PUT", fmt.Sprintf("/api/tasks/%d/steps/%d/status", id, stepNum), map[string]string{"status": status}, &out, opts...)
 	return &out, err
 }
 
@@ -294,8 +314,8 @@ func (c *Client) Respond(ctx context.Context, id int64, response string, waiting
 }
 
 // DeleteTask deletes a task.
-func (c *Client) DeleteTask(ctx context.Context, id int64) error {
-	_, err := c.do(ctx, "DELETE", "/api/tasks/"+strconv.FormatInt(id, 10), nil, nil)
+func (c *Client) DeleteTask(ctx context.Context, id int64, opts ...RequestOption) error {
+	_, err := c.do(ctx, "DELETE", "/api/tasks/"+strconv.FormatInt(id, 10), nil, nil, opts...)
 	return err
 }
 

@@ -19,6 +19,9 @@ const (
 	PayloadTooLarge Code = "payload_too_large"
 	RateLimited     Code = "rate_limited"
 	Internal        Code = "internal"
+	// PreconditionFailed: an If-Match precondition does not hold (HTTP 412); the
+	// object changed since the caller read it.
+	PreconditionFailed Code = "precondition_failed"
 )
 
 // Error is a failure a caller can act on: Message is a sentence meant for people and
@@ -40,6 +43,9 @@ func Forbid(format string, args ...any) *Error      { return newf(Forbidden, for
 func Missing(format string, args ...any) *Error     { return newf(NotFound, format, args...) }
 func Conflicting(format string, args ...any) *Error { return newf(Conflict, format, args...) }
 func TooLarge(format string, args ...any) *Error    { return newf(PayloadTooLarge, format, args...) }
+func Precondition(format string, args ...any) *Error {
+	return newf(PreconditionFailed, format, args...)
+}
 
 // CodeOf reports the code of err, Internal for anything that is not an *Error.
 func CodeOf(err error) Code {

@@ -243,8 +243,17 @@ func TestTasks(t *testing.T) {
 	if r := do(t, env, w, `mutation { respond(id: `+id+`, response: "main", waitingVersion: 7) { id } }`, nil); r.code(t) != "conflict" {
 		t.Fatalf("stale waitingVersion: %s", r.raw)
 	}
+	// A new question while the task stays Waiting: an answer to the first one is stale.
+	do(t, env, w, `mutation { setTaskStatus(id: `+id+`, status: Waiting, waitingDetails: "which remote?") { `+taskFields+` } }`, nil).
+		ok(t).into(t, "setTaskStatus", &waiting)
+	if waiting.WaitingVersion != 2 || *waiting.WaitingDetails != "which remote?" {
+		t.Fatalf("a second question while Waiting = %+v, want waitingVersion 2", waiting)
+	}
+	if r := do(t, env, w, `mutation { respond(id: `+id+`, response: "main", waitingVersion: 1) { id } }`, nil); r.code(t) != "conflict" {
+		t.Fatalf("an answer to the first question: %s", r.raw)
+	}
 	var answered task
-	do(t, env, w, `mutation { respond(id: `+id+`, response: "main", waitingVersion: 1) { `+taskFields+` } }`, nil).ok(t).into(t, "respond", &answered)
+	do(t, env, w, `mutation { respond(id: `+id+`, response: "main", waitingVersion: 2) { `+taskFields+` } }`, nil).ok(t).into(t, "respond", &answered)
 	if answered.Status != "Doing" || answered.WaitingDetails != nil || len(answered.Conversation) != 1 || answered.Conversation[0].Role != "user" {
 		t.Fatalf("respond = %+v", answered)
 	}

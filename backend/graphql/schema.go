@@ -273,7 +273,7 @@ var taskType = gql.NewObject(gql.ObjectConfig{Name: "Task", Description: "A unit
 		}
 		return *t.WaitingDetails
 	})},
-	"waitingVersion": &gql.Field{Type: nnInt, Description: "Goes up by one each time the task enters Waiting; respond may pass it.", Resolve: field(func(t model.Task) any { return t.WaitingVersion })},
+	"waitingVersion": &gql.Field{Type: nnInt, Description: "Goes up by one with every new question: on entering Waiting, and when waitingDetails change while it stays Waiting; respond may pass it.", Resolve: field(func(t model.Task) any { return t.WaitingVersion })},
 	"createdAt":      timeField("When the task was created", func(t model.Task) time.Time { return t.CreatedAt }, false),
 	"updatedAt":      timeField("When the task last changed", func(t model.Task) time.Time { return t.UpdatedAt }, false),
 }})

@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 )
 
@@ -87,6 +88,19 @@ type Task struct {
 	// BlockedReason is set only in the answer that created the task, when a rule kept
 	// it out of Todo (the project's monthly budget is spent): it stays in Backlog.
 	BlockedReason string `json:"blocked_reason,omitempty"`
+	// Version counts the changes of the task (stored; 1 when created). 0 means unknown:
+	// a task decoded from JSON, such as a replayed idempotent answer.
+	Version int64 `json:"-"`
+	// ETag is the task's entity tag, as REST sends it in the ETag header: derived from
+	// ID and Version on the server (Derive), taken from the header by the Go client; ""
+	// when unknown. Clients send it back in If-Match and If-None-Match.
+	ETag string `json:"-"`
+}
+
+// TaskETag is the strong entity tag of version version of task id. Ids are never reused
+// and every change bumps the version, so a tag names one state of one task.
+func TaskETag(id, version int64) string {
+	return `"` + strconv.FormatInt(id, 10) + "." + strconv.FormatInt(version, 10) + `"`
 }
 
 // EncodedTask is a task as REST lists send it: its id and its JSON, ready to send.
@@ -142,5 +156,8 @@ func (t *Task) Derive() {
 			t.CurrentStepNum = i
 			break
 		}
+	}
+	if t.Version > 0 {
+		t.ETag = TaskETag(t.ID, t.Version)
 	}
 }

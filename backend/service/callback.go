@@ -86,6 +86,9 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 			if t.AgentID == nil || *t.AgentID != p.AgentID {
 				return nil, errs.Forbid("task %d is not assigned to agent %q", id, p.Name)
 			}
+			if err := checkTaskPrecondition(ctx, id, t.Version); err != nil {
+				return nil, err
+			}
 			for i, st := range in.Steps {
 				if *st.Index >= len(t.Steps) {
 					return nil, errs.Invalid("steps[%d].index %d is past the last step: task %d has %d steps, numbered from 0", i, *st.Index, id, len(t.Steps))

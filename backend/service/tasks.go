@@ -262,8 +262,9 @@ func taskFilter(p *auth.Principal, in ListTasksInput) (store.TaskFilter, error) 
 	return f, nil
 }
 
-// updateTask is the shape of every task change: load the task in the write, let change
-// alter it, save it, append the event, and return the task as it now is.
+// updateTask is the shape of every task change: load the task in the write, check the
+// request's If-Match (precondition.go), let change alter it, save it, append the event,
+// and return the task as it now is.
 func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, change func(tx *store.Tx, t *model.Task) error) (*model.Task, error) {
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
@@ -272,6 +273,9 @@ func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, c
 	err := s.store.Write(ctx, func(tx *store.Tx) error {
 		var err error
 		if task, err = s.loadTaskForUpdate(ctx, tx, p.ProjectID, id); err != nil {
+			return err
+		}
+		if err := checkTaskPrecondition(ctx, id, task.Version); err != nil {
 			return err
 		}
 		if err := change(tx, task); err != nil {
@@ -312,11 +316,14 @@ func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, ent
 	return t, nil
 }
 
-// setStatus moves a task to status. Entering Waiting bumps waiting_version and records
-// what the agent waits for; leaving it clears that.
+// setStatus moves a task to status. Every new question bumps waiting_version: entering
+// Waiting, or other waiting details while it stays in Waiting, so that an answer to the
+// earlier question is refused (Respond). Leaving Waiting clears the details. Every task
+// change (REST, agent callback, GraphQL) goes through here.
 func setStatus(t *model.Task, status string, waitingDetails *string) {
 	if status == model.StatusWaiting {
-		if t.Status != model.StatusWaiting {
+		changed := waitingDetails != nil && (t.WaitingDetails == nil || *t.WaitingDetails != *waitingDetails)
+		if t.Status != model.StatusWaiting || changed {
 			t.WaitingVersion++
 		}
 		if waitingDetails != nil {
@@ -424,6 +431,9 @@ func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in R
 			if err != nil {
 				return nil, err
 			}
+			if err := checkTaskPrecondition(ctx, id, t.Version); err != nil {
+				return nil, err
+			}
 			if t.Status != model.StatusWaiting {
 				return nil, errs.Conflicting("task %d is not waiting for a response (its status is %s)", id, t.Status)
 			}
@@ -448,6 +458,15 @@ func (s *Service) DeleteTask(ctx context.Context, p *auth.Principal, id int64) e
 	}
 	now := s.clock()
 	return s.store.Write(ctx, func(tx *store.Tx) error {
+		if _, ok := taskPrecondition(ctx); ok {
+			version, err := tx.TaskVersion(ctx, p.ProjectID, id)
+			if err != nil {
+				return loadTaskError(id, err)
+			}
+			if err := checkTaskPrecondition(ctx, id, version); err != nil {
+				return err
+			}
+		}
 		err := tx.DeleteTask(ctx, p.ProjectID, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return errs.Missing("task %d not found", id)

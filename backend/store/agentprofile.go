@@ -19,6 +19,10 @@ func (t *Tx) DeleteAgent(ctx context.Context, projectID string, id int64) error 
 	t.everyTaskChanged()  // its tasks lose their agent
 	t.credsChanged = true // its name no longer authenticates
 	t.lookupsChanged = true
+	// Its tasks change (agent_id null), so their versions go up (migration 00012).
+	if _, err := t.exec(ctx, `UPDATE tasks SET version = version + 1 WHERE project_id = ? AND agent_id = ?`, projectID, id); err != nil {
+		return err
+	}
 	return t.execOne(ctx, `DELETE FROM agents WHERE project_id = ? AND id = ?`, projectID, id)
 }
 

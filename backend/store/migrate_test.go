@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/database"
@@ -185,5 +186,174 @@ func TestStepStatusInTheTaskRow(t *testing.T) {
 	}
 	if len(stored.Steps) != 3 {
 		t.Fatalf("%d steps, want 3", len(stored.Steps))
+	}
+}
+
+// TestIDsNeverReusedMigration: migration 00011 rebuilds tasks, agents, conversations and
+// messages with AUTOINCREMENT keeping every row, id, index and reference; each sequence
+// starts above the highest id the database remembers (rows, events, activity, usage,
+// job runs); a deleted newest id is not given out again; foreign keys still cascade; the
+// Down migration keeps the rows and ids too.
+func TestIDsNeverReusedMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "agentdesk.db")
+	migrateTo(t, path, 10)
+	exec := func(db *sql.DB, qs ...string) {
+		t.Helper()
+		for _, q := range qs {
+			if _, err := db.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+	}
+	const at = `'2026-01-01T00:00:00.000000Z'`
+	db, err := sql.Open("sqlite", dsn(path, true, "FULL", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exec(db,
+		`INSERT INTO projects (id, name, namespace, token_secret, created_at) VALUES ('p', 'p', 'default', 's', `+at+`)`,
+		`INSERT INTO agents (id, project_id, name, created_at, display_name) VALUES (2, 'p', 'two', `+at+`, 'Two'), (5, 'p', 'five', `+at+`, '')`,
+		`INSERT INTO conversations (id, uuid, project_id, name, created_at) VALUES (4, 'u4', 'p', 'talk', `+at+`)`,
+		`INSERT INTO messages (id, conversation_id, author, author_type, agent_id, content, created_at) VALUES
+		   (6, 4, 'me', 'user', NULL, 'hi', `+at+`), (7, 4, 'five', 'agent', 5, 'hello', `+at+`)`,
+		`INSERT INTO reactions (message_id, emoji, actor_kind, actor, created_at) VALUES (7, 'ok', 'user', 'me', `+at+`)`,
+		`INSERT INTO conversation_participants (conversation_id, kind, name, agent_id, created_at) VALUES (4, 'agent', 'five', 5, `+at+`)`,
+		`INSERT INTO tasks (id, project_id, agent_id, conversation_id, summary, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps) VALUES
+		   (3, 'p', 5, 4, 'three', 'Waiting', 'user', 'standard', 'which?', 2, `+at+`, `+at+`, '[{"title":"a","status":"completed"}]'),
+		   (7, 'p', NULL, NULL, 'seven', 'Todo', 'user', 'standard', NULL, 0, `+at+`, `+at+`, '[]')`,
+		`INSERT INTO task_messages (task_id, role, content, created_at) VALUES (3, 'user', 'answer', `+at+`)`,
+		`INSERT INTO skills (id, project_id, name, created_at, updated_at) VALUES (1, 'p', 'go', `+at+`, `+at+`)`,
+		`INSERT INTO task_skills (task_id, skill_id) VALUES (3, 1)`,
+		`INSERT INTO agent_skills (agent_id, skill_id) VALUES (5, 1)`,
+		// Ids given out before and deleted since, which the database still remembers:
+		// task 12 in the event log, task 9 in a job run, agent 8 in the usage records.
+		`INSERT INTO events (project_id, seq, type, data, at, object_id) VALUES ('p', 1, 'task.deleted', '{"id":12}', `+at+`, '12')`,
+		`INSERT INTO jobs (id, project_id, name, cron, timezone, summary, catch_up, created_at, updated_at) VALUES (1, 'p', 'j', '* * * * *', 'UTC', 's', 'skip', `+at+`, `+at+`)`,
+		`INSERT INTO job_runs (job_id, scheduled_for, ran_at, outcome, task_id, trigger) VALUES (1, `+at+`, `+at+`, 'created', 9, 'manual')`,
+		`INSERT INTO usage_records (project_id, agent_id, agent_name, task_id, model, input_tokens, output_tokens, cost_micros, day, at) VALUES ('p', 8, 'gone', 7, 'm', 1, 1, 1, '2026-01-01', `+at+`)`,
+	)
+	db.Close()
+
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := s.Read().Task(ctx, "p", 3, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.AgentID == nil || *task.AgentID != 5 || task.AgentName != "five" || task.ConversationID == nil || *task.ConversationID != 4 ||
+		task.WaitingVersion != 2 || len(task.Steps) != 1 || task.Steps[0].ID != 3000 || len(task.Conversation) != 1 ||
+		len(task.RequiredSkills) != 1 || task.RequiredSkills[0] != "go" {
+		t.Fatalf("task 3 after the migration: %+v", task)
+	}
+	// The writer's connection, which ran the migration, enforces foreign keys again:
+	// deleting a task takes its conversation and skills along.
+	if err := s.Write(ctx, func(tx *Tx) error { return tx.DeleteTask(ctx, "p", 3) }); err != nil {
+		t.Fatal(err)
+	}
+	newTask := func() int64 {
+		t.Helper()
+		task := &model.Task{ProjectID: "p", Summary: "new", Status: model.StatusBacklog, Source: model.SourceUser, TaskType: "standard"}
+		if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertTask(ctx, task) }); err != nil {
+			t.Fatal(err)
+		}
+		return task.ID
+	}
+	if id := newTask(); id != 13 {
+		t.Fatalf("the first task after the migration has id %d, want 13 (task 12 was given out before)", id)
+	}
+	if err := s.Write(ctx, func(tx *Tx) error { return tx.DeleteTask(ctx, "p", 13) }); err != nil {
+		t.Fatal(err)
+	}
+	if id := newTask(); id != 14 {
+		t.Fatalf("after deleting the newest task (13), the next has id %d, want 14", id)
+	}
+	var agentID int64
+	if err := s.Write(ctx, func(tx *Tx) error {
+		a := &model.Agent{ProjectID: "p", Name: "new", CreatedAt: time.Now()}
+		err := tx.InsertAgent(ctx, a)
+		agentID = a.ID
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if agentID != 9 {
+		t.Fatalf("the first agent after the migration has id %d, want 9 (agent 8 was given out before)", agentID)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err = sql.Open("sqlite", dsn(path, true, "FULL", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(q string) int {
+		t.Helper()
+		var n int
+		if err := db.QueryRow(q).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		return n
+	}
+	checks := map[string]int{
+		`SELECT count(*) FROM task_messages`:                                       0, // task 3's, deleted with it
+		`SELECT count(*) FROM task_skills`:                                         0,
+		`SELECT count(*) FROM tasks WHERE id IN (7, 14)`:                           2,
+		`SELECT count(*) FROM agents WHERE id IN (2, 5, 9)`:                        3,
+		`SELECT count(*) FROM agents WHERE id = 2 AND display_name = 'Two'`:        1,
+		`SELECT count(*) FROM messages WHERE id IN (6, 7) AND conversation_id = 4`: 2,
+		`SELECT count(*) FROM reactions WHERE message_id = 7`:                      1,
+		`SELECT count(*) FROM conversation_participants WHERE agent_id = 5`:        1,
+		`SELECT count(*) FROM agent_skills WHERE agent_id = 5`:                     1,
+		`SELECT count(*) FROM pragma_foreign_key_check`:                            0,
+		`SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name IN ('tasks_project', 'tasks_project_status', 'tasks_agent', 'tasks_conversation', 'conversations_project', 'messages_conversation')`: 6,
+		`SELECT count(*) FROM sqlite_schema WHERE name IN ('tasks', 'agents', 'conversations', 'messages') AND sql LIKE '%AUTOINCREMENT%'`:                                                                     4,
+		`SELECT count(*) FROM sqlite_schema WHERE name LIKE '%\_new' ESCAPE '\'`:                                                                                                                               0,
+	}
+	for q, want := range checks {
+		if got := count(q); got != want {
+			t.Errorf("%s: %d, want %d", q, got, want)
+		}
+	}
+	// The other ids: above every row copied, even after the newest is deleted.
+	exec(db, `DELETE FROM messages WHERE id = 7`)
+	res, err := db.Exec(`INSERT INTO messages (conversation_id, author, author_type, content, created_at) VALUES (4, 'me', 'user', 'again', ` + at + `)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := res.LastInsertId(); id != 8 {
+		t.Errorf("a new message after deleting the newest (7) has id %d, want 8", id)
+	}
+	res, err = db.Exec(`INSERT INTO conversations (uuid, project_id, created_at) VALUES ('u', 'p', ` + at + `)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, _ := res.LastInsertId(); id != 5 {
+		t.Errorf("a new conversation has id %d, want 5", id)
+	}
+	db.Close()
+
+	migrateTo(t, path, 10)
+	db, err = sql.Open("sqlite", dsn(path, true, "FULL", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for q, want := range map[string]int{
+		`SELECT count(*) FROM tasks WHERE id IN (7, 14)`:        2,
+		`SELECT count(*) FROM agents WHERE id IN (2, 5, 9)`:     3,
+		`SELECT count(*) FROM messages WHERE id IN (6, 8)`:      2,
+		`SELECT count(*) FROM conversations WHERE id IN (4, 5)`: 2,
+		`SELECT count(*) FROM reactions`:                        0, // message 7's, deleted above
+		`SELECT count(*) FROM pragma_foreign_key_check`:         0,
+		`SELECT count(*) FROM sqlite_schema WHERE sql LIKE '%AUTOINCREMENT%' AND name IN ('tasks', 'agents', 'conversations', 'messages')`:                                                                     0,
+		`SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name IN ('tasks_project', 'tasks_project_status', 'tasks_agent', 'tasks_conversation', 'conversations_project', 'messages_conversation')`: 6,
+	} {
+		if got := count(q); got != want {
+			t.Errorf("after the Down migration, %s: %d, want %d", q, got, want)
+		}
 	}
 }

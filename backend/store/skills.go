@@ -66,14 +66,27 @@ func (t *Tx) UpdateSkill(ctx context.Context, s *model.Skill) error {
 	}
 	_, err := t.exec(ctx, `UPDATE skills SET name = ?, description = ?, updated_at = ? WHERE id = ? AND project_id = ?`,
 		s.Name, s.Description, fmtTime(s.UpdatedAt), s.ID, s.ProjectID)
+	if err != nil {
+		return err
+	}
 	t.everyTaskChanged() // tasks show the names of the skills they require
-	return err
+	return t.bumpTasksRequiring(ctx, s.ID)
 }
 
 // DeleteSkill removes a skill of the project; agents lose it and tasks stop requiring it.
 func (t *Tx) DeleteSkill(ctx context.Context, projectID string, id int64) error {
 	t.everyTaskChanged()
+	if err := t.bumpTasksRequiring(ctx, id); err != nil {
+		return err
+	}
 	return t.execOne(ctx, `DELETE FROM skills WHERE id = ? AND project_id = ?`, id, projectID)
+}
+
+// bumpTasksRequiring bumps the versions of the tasks that require a skill, whose
+// required_skills change with it (migration 00012).
+func (t *Tx) bumpTasksRequiring(ctx context.Context, skillID int64) error {
+	_, err := t.exec(ctx, `UPDATE tasks SET version = version + 1 WHERE id IN (SELECT task_id FROM task_skills WHERE skill_id = ?)`, skillID)
+	return err
 }
 
 // Skill loads a skill of the project by id.

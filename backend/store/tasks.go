@@ -18,8 +18,8 @@ func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
 		return err
 	}
 	res, err := t.exec(ctx,
-		`INSERT INTO tasks (project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		`INSERT INTO tasks (project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps, version)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
 		task.ProjectID, task.AgentID, task.ConversationID, task.Summary, task.Details, task.Status, task.Source, task.TaskType,
 		task.WaitingDetails, task.WaitingVersion, fmtTime(task.CreatedAt), fmtTime(task.UpdatedAt), steps)
 	if err != nil {
@@ -28,6 +28,7 @@ func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
 	if task.ID, err = res.LastInsertId(); err != nil {
 		return err
 	}
+	task.Version = 1
 	for i := range task.Steps {
 		task.Steps[i].ID = model.StepID(task.ID, i)
 	}
@@ -66,15 +67,30 @@ func decodeSteps(taskID int64, raw string) ([]model.Step, error) {
 	return steps, nil
 }
 
-// UpdateTask writes a task's own fields (not its steps or conversation).
+// UpdateTask writes a task's own fields (not its steps or conversation) and bumps its
+// version, setting task.Version. Every change of a task ends with it (service.saveTask),
+// so a write that also changes the steps or the conversation bumps the version once.
 func (t *Tx) UpdateTask(ctx context.Context, task *model.Task) error {
-	_, err := t.exec(ctx,
-		`UPDATE tasks SET agent_id = ?, summary = ?, details = ?, status = ?, task_type = ?, waiting_details = ?, waiting_version = ?, updated_at = ?
-		 WHERE id = ? AND project_id = ?`,
-		task.AgentID, task.Summary, task.Details, task.Status, task.TaskType, task.WaitingDetails, task.WaitingVersion,
-		fmtTime(task.UpdatedAt), task.ID, task.ProjectID)
 	t.taskChanged(task.ID)
+	err := t.queryRow(ctx,
+		`UPDATE tasks SET agent_id = ?, summary = ?, details = ?, status = ?, task_type = ?, waiting_details = ?, waiting_version = ?, updated_at = ?,
+		 version = version + 1 WHERE id = ? AND project_id = ? RETURNING version`,
+		task.AgentID, task.Summary, task.Details, task.Status, task.TaskType, task.WaitingDetails, task.WaitingVersion,
+		fmtTime(task.UpdatedAt), task.ID, task.ProjectID).Scan(&task.Version)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
 	return err
+}
+
+// TaskVersion reads the version of a task of the project.
+func (t *Tx) TaskVersion(ctx context.Context, projectID string, id int64) (int64, error) {
+	var v int64
+	err := t.queryRow(ctx, `SELECT version FROM tasks WHERE id = ? AND project_id = ?`, id, projectID).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, ErrNotFound
+	}
+	return v, err
 }
 
 // UpdateStepStatus sets the status of the step at position (0-based) of a task.
@@ -147,7 +163,7 @@ func (f TaskFilter) where() (string, []any) {
 }
 
 const taskColumns = `t.id, t.project_id, t.agent_id, COALESCE(a.name, ''), t.conversation_id, t.summary, t.details, t.status, t.source, t.task_type,
-	t.waiting_details, t.waiting_version, t.created_at, t.updated_at, t.steps, ` + taskSkillsColumn
+	t.waiting_details, t.waiting_version, t.created_at, t.updated_at, t.steps, t.version, ` + taskSkillsColumn
 
 func scanTask(row interface{ Scan(...any) error }) (*model.Task, error) {
 	var task model.Task
@@ -155,7 +171,7 @@ func scanTask(row interface{ Scan(...any) error }) (*model.Task, error) {
 	var waiting sql.NullString
 	var created, updated, steps, skills string
 	err := row.Scan(&task.ID, &task.ProjectID, &agentID, &task.AgentName, &conversationID, &task.Summary, &task.Details, &task.Status,
-		&task.Source, &task.TaskType, &waiting, &task.WaitingVersion, &created, &updated, &steps, &skills)
+		&task.Source, &task.TaskType, &waiting, &task.WaitingVersion, &created, &updated, &steps, &task.Version, &skills)
 	if err != nil {
 		return nil, err
 	}
