@@ -5,16 +5,20 @@
 // goes to serverURL. Otherwise (agentdesk --serve): a platform token typed into the
 // sign-in form, checked with the GraphQL viewer query and kept in sessionStorage.
 import type {
+  About,
   ActivityEntry,
   Agent,
   Budget,
   Conversation,
+  DeletedCount,
   DocumentInfo,
   EnvVar,
   Job,
   JobRun,
   Message,
+  NewTask,
   Participant,
+  Reaction,
   Skill,
   Status,
   StepStatus,
@@ -26,6 +30,9 @@ import type {
   VectorSpace,
   Viewer,
 } from './types';
+import type { components } from './api-types.gen';
+
+type Body = components['schemas'];
 
 export class ApiError extends Error {
   constructor(
@@ -242,15 +249,15 @@ const P = (s: Session) => `/api/projects/${encodeURIComponent(s.viewer.projectId
 export const api = {
   tasks: () => rest<Task[]>('GET', '/api/tasks'),
   task: (id: number) => rest<Task>('GET', `/api/tasks/${id}`),
-  createTask: (t: { summary: string; details?: string; steps?: { title: string }[]; agent_id?: number | null; required_skills?: string[] }) =>
-    rest<Task>('POST', '/api/tasks', t),
-  setStatus: (id: number, status: Status) => rest<Task>('PUT', `/api/tasks/${id}/status`, { status }),
-  setAgent: (id: number, agent_id: number | null) => rest<Task>('PUT', `/api/tasks/${id}/agent`, { agent_id }),
-  setStep: (id: number, step: number, status: StepStatus) => rest<Task>('PUT', `/api/tasks/${id}/steps/${step}/status`, { status }),
+  createTask: (t: NewTask) => rest<Task>('POST', '/api/tasks', t),
+  setStatus: (id: number, status: Status) => rest<Task>('PUT', `/api/tasks/${id}/status`, { status } satisfies Body['SetStatusRequest']),
+  setAgent: (id: number, agent_id: number | null) => rest<Task>('PUT', `/api/tasks/${id}/agent`, { agent_id } satisfies Body['SetAgentRequest']),
+  setStep: (id: number, step: number, status: StepStatus) =>
+    rest<Task>('PUT', `/api/tasks/${id}/steps/${step}/status`, { status } satisfies Body['SetStepStatusRequest']),
   respond: (id: number, response: string, waiting_version?: number) =>
-    rest<Task>('POST', `/api/tasks/${id}/respond`, { response, waiting_version }),
+    rest<Task>('POST', `/api/tasks/${id}/respond`, { response, waiting_version } satisfies Body['RespondRequest']),
   deleteTask: (id: number) => rest<void>('DELETE', `/api/tasks/${id}`),
-  clearDone: () => rest<{ deleted: number }>('DELETE', '/api/tasks/done'),
+  clearDone: () => rest<DeletedCount>('DELETE', '/api/tasks/done'),
 
   agents: () => gql<{ agents: Agent[] }>('{ agents { id name skills { id name } } }').then((d) => d.agents),
   createAgent: (name: string) =>
@@ -296,12 +303,12 @@ export const api = {
       n: name,
     }),
   addReaction: (messageId: number, emoji: string) =>
-    gql<{ addReaction: Message }>('mutation($m: Int!, $e: String!) { addReaction(messageId: $m, emoji: $e) { id reactions { emoji count } } }', {
+    gql<{ addReaction: Pick<Message, 'id' | 'reactions'> }>('mutation($m: Int!, $e: String!) { addReaction(messageId: $m, emoji: $e) { id reactions { emoji count } } }', {
       m: messageId,
       e: emoji,
     }).then((d) => d.addReaction),
   removeReaction: (messageId: number, emoji: string) =>
-    gql<{ removeReaction: Message }>('mutation($m: Int!, $e: String!) { removeReaction(messageId: $m, emoji: $e) { id reactions { emoji count } } }', {
+    gql<{ removeReaction: Pick<Message, 'id' | 'reactions'> }>('mutation($m: Int!, $e: String!) { removeReaction(messageId: $m, emoji: $e) { id reactions { emoji count } } }', {
       m: messageId,
       e: emoji,
     }).then((d) => d.removeReaction),
@@ -423,5 +430,5 @@ export const api = {
       (d) => d.s,
     ),
 
-  about: () => rest<{ version: string; dataDir?: string; database?: string }>('GET', '/api/about'),
+  about: () => rest<About>('GET', '/api/about'),
 };

@@ -9,7 +9,7 @@ import { fakeFetch, task, type Call } from './test-helpers';
 function seed() {
   app.session = { token: 't', desktop: false, wsBase: 'ws://x', viewer: { kind: 'token', name: 'ui', projectId: 'p', scopes: ['task:read', 'task:write'] } };
   app.tasks = new Map([
-    [1, task({ id: 1, summary: 'Write notes', status: 'Backlog', steps: [{ title: 'a', status: 'completed' }, { title: 'b', status: 'pending' }, { title: 'c', status: 'pending' }] })],
+    [1, task({ id: 1, summary: 'Write notes', status: 'Backlog', steps: [{ id: 1000, title: 'a', status: 'completed' }, { id: 1001, title: 'b', status: 'pending' }, { id: 1002, title: 'c', status: 'pending' }] })],
     [2, task({ id: 2, summary: 'Ask', status: 'Waiting', agent_id: 4, agent_name: 'worker', waiting_details: 'Which day?' })],
   ]);
   app.tasksLoaded = true;

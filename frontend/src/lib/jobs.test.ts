@@ -44,7 +44,7 @@ describe('job form', () => {
   });
 
   it('reads a job back into the form', () => {
-    const f = formOf({ id: 1, name: 'n', cron: '@daily', timezone: 'UTC', summary: 's', details: '', steps: ['a', 'b'], agentId: null, skill: 'go', catchUp: 'skip', paused: false, lastRunAt: null, nextRunAt: null });
+    const f = formOf({ id: 1, name: 'n', cron: '@daily', timezone: 'UTC', summary: 's', details: '', steps: ['a', 'b'], agentId: null, skill: 'go', catchUp: 'skip', paused: false, lastRunAt: null, nextRunAt: null, createdAt: '', updatedAt: '' });
     expect(f).toMatchObject({ steps: 'a\nb', assign: 'skill', skill: 'go', agentId: '' });
   });
 });

@@ -1,7 +1,7 @@
 // The application's state, kept live from the event stream. Screens read it and call
 // its actions; every action goes through api.ts and applies the server's answer.
 import { api, type Session } from './api';
-import type { Agent, Conversation, Message, Skill, Status, StepStatus, StreamEvent, Task } from './types';
+import type { Agent, Conversation, Message, NewTask, Skill, Status, StepStatus, StreamEvent, Task } from './types';
 import { STATUSES, waitingText } from './types';
 import type { ConnState } from './events';
 
@@ -152,13 +152,7 @@ export class AppState {
     return i >= 0 && i < STATUSES.length ? STATUSES[i] : null;
   }
 
-  async create(input: {
-    summary: string;
-    details?: string;
-    steps?: { title: string }[];
-    agent_id?: number | null;
-    required_skills?: string[];
-  }): Promise<Task> {
+  async create(input: NewTask): Promise<Task> {
     const t = await api.createTask(input);
     this.put(t);
     return t;

@@ -25,17 +25,22 @@ export function fakeFetch(handler: (c: Call) => unknown) {
 export function task(over: Partial<Task>): Task {
   return {
     id: 1,
+    project_id: 'p',
     agent_id: null,
+    conversation_id: null,
     agent_name: '',
     summary: 'A task',
     details: '',
     steps: [],
     status: 'Backlog',
+    source: 'user',
+    taskType: 'standard',
     current_step_num: 0,
     is_active: false,
     is_waiting: false,
     waiting_details: null,
     waiting_version: 0,
+    created_at: '2026-01-01T00:00:00.000000Z',
     updated_at: '2026-01-01T00:00:00.000000Z',
     ...over,
   };

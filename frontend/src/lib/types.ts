@@ -1,210 +1,80 @@
-export const STATUSES = ['Backlog', 'Todo', 'Doing', 'Waiting', 'Done', 'Failed'] as const;
-export type Status = (typeof STATUSES)[number];
-export const STEP_STATUSES = ['pending', 'in_progress', 'completed', 'skipped'] as const;
-export type StepStatus = (typeof STEP_STATUSES)[number];
+// The UI's names for the server's types. They come from the generated files (npm run gen):
+// REST objects from backend/api/openapi.json, GraphQL objects from schema.graphql, picked
+// down to the fields the UI's queries ask for. Only UI-only types are written here by hand.
+import type { components } from './api-types.gen';
+import type * as G from './graphql-types.gen';
 
-export interface Step {
-  id?: number;
-  title: string;
-  status: StepStatus;
-}
-export interface TaskMessage {
-  role: string;
-  content: string;
-  created_at?: string;
-}
-export interface Task {
-  id: number;
-  agent_id: number | null;
-  agent_name: string;
-  summary: string;
-  details: string;
-  steps: Step[];
-  status: Status;
-  current_step_num: number;
-  is_active: boolean;
-  is_waiting: boolean;
-  waiting_details?: string | null;
-  waitingDetails?: string | null;
-  waiting_version?: number;
-  conversation?: TaskMessage[];
-  created_at?: string;
-  updated_at?: string;
-  source?: string;
-  taskType?: string;
-  required_skills?: string[];
-  blocked_reason?: string;
-}
-export interface Agent {
-  id: number;
-  name: string;
-  /** Loaded by GraphQL (agents { skills { name } }); events leave it out. */
-  skills?: { id?: number; name: string }[];
-}
-export interface Skill {
-  id: number;
-  name: string;
-  description: string;
-}
-export type CatchUp = 'skip' | 'run_once';
-export interface Job {
-  id: number;
-  name: string;
-  cron: string;
-  timezone: string;
-  summary: string;
-  details: string;
-  steps: string[];
-  agentId: number | null;
-  skill: string | null;
-  catchUp: CatchUp;
-  paused: boolean;
-  lastRunAt: string | null;
-  nextRunAt: string | null;
-  createdAt?: string;
-  updatedAt?: string;
-}
-export interface JobRun {
-  id: number;
-  jobId: number;
-  scheduledFor: string;
-  ranAt: string;
-  outcome: 'created' | 'failed' | 'skipped';
-  trigger: 'schedule' | 'manual' | 'catch_up';
-  taskId: number | null;
-  reason: string;
-}
-export interface UsageRow {
-  day?: string | null;
-  agentId?: number | null;
-  agentName?: string | null;
-  model?: string | null;
-  inputTokens: number;
-  outputTokens: number;
-  costUsd: number;
-  reports: number;
-}
-export interface UsageReport {
-  from: string;
-  to: string;
-  total: UsageRow;
-  byDay: UsageRow[];
-  byAgent: UsageRow[];
-  byModel: UsageRow[];
-}
-export interface Budget {
-  monthlyUsd: number | null;
-  month: string;
-  spentUsd: number;
-  exceeded: boolean;
-}
-export interface ActivityEntry {
-  id: number;
-  at: string;
-  actorKind: string;
-  actor: string;
-  via: string;
-  action: string;
-  objectType: string;
-  objectId: string;
-}
-export interface VectorSpace {
-  id: number;
-  name: string;
-  description: string;
-  documentCount: number;
-  chunkCount: number;
-  embedder: string;
-  dimensions: number;
-  agentIds: number[];
-  createdAt: string;
-}
-export interface VectorDocument {
-  id: number;
-  spaceId: number;
-  name: string;
-  mimeType: string;
-  size: number;
-  chunkCount: number;
-  createdAt: string;
-}
-export interface VectorResult {
-  documentId: number;
-  documentName: string;
-  chunkId: number;
-  chunkIndex: number;
-  chunk: string;
-  score: number;
-  similarity: number | null;
-}
-export interface Viewer {
-  kind: string;
-  name: string;
-  scopes: string[];
-  projectId: string;
-}
-export interface Conversation {
-  id: number;
-  uuid?: string;
-  projectId: string;
-  name: string | null;
-  participants: string[];
-  createdAt: string;
-}
-export interface ReactionCount {
-  emoji: string;
-  count: number;
-}
-export interface Message {
-  id: number;
-  conversationId: number;
-  author: string;
-  authorType: string;
-  content: string;
-  createdAt: string;
-  reactions: ReactionCount[];
-}
-export interface Participant {
-  kind: string;
-  name: string;
-  agentId?: number | null;
-  createdAt?: string;
-}
-export interface DocumentInfo {
-  id: number;
-  conversationId: number;
-  name: string;
-  mimeType: string;
-  size: number;
-  createdAt: string;
-  url: string;
-  uploadedBy?: string;
-}
-export interface Token {
-  id: number;
-  name: string;
-  type: string;
-  scopes: string[];
-  hint: string;
-  createdAt: string;
-  lastUsedAt?: string | null;
-  revokedAt?: string | null;
-  expiresAt?: string | null;
-  token?: string | null;
-}
-export interface EnvVar {
-  name: string;
-  value: string;
-}
-export interface StreamEvent {
-  seq: number;
-  type: string;
-  projectId: string;
-  at: string;
-  data: any;
-}
+type S = components['schemas'];
 
-/** The waiting question, whichever spelling the server used. */
-export function waitingText(t: Task): string {
-  return t.waiting_details ?? t.waitingDetails ?? '';
+// ---- REST (and the event stream, whose frames carry the REST objects) ----
+
+export type Status = S['TaskStatus'];
+export type StepStatus = S['StepStatus'];
+export type Step = S['Step'];
+export type TaskMessage = S['TaskMessage'];
+/** A task as REST answers and task events carry it; `conversation` only in single-task answers and events. */
+export type Task = S['Task'];
+export type NewTask = S['CreateTaskRequest'];
+export type Conversation = S['Conversation'];
+export type Message = S['Message'];
+export type ReactionCount = S['ReactionCount'];
+export type DocumentInfo = S['Document'];
+export type About = S['About'];
+export type DeletedCount = S['DeletedCount'];
+export type EventType = S['EventType'];
+/** The data of reaction.added / reaction.removed and participant.added / participant.removed. */
+export type ReactionEvent = S['ReactionEvent'];
+export type ParticipantEvent = S['ParticipantEvent'];
+
+/**
+ * One frame of the event stream. `data`'s schema depends on `type` (see the Event schema's
+ * description; OpenAPI cannot say it), so it stays untyped here and `AppState.apply` reads it
+ * per type. New types may come: they are skipped.
+ */
+export type StreamEvent = Omit<S['Event'], 'data'> & { data: any };
+
+// ---- GraphQL: each type holds what the UI's queries select (api.ts) ----
+
+export type Viewer = G.Viewer;
+export type Skill = Pick<G.Skill, 'id' | 'name' | 'description'>;
+export interface Agent extends Pick<G.Agent, 'id' | 'name'> {
+  /** Loaded by GraphQL (agents { skills { id name } }); agent events leave it out. */
+  skills?: Pick<G.Skill, 'id' | 'name'>[];
+}
+export type EnvVar = G.EnvVar;
+export type CatchUp = G.CatchUpPolicy;
+export type Job = G.Job;
+export type JobRun = G.JobRun;
+type UsageCounts = Pick<G.UsageRow, 'inputTokens' | 'outputTokens' | 'costUsd' | 'reports'>;
+/** A usage row with its grouping key (day, agent or model) when it has one. */
+export type UsageRow = UsageCounts & Partial<Pick<G.UsageRow, 'day' | 'agentId' | 'agentName' | 'model'>>;
+export interface UsageReport extends Pick<G.UsageReport, 'from' | 'to'> {
+  total: UsageCounts;
+  byDay: (UsageCounts & Pick<G.UsageRow, 'day'>)[];
+  byAgent: (UsageCounts & Pick<G.UsageRow, 'agentId' | 'agentName'>)[];
+  byModel: (UsageCounts & Pick<G.UsageRow, 'model'>)[];
+}
+export type Budget = G.Budget;
+export type ActivityEntry = Omit<G.ActivityEntry, 'eventSeq'>;
+export type VectorSpace = G.VectorSpace;
+export type VectorDocument = G.VectorDocument;
+export type VectorResult = G.VectorResult;
+export type Participant = G.Participant;
+/** Who reacted how to a message (the viewer's own reactions are looked up with it). */
+export type Reaction = Pick<G.Reaction, 'actor' | 'actorKind' | 'emoji' | 'messageId'>;
+/** The token list leaves out the value; creating and rotating show it once (and skip expiresAt). */
+export type Token = Omit<G.Token, 'token' | 'expiresAt'> & Partial<Pick<G.Token, 'token' | 'expiresAt'>>;
+
+// ---- UI-only ----
+
+/** The board's columns, in order. */
+export const STATUSES = ['Backlog', 'Todo', 'Doing', 'Waiting', 'Done', 'Failed'] as const satisfies readonly Status[];
+export const STEP_STATUSES = ['pending', 'in_progress', 'completed', 'skipped'] as const satisfies readonly StepStatus[];
+// Compile-time checks that the lists above name every status the server has.
+true satisfies [Exclude<Status, (typeof STATUSES)[number]>] extends [never] ? true : false;
+true satisfies [Exclude<StepStatus, (typeof STEP_STATUSES)[number]>] extends [never] ? true : false;
+
+/** The waiting question ('' when there is none). */
+export function waitingText(t: Pick<Task, 'waiting_details'>): string {
+  return t.waiting_details ?? '';
 }
