@@ -302,6 +302,11 @@ export const api = {
       k: kind,
       n: name,
     }),
+  /** Who reacted how to these messages: one query, an alias per message. */
+  reactionsOf: (messageIds: number[]) =>
+    gql<Record<string, Reaction[]>>('{ ' + messageIds.map((id) => `m${id}: reactions(messageId: ${id}) { actor actorKind emoji messageId }`).join(' ') + ' }').then((d) =>
+      Object.values(d).flat(),
+    ),
   addReaction: (messageId: number, emoji: string) =>
     gql<{ addReaction: Pick<Message, 'id' | 'reactions'> }>('mutation($m: Int!, $e: String!) { addReaction(messageId: $m, emoji: $e) { id reactions { emoji count } } }', {
       m: messageId,

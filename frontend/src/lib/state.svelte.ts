@@ -1,7 +1,21 @@
 // The application's state, kept live from the event stream. Screens read it and call
 // its actions; every action goes through api.ts and applies the server's answer.
 import { api, type Session } from './api';
-import type { Agent, Conversation, Message, NewTask, Skill, Status, StepStatus, StreamEvent, Task } from './types';
+import type {
+  Agent,
+  Conversation,
+  DocumentInfo,
+  Message,
+  NewTask,
+  Participant,
+  ParticipantEvent,
+  ReactionEvent,
+  Skill,
+  Status,
+  StepStatus,
+  StreamEvent,
+  Task,
+} from './types';
 import { STATUSES, waitingText } from './types';
 import type { ConnState } from './events';
 
@@ -20,11 +34,16 @@ export class AppState {
   conversations = $state.raw<Conversation[]>([]);
   conversationsLoaded = $state(false);
   conn = $state<ConnState>('connecting');
-  /** Messages of the conversation on screen, and its id. */
-  thread = $state.raw<Message[]>([]);
+  /** The conversation on screen (null: none) and what the Conversations screen shows of it. */
   threadId = $state<number | null>(null);
-  /** Bumped when something of a conversation changed that the thread view reloads (participants, documents, links). */
-  convTick = $state(0);
+  thread = $state.raw<Message[]>([]);
+  threadLoading = $state(false);
+  /** The thread's side panels; null while loading. */
+  participants = $state.raw<Participant[] | null>(null);
+  documents = $state.raw<DocumentInfo[] | null>(null);
+  linkedTasks = $state.raw<Task[] | null>(null);
+  /** The viewer's own reactions in the thread, as `messageId:emoji`, so that a chip toggles. */
+  myReactions = $state.raw<Set<string>>(new Set());
   /** The project's skills (task:read). */
   skills = $state.raw<Skill[]>([]);
   /** Set by a budget.exceeded event: the banner says it until dismissed. */
@@ -86,13 +105,6 @@ export class AppState {
     if (failed) throw failed.reason;
   }
 
-  async openThread(id: number): Promise<void> {
-    if (!this.session) return;
-    this.threadId = id;
-    const msgs = await api.messages(this.session, id);
-    if (this.threadId === id) this.thread = msgs;
-  }
-
   // ---- tasks ----
 
   /** Moves in flight, by task: the newest move's number. Answers and events of older states wait for it. */
@@ -150,6 +162,16 @@ export class AppState {
     if (!t) return null;
     const i = STATUSES.indexOf(t.status) + dir;
     return i >= 0 && i < STATUSES.length ? STATUSES[i] : null;
+  }
+
+  /** Forgets everything (sign-out). */
+  reset(): void {
+    this.session = null;
+    this.tasks = new Map();
+    this.tasksLoaded = false;
+    this.conversations = [];
+    this.conversationsLoaded = false;
+    this.closeThread();
   }
 
   async create(input: NewTask): Promise<Task> {
@@ -230,35 +252,240 @@ export class AppState {
         this.agents = this.agents.filter((a) => a.id !== d.id);
         break;
       case 'conversation.created':
-        if (!this.conversations.some((c) => c.id === d.id)) this.conversations = [...this.conversations, d as Conversation];
-        break;
-      case 'message.created':
-        if (d.conversationId === this.threadId && !this.thread.some((m) => m.id === d.id)) this.thread = [...this.thread, d as Message];
-        break;
-      case 'reaction.added':
-      case 'reaction.removed':
-        if (d.conversationId === this.threadId) this.setReactions(d.messageId, d.reactions ?? []);
+        this.addConversation(d as Conversation);
         break;
       case 'participant.added':
       case 'participant.removed': {
-        const name = d.participant?.name;
+        const { conversationId, participant: p } = d as ParticipantEvent;
         this.conversations = this.conversations.map((c) => {
-          if (c.id !== d.conversationId || !name) return c;
-          const others = c.participants.filter((p) => p !== name);
-          return { ...c, participants: e.type === 'participant.added' ? [...others, name] : others };
+          if (c.id !== conversationId || !p?.name) return c;
+          const others = c.participants.filter((n) => n !== p.name);
+          return { ...c, participants: e.type === 'participant.added' ? [...others, p.name] : others };
         });
-        if (d.conversationId === this.threadId) this.convTick++;
+        break;
+      }
+    }
+    if (this.view && this.isThreadEvent(e)) {
+      if (this.view.loads) this.view.pending.push(e); // applied again on top of the answers in flight
+      this.applyThreadEvent(e);
+    }
+  }
+
+  // ---- conversations ----
+  //
+  // The list, and the one conversation on screen (the thread): its messages, participants,
+  // documents, linked tasks and the viewer's own reactions, loaded when it opens and then
+  // changed by events. An answer may be older than an event that came while it loaded, so
+  // the thread's events are kept while any of its loads is in flight and applied again on
+  // top of each answer (each of their changes can be applied twice without harm).
+
+  /** The open thread's loads in flight and the events of the thread that came meanwhile. */
+  private view: { id: number; loads: number; pending: StreamEvent[] } | null = null;
+
+  /** Shows conversation `id` (again, after a reload): resolves once its messages are in; the side panels load beside. */
+  async openThread(id: number): Promise<void> {
+    const s = this.session;
+    if (!s) return;
+    if (this.view?.id !== id) {
+      this.closeThread();
+      this.view = { id, loads: 0, pending: [] };
+      this.threadId = id;
+    }
+    const v = this.view!;
+    const panel = <T>(fetch: () => Promise<T[]>, set: (x: T[]) => void, report: boolean) =>
+      this.load(v, fetch, set).catch((e) => {
+        if (this.view !== v) return;
+        set([]);
+        if (report) this.onError(e);
+      });
+    void panel(() => api.participants(id), (p) => (this.participants = p), true);
+    void panel(() => api.documents(s, id), (d) => (this.documents = d), true);
+    if (this.can('task:read')) void panel(() => api.linkedTasks(s, id), (t) => (this.linkedTasks = t), false);
+    else this.linkedTasks = [];
+    this.threadLoading = true;
+    try {
+      await this.load(v, () => api.messages(s, id), (m) => (this.thread = m));
+      const reacted = this.thread.filter((m) => m.reactions.length > 0).map((m) => m.id);
+      await this.load(
+        v,
+        () => (reacted.length ? api.reactionsOf(reacted) : Promise.resolve([])),
+        (list) => (this.myReactions = new Set(list.filter((r) => this.isMe(r.actorKind, r.actor)).map((r) => `${r.messageId}:${r.emoji}`))),
+      );
+    } finally {
+      if (this.view === v) this.threadLoading = false;
+    }
+  }
+
+  closeThread(): void {
+    this.view = null;
+    this.threadId = null;
+    this.thread = [];
+    this.threadLoading = false;
+    this.participants = this.documents = this.linkedTasks = null;
+    this.myReactions = new Set();
+  }
+
+  /** One load for the open thread: its answer is applied, then the events that came while loads were in flight. */
+  private async load<T>(v: NonNullable<AppState['view']>, fetch: () => Promise<T>, set: (x: T) => void): Promise<void> {
+    v.loads++;
+    try {
+      const x = await fetch();
+      if (this.view !== v) return;
+      set(x);
+      for (const e of v.pending) this.applyThreadEvent(e);
+    } finally {
+      if (--v.loads === 0) v.pending = [];
+    }
+  }
+
+  /** Events that change the open thread: its messages, reactions, participants, documents, linked tasks. */
+  private isThreadEvent(e: StreamEvent): boolean {
+    const d = e.data ?? {};
+    switch (e.type) {
+      case 'message.created':
+      case 'reaction.added':
+      case 'reaction.removed':
+      case 'participant.added':
+      case 'participant.removed':
+      case 'document.created':
+        return d.conversationId === this.threadId;
+      case 'task.created':
+      case 'task.updated':
+        return d.conversation_id === this.threadId;
+      case 'task.deleted':
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  private applyThreadEvent(e: StreamEvent): void {
+    const d = e.data ?? {};
+    switch (e.type) {
+      case 'message.created':
+        this.addMessage(d as Message);
+        break;
+      case 'reaction.added':
+      case 'reaction.removed': {
+        const r = d as ReactionEvent;
+        this.setReactions(r.messageId, r.reactions ?? []);
+        if (this.isMe(r.actorKind, r.actor)) this.markMine(`${r.messageId}:${r.emoji}`, e.type === 'reaction.added');
+        break;
+      }
+      case 'participant.added':
+      case 'participant.removed': {
+        const p = (d as ParticipantEvent).participant;
+        if (!this.participants || !p?.name) break;
+        const others = this.participants.filter((x) => x.kind !== p.kind || x.name !== p.name);
+        // The event carries REST's Participant: agentId is absent for users, where GraphQL says null.
+        this.participants = e.type === 'participant.added' ? [...others, { kind: p.kind, name: p.name, agentId: p.agentId ?? null, createdAt: p.createdAt }] : others;
         break;
       }
       case 'document.created':
-        if (d.conversationId === this.threadId) this.convTick++;
+        this.addDocument(d as DocumentInfo);
+        break;
+      case 'task.created':
+      case 'task.updated':
+        this.linkTask(d as Task);
+        break;
+      case 'task.deleted':
+        this.unlinkTask(d.id);
         break;
     }
+  }
+
+  private isMe(actorKind: string, actor: string): boolean {
+    return actorKind === 'user' && actor === this.session?.viewer.name;
+  }
+
+  /** Adds a message to the thread once, in id order. */
+  private addMessage(m: Message): void {
+    if (this.thread.some((x) => x.id === m.id)) return;
+    this.thread = [...this.thread, m].sort((a, b) => a.id - b.id);
+  }
+
+  private addConversation(c: Conversation): void {
+    if (!this.conversations.some((x) => x.id === c.id)) this.conversations = [...this.conversations, c];
+  }
+
+  private addDocument(d: DocumentInfo): void {
+    if (this.documents) this.documents = [...this.documents.filter((x) => x.id !== d.id), d];
+  }
+
+  private linkTask(t: Task): void {
+    if (this.linkedTasks && t.conversation_id !== null && t.conversation_id === this.threadId && !this.linkedTasks.some((x) => x.id === t.id))
+      this.linkedTasks = [...this.linkedTasks, t];
+  }
+
+  private unlinkTask(id: number): void {
+    if (this.linkedTasks?.some((t) => t.id === id)) this.linkedTasks = this.linkedTasks.filter((t) => t.id !== id);
   }
 
   setReactions(messageId: number, reactions: Message['reactions']): void {
     this.thread = this.thread.map((m) => (m.id === messageId ? { ...m, reactions } : m));
   }
+
+  private markMine(key: string, mine: boolean): void {
+    if (this.myReactions.has(key) === mine) return;
+    const next = new Set(this.myReactions);
+    if (mine) next.add(key);
+    else next.delete(key);
+    this.myReactions = next;
+  }
+
+  /** Starts a conversation with its first message; it joins the list at once. */
+  async startConversation(message: string, name?: string): Promise<Conversation> {
+    if (!this.session) throw new Error('not signed in');
+    const c = await api.createConversation(this.session, message, name);
+    this.addConversation(c);
+    return c;
+  }
+
+  /** Posts to the open thread; the message shows at once (its event then changes nothing). */
+  async sendMessage(text: string): Promise<void> {
+    const id = this.threadId;
+    if (!this.session || id === null) return;
+    const m = await api.postMessage(this.session, id, text);
+    if (this.threadId === id) this.addMessage(m);
+  }
+
+  /** Adds the viewer's reaction, or takes it back when it is theirs already. */
+  async toggleReaction(messageId: number, emoji: string): Promise<void> {
+    const key = `${messageId}:${emoji}`;
+    const mine = this.myReactions.has(key);
+    const m = mine ? await api.removeReaction(messageId, emoji) : await api.addReaction(messageId, emoji);
+    this.setReactions(messageId, m.reactions);
+    this.markMine(key, !mine);
+  }
+
+  async addParticipant(kind: string, name: string): Promise<void> {
+    if (this.threadId === null) return;
+    await api.addParticipant(this.threadId, kind, name);
+    await this.reloadParticipants();
+  }
+
+  async removeParticipant(p: Participant): Promise<void> {
+    if (this.threadId === null) return;
+    await api.removeParticipant(this.threadId, p.kind, p.name);
+    await this.reloadParticipants();
+  }
+
+  /** After a change of our own: the mutation answers names only, the panel shows kinds and ids too. */
+  private async reloadParticipants(): Promise<void> {
+    const v = this.view;
+    if (v) await this.load(v, () => api.participants(v.id), (p) => (this.participants = p));
+  }
+
+  async shareDocument(file: File): Promise<DocumentInfo> {
+    const id = this.threadId;
+    if (!this.session || id === null) throw new Error('no conversation is open');
+    const d = await api.upload(this.session, id, file);
+    if (this.threadId === id) this.addDocument(d);
+    return d;
+  }
+
+  /** Where the side panels' load failures go (the app shows them as toasts). */
+  onError: (e: unknown) => void = () => {};
 }
 
 export const app = new AppState();

@@ -14,7 +14,7 @@ export function fakeFetch(handler: (c: Call) => unknown) {
   const fn = vi.fn(async (url: string, init?: RequestInit) => {
     const c: Call = { method: init?.method ?? 'GET', url: String(url), body: typeof init?.body === 'string' ? JSON.parse(init.body) : init?.body };
     calls.push(c);
-    const out = handler(c);
+    const out = await handler(c);
     if (out instanceof Response) return out;
     return new Response(JSON.stringify(out ?? {}), { status: 200, headers: { 'Content-Type': 'application/json' } });
   });
