@@ -556,7 +556,7 @@ func TestHTTP(t *testing.T) {
 		t.Fatalf("GET query: %d %s", get.Status, get.Body)
 	}
 	mut := env.Do(t, testenv.Request{Method: http.MethodGet, Path: "/graphql?query=mutation%20%7B%20deleteDoneTasks%20%7D", Token: tok})
-	if mut.Status != http.StatusBadRequest || !strings.Contains(string(mut.Body), "mutations must be sent with POST") {
+	if mut.Status != http.StatusMethodNotAllowed || !strings.Contains(string(mut.Body), "mutations must be sent with POST") {
 		t.Fatalf("GET mutation: %d %s", mut.Status, mut.Body)
 	}
 

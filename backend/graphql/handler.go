@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -38,8 +40,40 @@ type Request struct {
 }
 
 type response struct {
-	Data   *any                       `json:"data,omitempty"` // set (maybe to null) once execution ran
-	Errors []gqlerrors.FormattedError `json:"errors,omitempty"`
+	Data   *any      `json:"data,omitempty"` // set (maybe to null) once execution ran; absent for request errors
+	Errors errorList `json:"errors,omitempty"`
+}
+
+// Media types of answers: the GraphQL-over-HTTP draft's own when the client asks for it,
+// else application/json, which older clients expect.
+const (
+	mediaJSON            = "application/json"
+	mediaGraphQLResponse = "application/graphql-response+json"
+)
+
+// wantsGraphQLResponse reports whether an Accept header prefers
+// application/graphql-response+json to application/json.
+func wantsGraphQLResponse(accept string) bool {
+	qGQL, qJSON := 0.0, 0.0
+	for _, part := range strings.Split(accept, ",") {
+		typ, params, err := mime.ParseMediaType(part)
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				q = f
+			}
+		}
+		switch typ {
+		case mediaGraphQLResponse:
+			qGQL = max(qGQL, q)
+		case mediaJSON:
+			qJSON = max(qJSON, q)
+		}
+	}
+	return qGQL > 0 && qGQL >= qJSON
 }
 
 // Option configures Handler.
@@ -90,7 +124,7 @@ func Handler(svc *service.Service, token TokenFunc, opts ...Option) gin.HandlerF
 		}
 		if c.Request.Method != http.MethodGet && c.Request.Method != http.MethodPost {
 			c.Header("Allow", "GET, POST")
-			reply(c, http.StatusMethodNotAllowed, response{Errors: []gqlerrors.FormattedError{gqlError(errs.InvalidArgument, "use POST /graphql (or GET for queries)")}})
+			reply(c, http.StatusMethodNotAllowed, response{Errors: errorList{gqlError(errs.InvalidArgument, "use POST /graphql (or GET for queries)")}})
 			return
 		}
 		value, err := token(c)
@@ -116,21 +150,32 @@ func replyError(c *gin.Context, err error) {
 	case errs.Unauthenticated:
 		status = http.StatusUnauthorized
 		c.Header("WWW-Authenticate", "Bearer")
+	case errs.Forbidden:
+		status = http.StatusForbidden
 	case errs.PayloadTooLarge:
 		status = http.StatusRequestEntityTooLarge
 	case errs.Internal:
 		status = http.StatusInternalServerError
 	}
-	reply(c, status, response{Errors: []gqlerrors.FormattedError{gqlError(code, msg)}})
+	reply(c, status, response{Errors: errorList{gqlError(code, msg)}})
 }
 
+// reply writes an answer in the media type the client asked for. The status is the
+// same for both: 4xx for a request that failed before execution (its body has no data),
+// 200 once execution ran, as the GraphQL-over-HTTP draft asks of
+// application/graphql-response+json (and allows for application/json).
 func reply(c *gin.Context, status int, body response) {
 	raw, err := json.Marshal(body)
 	if err != nil {
 		raw = []byte(`{"errors":[{"message":"internal error; the server log has the details","extensions":{"code":"internal"}}]}`)
 		status = http.StatusInternalServerError
 	}
-	c.Data(status, "application/json; charset=utf-8", raw)
+	media := mediaJSON
+	if wantsGraphQLResponse(c.GetHeader("Accept")) {
+		media = mediaGraphQLResponse
+	}
+	c.Writer.Header().Add("Vary", "Accept")
+	c.Data(status, media+"; charset=utf-8", raw)
 }
 
 // readRequest reads the operation from the body (POST) or the query string (GET).
@@ -166,7 +211,9 @@ func readRequest(c *gin.Context) (Request, error) {
 	return req, nil
 }
 
-// serve parses, checks the limits, validates and executes one request.
+// serve parses, checks the limits, validates and executes one request. ctx ends when
+// the client goes away: then the operation does not start, and its resolvers' store
+// calls are cancelled.
 func serve(c *gin.Context, schema *gql.Schema, ctx context.Context) {
 	req, err := readRequest(c)
 	if err != nil {
@@ -178,35 +225,49 @@ func serve(c *gin.Context, schema *gql.Schema, ctx context.Context) {
 		reply(c, http.StatusBadRequest, response{Errors: requestErrors(gqlerrors.FormatErrors(err))})
 		return
 	}
+	// The limits come before validation: validating an abusive document is what is slow.
 	if err := checkLimits(schema, doc, req.Variables); err != nil {
 		replyError(c, errs.Invalid("%s", err.Error()))
 		return
 	}
-	if op := operation(doc, req.OperationName); op != nil && op.Operation == ast.OperationTypeSubscription {
+	op := operation(doc, req.OperationName)
+	if op != nil && op.Operation == ast.OperationTypeSubscription {
 		replyError(c, errs.Invalid("subscriptions are served over WebSocket: connect to ws://…/graphql with the graphql-transport-ws protocol (e.g. the graphql-ws client)"))
 		return
 	}
-	if c.Request.Method == http.MethodGet && hasMutation(doc) {
-		replyError(c, errs.Invalid("mutations must be sent with POST"))
+	if c.Request.Method == http.MethodGet && op != nil && op.Operation == ast.OperationTypeMutation {
+		// GraphQL over HTTP: a mutation over GET is refused with 405.
+		c.Header("Allow", "POST")
+		reply(c, http.StatusMethodNotAllowed, response{Errors: errorList{gqlError(errs.InvalidArgument, "mutations must be sent with POST")}})
 		return
 	}
 	if v := gql.ValidateDocument(schema, doc, nil); !v.IsValid {
 		reply(c, http.StatusBadRequest, response{Errors: requestErrors(v.Errors)})
 		return
 	}
-	res := gql.Execute(gql.ExecuteParams{Schema: *schema, AST: doc, OperationName: req.OperationName, Args: req.Variables, Context: ctx})
-	status := http.StatusOK
-	if res.Data == nil && len(res.Errors) > 0 && len(res.Errors[0].Path) == 0 {
-		status = http.StatusBadRequest // nothing ran: the variables or the operation name are wrong
+	if ctx.Err() != nil {
+		return // the client has gone
 	}
-	reply(c, status, response{Data: &res.Data, Errors: executionErrors(ctx, res.Errors)})
+	res := gql.Execute(gql.ExecuteParams{Schema: *schema, AST: doc, OperationName: req.OperationName, Args: req.Variables, Context: ctx})
+	if ctx.Err() != nil {
+		return
+	}
+	if res.Data == nil && requestFailed(res.Errors) {
+		// Nothing ran: the variables or the operation name are wrong. A request error,
+		// so no data key.
+		reply(c, http.StatusBadRequest, response{Errors: executionErrors(ctx, res.Errors)})
+		return
+	}
+	reply(c, http.StatusOK, response{Data: &res.Data, Errors: executionErrors(ctx, res.Errors)})
 }
 
-func hasMutation(doc *ast.Document) bool {
-	for _, d := range doc.Definitions {
-		if op, ok := d.(*ast.OperationDefinition); ok && op.Operation != ast.OperationTypeQuery {
-			return true
+// requestFailed reports whether Execute stopped before running any field: its errors
+// then have no path (variable coercion, an unknown operation name).
+func requestFailed(list []gqlerrors.FormattedError) bool {
+	for _, e := range list {
+		if len(e.Path) > 0 {
+			return false
 		}
 	}
-	return false
+	return len(list) > 0
 }

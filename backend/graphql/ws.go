@@ -291,7 +291,7 @@ func (w *wsConn) authenticate(payload json.RawMessage) (*auth.Principal, error) 
 }
 
 func (w *wsConn) sendErrors(id string, list []gqlerrors.FormattedError) {
-	raw, _ := json.Marshal(list)
+	raw, _ := json.Marshal(errorList(list)) // no "locations": null
 	w.send(wsMessage{ID: id, Type: "error", Payload: raw})
 }
 
