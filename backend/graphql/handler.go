@@ -20,8 +20,10 @@ import (
 	"github.com/graphql-go/graphql/language/source"
 
 	"github.com/agentdesk/agentdesk/backend/audit"
+	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/events"
+	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
 )
 
@@ -129,7 +131,7 @@ func Handler(svc *service.Service, token TokenFunc, opts ...Option) gin.HandlerF
 		}
 		value, err := token(c)
 		if err == nil {
-			pr, aerr := svc.AuthenticateToken(c.Request.Context(), value)
+			pr, aerr := authenticate(c.Request.Context(), svc, value)
 			if aerr == nil {
 				ctx, _ := withAgentLoader(WithPrincipal(c.Request.Context(), pr), svc, pr)
 				ctx = platformContext(ctx, c.GetHeader(audit.ClientHeader), svc, pr, true) // activity.go
@@ -140,6 +142,20 @@ func Handler(svc *service.Service, token TokenFunc, opts ...Option) gin.HandlerF
 		}
 		replyError(c, err)
 	}
+}
+
+// authenticate resolves the Bearer token of a /graphql request (HTTP or WebSocket).
+// Data tokens are for /api/vector only, as everywhere else: GraphQL's knowledge-base
+// operations take a platform token with admin, like the web UI's.
+func authenticate(ctx context.Context, svc *service.Service, value string) (*auth.Principal, error) {
+	pr, err := svc.AuthenticateToken(ctx, value)
+	if err != nil {
+		return nil, err
+	}
+	if pr.TokenType == model.TokenData {
+		return nil, errs.Forbid("data tokens are accepted only by the /api/vector endpoints; /graphql takes a platform token (knowledge bases need the admin scope)")
+	}
+	return pr, nil
 }
 
 // replyError answers a request that failed before execution.

@@ -86,7 +86,7 @@ func serveWS(c *gin.Context, schema *gql.Schema, svc *service.Service, hub *even
 	if c.GetHeader("Authorization") != "" {
 		value, err := token(c)
 		if err == nil {
-			header, err = svc.AuthenticateToken(c.Request.Context(), value)
+			header, err = authenticate(c.Request.Context(), svc, value)
 		}
 		if err != nil {
 			replyError(c, err)
@@ -287,7 +287,7 @@ func (w *wsConn) authenticate(payload json.RawMessage) (*auth.Principal, error) 
 		}
 		return nil, errs.Unauth("missing credentials: send {\"Authorization\": \"Bearer <token>\"} in the connection_init payload")
 	}
-	return w.svc.AuthenticateToken(w.ctx, value)
+	return authenticate(w.ctx, w.svc, value)
 }
 
 func (w *wsConn) sendErrors(id string, list []gqlerrors.FormattedError) {
