@@ -75,6 +75,13 @@ func TestErrorShape(t *testing.T) {
 		t.Errorf("syntax error without its location: %s", r.raw)
 	}
 
+	// The WebSocket's error messages too.
+	c := connect(t, env, tok)
+	c.subscribe("limit", `{ tasks(first: 1000) { id steps { title } } }`, nil)
+	if m := c.read(); m.Type != "error" || strings.Contains(string(m.Payload), `"locations"`) {
+		t.Errorf("error over WebSocket: %s %s", m.Type, m.Payload)
+	}
+
 	// A mutation over GET: 405, as GraphQL over HTTP says.
 	get := env.Do(t, testenv.Request{Method: http.MethodGet, Token: tok, Path: "/graphql?query=" + url.QueryEscape(`mutation { deleteDoneTasks }`)})
 	if get.Status != http.StatusMethodNotAllowed || get.Header.Get("Allow") != "POST" || strings.Contains(string(get.Body), `"data"`) {
