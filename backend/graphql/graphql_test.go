@@ -542,6 +542,19 @@ func TestLimits(t *testing.T) {
 		strings.Contains(r.raw, "levels deep") || !strings.Contains(r.raw, "invalid value") {
 		t.Errorf("8 levels are left to validation: %d %s", r.status, r.raw)
 	}
+	// Validation costs graphql-go tens of microseconds a node, and it compares every pair
+	// of fields sharing a response name by printing their arguments: both are bounded
+	// before it runs (these took seconds).
+	sameName := "{" + strings.Repeat(" a: tasks(status: ["+strings.Repeat("Todo,", 19)+"Todo]) { id }", 60) + " }"
+	check("same response name with arguments", sameName, nil, http.StatusBadRequest, "invalid_argument", "give them distinct aliases")
+	check("many nodes", `mutation { createTask(summary: "x", steps: [`+strings.Repeat(`{title: "t", x: 1}, `, 1000)+`]) { id } }`, nil,
+		http.StatusBadRequest, "invalid_argument", "nodes")
+	check("many arguments", `{ viewer(`+strings.Repeat(`x: 1, `, 4000)+`) { kind } }`, nil, http.StatusBadRequest, "invalid_argument", "nodes")
+	// 500 steps written inline still fit.
+	if r := do(t, env, tok, `mutation { createTask(summary: "x", steps: [`+strings.Repeat(`{title: "t"}, `, 500)+`]) { steps { index } } }`, nil); r.status != http.StatusOK {
+		t.Errorf("500 steps inline: %d %.300s", r.status, r.raw)
+	}
+
 	check("type definitions", `type Evil { f(a: Int = `+strings.Repeat("[", 100)+"1"+strings.Repeat("]", 100)+`): Int } { viewer { kind } }`, nil,
 		http.StatusBadRequest, "invalid_argument", "only operations and fragments")
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,7 @@ import (
 	gql "github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/gqlerrors"
 	"github.com/graphql-go/graphql/language/ast"
+	"github.com/graphql-go/graphql/language/location"
 	"github.com/graphql-go/graphql/language/parser"
 	"github.com/graphql-go/graphql/language/source"
 
@@ -236,14 +238,9 @@ func serve(c *gin.Context, schema *gql.Schema, ctx context.Context) {
 		replyError(c, err)
 		return
 	}
-	doc, err := parser.Parse(parser.ParseParams{Source: source.NewSource(&source.Source{Body: []byte(req.Query), Name: "GraphQL request"})})
-	if err != nil {
-		reply(c, http.StatusBadRequest, response{Errors: requestErrors(gqlerrors.FormatErrors(err))})
-		return
-	}
-	// The limits come before validation: validating an abusive document is what is slow.
-	if err := checkLimits(schema, doc, req.Variables); err != nil {
-		replyError(c, errs.Invalid("%s", err.Error()))
+	doc, list := checkRequest(schema, req.Query, req.Variables)
+	if list != nil {
+		reply(c, http.StatusBadRequest, response{Errors: list})
 		return
 	}
 	op := operation(doc, req.OperationName)
@@ -255,10 +252,6 @@ func serve(c *gin.Context, schema *gql.Schema, ctx context.Context) {
 		// GraphQL over HTTP: a mutation over GET is refused with 405.
 		c.Header("Allow", "POST")
 		reply(c, http.StatusMethodNotAllowed, response{Errors: errorList{gqlError(errs.InvalidArgument, "mutations must be sent with POST")}})
-		return
-	}
-	if v := gql.ValidateDocument(schema, doc, nil); !v.IsValid {
-		reply(c, http.StatusBadRequest, response{Errors: requestErrors(v.Errors)})
 		return
 	}
 	if ctx.Err() != nil {
@@ -275,6 +268,68 @@ func serve(c *gin.Context, schema *gql.Schema, ctx context.Context) {
 		return
 	}
 	reply(c, http.StatusOK, response{Data: &res.Data, Errors: executionErrors(ctx, res.Errors)})
+}
+
+// checkRequest parses a query, checks the limits and validates it (HTTP and
+// WebSocket): it returns the document to execute, or the request errors.
+//
+// The limits come first: validating an abusive document is what is slow. Validation
+// itself runs on a copy parsed without the source text, because graphql-go prints
+// values while it validates, through JSON, and every node of a parsed document points
+// at the source, so each print would copy the whole document. Its errors' locations
+// are put back from their positions. The copy that runs keeps the source, so that
+// execution errors say where they are; parsing again costs microseconds.
+func checkRequest(schema *gql.Schema, query string, vars map[string]any) (*ast.Document, errorList) {
+	src := source.NewSource(&source.Source{Body: []byte(query), Name: "GraphQL request"})
+	bare, err := parser.Parse(parser.ParseParams{Source: src, Options: parser.ParseOptions{NoSource: true}})
+	if err != nil {
+		return nil, requestErrors(gqlerrors.FormatErrors(err)) // located by the parser
+	}
+	if err := checkLimits(schema, bare, vars); err != nil {
+		return nil, errorList{gqlError(errs.InvalidArgument, err.Error())}
+	}
+	if v := gql.ValidateDocument(schema, bare, nil); !v.IsValid {
+		return nil, requestErrors(locate(v.Errors, query))
+	}
+	doc, err := parser.Parse(parser.ParseParams{Source: src})
+	if err != nil {
+		return nil, requestErrors(gqlerrors.FormatErrors(err))
+	}
+	return doc, nil
+}
+
+// locate sets the line and column of errors found on a document parsed without its
+// source, from their positions in query.
+func locate(list []gqlerrors.FormattedError, query string) []gqlerrors.FormattedError {
+	var lineStarts []int // offsets where lines begin, after the first
+	for i := 0; i < len(query); i++ {
+		switch query[i] {
+		case '\r':
+			if i+1 < len(query) && query[i+1] == '\n' {
+				i++
+			}
+			lineStarts = append(lineStarts, i+1)
+		case '\n':
+			lineStarts = append(lineStarts, i+1)
+		}
+	}
+	for i := range list {
+		e, ok := list[i].OriginalError().(*gqlerrors.Error)
+		if !ok || len(e.Positions) == 0 {
+			continue
+		}
+		locs := make([]location.SourceLocation, 0, len(e.Positions))
+		for _, pos := range e.Positions {
+			line := sort.SearchInts(lineStarts, pos+1) // lines that begin at or before pos
+			start := 0
+			if line > 0 {
+				start = lineStarts[line-1]
+			}
+			locs = append(locs, location.SourceLocation{Line: line + 1, Column: pos - start + 1})
+		}
+		list[i].Locations = locs
+	}
+	return list
 }
 
 // requestFailed reports whether Execute stopped before running any field: its errors

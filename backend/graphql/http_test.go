@@ -75,6 +75,16 @@ func TestErrorShape(t *testing.T) {
 		t.Errorf("syntax error without its location: %s", r.raw)
 	}
 
+	// So does a validation error, on its line (validation runs without the source).
+	r = do(t, env, tok, "query {\n  tasks {\n    nope\n  }\n}", nil)
+	if !strings.Contains(r.raw, `"locations":[{"line":3,"column":5}]`) {
+		t.Errorf("validation error not located: %s", r.raw)
+	}
+	r = do(t, env, tok, "query {\r\n  tasks(status: Nope) { id }\r\n}", nil)
+	if !strings.Contains(r.raw, `"locations":[{"line":2,"column":17}]`) {
+		t.Errorf("validation error not located (CRLF): %s", r.raw)
+	}
+
 	// The WebSocket's error messages too.
 	c := connect(t, env, tok)
 	c.subscribe("limit", `{ tasks(first: 1000) { id steps { title } } }`, nil)

@@ -32,6 +32,16 @@ const (
 	// MaxFields bounds the fields written in the document (aliases and fragments
 	// included, before expansion): graphql-go's validation is quadratic in them.
 	MaxFields = 1000
+	// MaxNodes bounds the nodes of the document (fields, fragments, arguments,
+	// directives, variables and every value of a literal): graphql-go's validation
+	// costs tens of microseconds a node. 500 steps written inline fit.
+	MaxNodes = 2000
+	// MaxArgumentComparisons bounds the work of validating fields that share a response
+	// name and take arguments: graphql-go compares every pair of them by printing their
+	// arguments. It is the sum, over such names, of (fields - 1) x (the nodes of their
+	// arguments), and leaves room for every query a person writes; at most a few tens
+	// of milliseconds.
+	MaxArgumentComparisons = 5000
 	// UnpagedListFactor is the size assumed for lists that have neither paging nor a
 	// bound in the service (agents, skills, tokens, ...): the size of a page.
 	// Introspection lists count 1: they are bounded by the schema.
@@ -84,6 +94,9 @@ func checkLimits(schema *gql.Schema, doc *ast.Document, vars map[string]any) err
 	if err := checkLiterals(doc); err != nil {
 		return err
 	}
+	if err := checkArgumentComparisons(doc); err != nil {
+		return err
+	}
 	for _, d := range doc.Definitions {
 		op, ok := d.(*ast.OperationDefinition)
 		if !ok {
@@ -124,10 +137,13 @@ func checkLimits(schema *gql.Schema, doc *ast.Document, vars map[string]any) err
 }
 
 // checkLiterals fails when a literal value anywhere in the executable definitions of doc
-// (arguments, directives, variable defaults) nests deeper than MaxLiteralDepth.
+// (arguments, directives, variable defaults) nests deeper than MaxLiteralDepth, or
+// when the document has more than MaxNodes nodes.
 func checkLiterals(doc *ast.Document) error {
 	var values []ast.Value
+	nodes := 0 // besides the values' own
 	args := func(list []*ast.Argument) {
+		nodes += len(list)
 		for _, a := range list {
 			if a != nil {
 				values = append(values, a.Value)
@@ -135,6 +151,7 @@ func checkLiterals(doc *ast.Document) error {
 		}
 	}
 	directives := func(list []*ast.Directive) {
+		nodes += len(list)
 		for _, d := range list {
 			if d != nil {
 				args(d.Arguments)
@@ -142,8 +159,9 @@ func checkLiterals(doc *ast.Document) error {
 		}
 	}
 	varDefs := func(list []*ast.VariableDefinition) {
+		nodes += len(list)
 		for _, v := range list {
-			if v != nil {
+			if v != nil && v.DefaultValue != nil {
 				values = append(values, v.DefaultValue)
 			}
 		}
@@ -153,6 +171,7 @@ func checkLiterals(doc *ast.Document) error {
 		if ss == nil {
 			return
 		}
+		nodes += len(ss.Selections)
 		for _, sel := range ss.Selections {
 			switch s := sel.(type) {
 			case *ast.Field:
@@ -184,7 +203,88 @@ func checkLiterals(doc *ast.Document) error {
 			return &limitError{fmt.Sprintf("a literal value nests lists and objects more than %d levels deep; send deep values as variables, or flatten them", MaxLiteralDepth)}
 		}
 	}
+	for _, v := range values { // shallow now, so counting is cheap
+		nodes += valueNodes(v)
+	}
+	if nodes > MaxNodes {
+		return &limitError{fmt.Sprintf("the document has %d nodes (fields, arguments, values, ...), at most %d are allowed; send large values as variables", nodes, MaxNodes)}
+	}
 	return nil
+}
+
+// checkArgumentComparisons fails when fields sharing a response name (an alias, else the
+// field's name) carry so many arguments that validating them would be slow (see
+// MaxArgumentComparisons). Fields are counted as written, wherever they are.
+func checkArgumentComparisons(doc *ast.Document) error {
+	type group struct{ fields, nodes int }
+	groups := map[string]*group{}
+	var walk func(ss *ast.SelectionSet)
+	walk = func(ss *ast.SelectionSet) {
+		if ss == nil {
+			return
+		}
+		for _, sel := range ss.Selections {
+			switch s := sel.(type) {
+			case *ast.Field:
+				if len(s.Arguments) > 0 {
+					name := ""
+					if s.Alias != nil {
+						name = s.Alias.Value
+					} else if s.Name != nil {
+						name = s.Name.Value
+					}
+					g := groups[name]
+					if g == nil {
+						g = &group{}
+						groups[name] = g
+					}
+					g.fields++
+					for _, a := range s.Arguments {
+						if a != nil {
+							g.nodes += 1 + valueNodes(a.Value)
+						}
+					}
+				}
+				walk(s.SelectionSet)
+			case *ast.InlineFragment:
+				walk(s.SelectionSet)
+			}
+		}
+	}
+	for _, d := range doc.Definitions {
+		switch d := d.(type) {
+		case *ast.OperationDefinition:
+			walk(d.SelectionSet)
+		case *ast.FragmentDefinition:
+			walk(d.SelectionSet)
+		}
+	}
+	total := 0
+	for name, g := range groups {
+		total += (g.fields - 1) * g.nodes
+		if total > MaxArgumentComparisons {
+			return &limitError{fmt.Sprintf("%d fields named %s take arguments, which makes the document too slow to validate; give them distinct aliases", g.fields, name)}
+		}
+	}
+	return nil
+}
+
+// valueNodes counts the nodes of a literal value.
+func valueNodes(v ast.Value) int {
+	n := 1
+	switch v := v.(type) {
+	case *ast.ListValue:
+		for _, item := range v.Values {
+			n += valueNodes(item)
+		}
+	case *ast.ObjectValue:
+		for _, f := range v.Fields {
+			if f != nil {
+				n += valueNodes(f.Value)
+			}
+		}
+	}
+	return n
 }
 
 // literalDepth is how deeply lists and objects nest in v, counted from level and
