@@ -44,6 +44,12 @@ func FuzzGraphQL(f *testing.F) {
 		{`{ tasks(status: ` + deep("[", "Todo", "]", 200) + `) { id } }`, ``},
 		{`mutation { createTask(summary: "x", steps: ` + deep("{title: ", `"t"`, "}", 20) + `) { id } }`, ``},
 		{deep("{ a ", "b", " }", 100), ``},
+		{"{" + strings.Repeat(` a: tasks(status: [Todo, Todo, Todo]) { id }`, 60) + " }", ``},
+		{`{ viewer(` + strings.Repeat(`x: 1, `, 3000) + `) { kind } }`, ``},
+		{"query {
+  tasks {
+    nope  }
+}", ``},
 		{`{ tasks { id `, ``},
 		{`{ "str" }`, ``},
 		{``, ``},
