@@ -46,10 +46,7 @@ func FuzzGraphQL(f *testing.F) {
 		{deep("{ a ", "b", " }", 100), ``},
 		{"{" + strings.Repeat(` a: tasks(status: [Todo, Todo, Todo]) { id }`, 60) + " }", ``},
 		{`{ viewer(` + strings.Repeat(`x: 1, `, 3000) + `) { kind } }`, ``},
-		{"query {
-  tasks {
-    nope  }
-}", ``},
+		{"query {\r\n  tasks {\n    nope\r  }\n}", ``},
 		{`{ tasks { id `, ``},
 		{`{ "str" }`, ``},
 		{``, ``},
