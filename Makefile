@@ -40,9 +40,10 @@ race: ## the concurrency test (8 agents, 8 users, 20 s) under the race detector 
 bench: build ## load benchmarks over HTTP on loopback; ends with one JSON line of figures
 	$(GO) run ./backend/bench -bin $(BIN)
 
-fuzz: ## explore the request decoders for a minute each
+fuzz: ## explore the request decoders and the GraphQL handler for a minute each
 	$(GO) test ./backend/api -run XXX -fuzz FuzzCreateTask -fuzztime 60s
 	$(GO) test ./backend/api -run XXX -fuzz FuzzStatus -fuzztime 60s
+	$(GO) test ./backend/graphql -run XXX -fuzz FuzzGraphQL -fuzztime 60s
 
 desktop: ui ## the desktop window, bin/agentdesk-desktop (needs cgo, libgtk-3-dev, libwebkit2gtk-4.1-dev)
 	CGO_ENABLED=1 $(GO) build -tags desktop,production,webkit2_41 -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)-desktop .

@@ -3,8 +3,10 @@
 // service with the request's *auth.Principal, so scope checks and every business rule
 // stay in the service; this package only translates arguments and results.
 //
-// Before a query runs it is parsed once and checked against three limits (MaxQueryBytes,
-// MaxDepth, MaxCost; see limits.go), which graphql-go does not provide. Errors follow
+// Before a query is validated it is parsed and checked against limits graphql-go does
+// not provide (MaxQueryBytes, MaxFields, MaxNodes, MaxLiteralDepth,
+// MaxArgumentComparisons, MaxDepth, MaxCost; see limits.go): validation itself is what
+// an abusive document makes slow. checkRequest (handler.go) does it for both transports. Errors follow
 // the GraphQL spec and carry extensions.code from the contract's codes; internal errors
 // are logged and never shown.
 //

@@ -2,10 +2,12 @@ package graphql
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 
 	"github.com/graphql-go/graphql/gqlerrors"
+	"github.com/graphql-go/graphql/language/location"
 
 	"github.com/agentdesk/agentdesk/backend/errs"
 )
@@ -34,6 +36,26 @@ func publicError(ctx context.Context, err error) error {
 type panicError struct{ v any }
 
 func (p panicError) Error() string { return fmt.Sprintf("panic: %v", p.v) }
+
+// errorList is the errors of a response. graphql-go's FormattedError writes
+// "locations": null when an error has none, which some clients cannot read; the spec
+// says to leave the key out, so the list is written in its own shape.
+type errorList []gqlerrors.FormattedError
+
+type errorJSON struct {
+	Message    string                    `json:"message"`
+	Locations  []location.SourceLocation `json:"locations,omitempty"`
+	Path       []any                     `json:"path,omitempty"`
+	Extensions map[string]any            `json:"extensions,omitempty"`
+}
+
+func (l errorList) MarshalJSON() ([]byte, error) {
+	out := make([]errorJSON, len(l))
+	for i, e := range l {
+		out[i] = errorJSON{Message: e.Message, Locations: e.Locations, Path: e.Path, Extensions: e.Extensions}
+	}
+	return json.Marshal(out)
+}
 
 // gqlError is one error of a response, in the GraphQL spec's shape.
 func gqlError(code errs.Code, msg string) gqlerrors.FormattedError {

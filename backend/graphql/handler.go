@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net/http"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -14,12 +17,15 @@ import (
 	gql "github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/gqlerrors"
 	"github.com/graphql-go/graphql/language/ast"
+	"github.com/graphql-go/graphql/language/location"
 	"github.com/graphql-go/graphql/language/parser"
 	"github.com/graphql-go/graphql/language/source"
 
 	"github.com/agentdesk/agentdesk/backend/audit"
+	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/events"
+	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
 )
 
@@ -38,8 +44,40 @@ type Request struct {
 }
 
 type response struct {
-	Data   *any                       `json:"data,omitempty"` // set (maybe to null) once execution ran
-	Errors []gqlerrors.FormattedError `json:"errors,omitempty"`
+	Data   *any      `json:"data,omitempty"` // set (maybe to null) once execution ran; absent for request errors
+	Errors errorList `json:"errors,omitempty"`
+}
+
+// Media types of answers: the GraphQL-over-HTTP draft's own when the client asks for it,
+// else application/json, which older clients expect.
+const (
+	mediaJSON            = "application/json"
+	mediaGraphQLResponse = "application/graphql-response+json"
+)
+
+// wantsGraphQLResponse reports whether an Accept header prefers
+// application/graphql-response+json to application/json.
+func wantsGraphQLResponse(accept string) bool {
+	qGQL, qJSON := 0.0, 0.0
+	for _, part := range strings.Split(accept, ",") {
+		typ, params, err := mime.ParseMediaType(part)
+		if err != nil {
+			continue
+		}
+		q := 1.0
+		if v, ok := params["q"]; ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				q = f
+			}
+		}
+		switch typ {
+		case mediaGraphQLResponse:
+			qGQL = max(qGQL, q)
+		case mediaJSON:
+			qJSON = max(qJSON, q)
+		}
+	}
+	return qGQL > 0 && qGQL >= qJSON
 }
 
 // Option configures Handler.
@@ -90,12 +128,12 @@ func Handler(svc *service.Service, token TokenFunc, opts ...Option) gin.HandlerF
 		}
 		if c.Request.Method != http.MethodGet && c.Request.Method != http.MethodPost {
 			c.Header("Allow", "GET, POST")
-			reply(c, http.StatusMethodNotAllowed, response{Errors: []gqlerrors.FormattedError{gqlError(errs.InvalidArgument, "use POST /graphql (or GET for queries)")}})
+			reply(c, http.StatusMethodNotAllowed, response{Errors: errorList{gqlError(errs.InvalidArgument, "use POST /graphql (or GET for queries)")}})
 			return
 		}
 		value, err := token(c)
 		if err == nil {
-			pr, aerr := svc.AuthenticateToken(c.Request.Context(), value)
+			pr, aerr := authenticate(c.Request.Context(), svc, value)
 			if aerr == nil {
 				ctx, _ := withAgentLoader(WithPrincipal(c.Request.Context(), pr), svc, pr)
 				ctx = platformContext(ctx, c.GetHeader(audit.ClientHeader), svc, pr, true) // activity.go
@@ -108,6 +146,20 @@ func Handler(svc *service.Service, token TokenFunc, opts ...Option) gin.HandlerF
 	}
 }
 
+// authenticate resolves the Bearer token of a /graphql request (HTTP or WebSocket).
+// Data tokens are for /api/vector only, as everywhere else: GraphQL's knowledge-base
+// operations take a platform token with admin, like the web UI's.
+func authenticate(ctx context.Context, svc *service.Service, value string) (*auth.Principal, error) {
+	pr, err := svc.AuthenticateToken(ctx, value)
+	if err != nil {
+		return nil, err
+	}
+	if pr.TokenType == model.TokenData {
+		return nil, errs.Forbid("data tokens are accepted only by the /api/vector endpoints; /graphql takes a platform token (knowledge bases need the admin scope)")
+	}
+	return pr, nil
+}
+
 // replyError answers a request that failed before execution.
 func replyError(c *gin.Context, err error) {
 	code, msg := errs.Public(err)
@@ -116,21 +168,32 @@ func replyError(c *gin.Context, err error) {
 	case errs.Unauthenticated:
 		status = http.StatusUnauthorized
 		c.Header("WWW-Authenticate", "Bearer")
+	case errs.Forbidden:
+		status = http.StatusForbidden
 	case errs.PayloadTooLarge:
 		status = http.StatusRequestEntityTooLarge
 	case errs.Internal:
 		status = http.StatusInternalServerError
 	}
-	reply(c, status, response{Errors: []gqlerrors.FormattedError{gqlError(code, msg)}})
+	reply(c, status, response{Errors: errorList{gqlError(code, msg)}})
 }
 
+// reply writes an answer in the media type the client asked for. The status is the
+// same for both: 4xx for a request that failed before execution (its body has no data),
+// 200 once execution ran, as the GraphQL-over-HTTP draft asks of
+// application/graphql-response+json (and allows for application/json).
 func reply(c *gin.Context, status int, body response) {
 	raw, err := json.Marshal(body)
 	if err != nil {
 		raw = []byte(`{"errors":[{"message":"internal error; the server log has the details","extensions":{"code":"internal"}}]}`)
 		status = http.StatusInternalServerError
 	}
-	c.Data(status, "application/json; charset=utf-8", raw)
+	media := mediaJSON
+	if wantsGraphQLResponse(c.GetHeader("Accept")) {
+		media = mediaGraphQLResponse
+	}
+	c.Writer.Header().Add("Vary", "Accept")
+	c.Data(status, media+"; charset=utf-8", raw)
 }
 
 // readRequest reads the operation from the body (POST) or the query string (GET).
@@ -166,47 +229,116 @@ func readRequest(c *gin.Context) (Request, error) {
 	return req, nil
 }
 
-// serve parses, checks the limits, validates and executes one request.
+// serve parses, checks the limits, validates and executes one request. ctx ends when
+// the client goes away: then the operation does not start, and its resolvers' store
+// calls are cancelled.
 func serve(c *gin.Context, schema *gql.Schema, ctx context.Context) {
 	req, err := readRequest(c)
 	if err != nil {
 		replyError(c, err)
 		return
 	}
-	doc, err := parser.Parse(parser.ParseParams{Source: source.NewSource(&source.Source{Body: []byte(req.Query), Name: "GraphQL request"})})
-	if err != nil {
-		reply(c, http.StatusBadRequest, response{Errors: requestErrors(gqlerrors.FormatErrors(err))})
+	doc, list := checkRequest(schema, req.Query, req.Variables)
+	if list != nil {
+		reply(c, http.StatusBadRequest, response{Errors: list})
 		return
 	}
-	if err := checkLimits(schema, doc, req.Variables); err != nil {
-		replyError(c, errs.Invalid("%s", err.Error()))
-		return
-	}
-	if op := operation(doc, req.OperationName); op != nil && op.Operation == ast.OperationTypeSubscription {
+	op := operation(doc, req.OperationName)
+	if op != nil && op.Operation == ast.OperationTypeSubscription {
 		replyError(c, errs.Invalid("subscriptions are served over WebSocket: connect to ws://…/graphql with the graphql-transport-ws protocol (e.g. the graphql-ws client)"))
 		return
 	}
-	if c.Request.Method == http.MethodGet && hasMutation(doc) {
-		replyError(c, errs.Invalid("mutations must be sent with POST"))
+	if c.Request.Method == http.MethodGet && op != nil && op.Operation == ast.OperationTypeMutation {
+		// GraphQL over HTTP: a mutation over GET is refused with 405.
+		c.Header("Allow", "POST")
+		reply(c, http.StatusMethodNotAllowed, response{Errors: errorList{gqlError(errs.InvalidArgument, "mutations must be sent with POST")}})
 		return
 	}
-	if v := gql.ValidateDocument(schema, doc, nil); !v.IsValid {
-		reply(c, http.StatusBadRequest, response{Errors: requestErrors(v.Errors)})
-		return
+	if ctx.Err() != nil {
+		return // the client has gone
 	}
 	res := gql.Execute(gql.ExecuteParams{Schema: *schema, AST: doc, OperationName: req.OperationName, Args: req.Variables, Context: ctx})
-	status := http.StatusOK
-	if res.Data == nil && len(res.Errors) > 0 && len(res.Errors[0].Path) == 0 {
-		status = http.StatusBadRequest // nothing ran: the variables or the operation name are wrong
+	if ctx.Err() != nil {
+		return
 	}
-	reply(c, status, response{Data: &res.Data, Errors: executionErrors(ctx, res.Errors)})
+	if res.Data == nil && requestFailed(res.Errors) {
+		// Nothing ran: the variables or the operation name are wrong. A request error,
+		// so no data key.
+		reply(c, http.StatusBadRequest, response{Errors: executionErrors(ctx, res.Errors)})
+		return
+	}
+	reply(c, http.StatusOK, response{Data: &res.Data, Errors: executionErrors(ctx, res.Errors)})
 }
 
-func hasMutation(doc *ast.Document) bool {
-	for _, d := range doc.Definitions {
-		if op, ok := d.(*ast.OperationDefinition); ok && op.Operation != ast.OperationTypeQuery {
-			return true
+// checkRequest parses a query, checks the limits and validates it (HTTP and
+// WebSocket): it returns the document to execute, or the request errors.
+//
+// The limits come first: validating an abusive document is what is slow. Validation
+// itself runs on a copy parsed without the source text, because graphql-go prints
+// values while it validates, through JSON, and every node of a parsed document points
+// at the source, so each print would copy the whole document. Its errors' locations
+// are put back from their positions. The copy that runs keeps the source, so that
+// execution errors say where they are; parsing again costs microseconds.
+func checkRequest(schema *gql.Schema, query string, vars map[string]any) (*ast.Document, errorList) {
+	src := source.NewSource(&source.Source{Body: []byte(query), Name: "GraphQL request"})
+	bare, err := parser.Parse(parser.ParseParams{Source: src, Options: parser.ParseOptions{NoSource: true}})
+	if err != nil {
+		return nil, requestErrors(gqlerrors.FormatErrors(err)) // located by the parser
+	}
+	if err := checkLimits(schema, bare, vars); err != nil {
+		return nil, errorList{gqlError(errs.InvalidArgument, err.Error())}
+	}
+	if v := gql.ValidateDocument(schema, bare, nil); !v.IsValid {
+		return nil, requestErrors(locate(v.Errors, query))
+	}
+	doc, err := parser.Parse(parser.ParseParams{Source: src})
+	if err != nil {
+		return nil, requestErrors(gqlerrors.FormatErrors(err))
+	}
+	return doc, nil
+}
+
+// locate sets the line and column of errors found on a document parsed without its
+// source, from their positions in query.
+func locate(list []gqlerrors.FormattedError, query string) []gqlerrors.FormattedError {
+	var lineStarts []int // offsets where lines begin, after the first
+	for i := 0; i < len(query); i++ {
+		switch query[i] {
+		case '\r':
+			if i+1 < len(query) && query[i+1] == '\n' {
+				i++
+			}
+			lineStarts = append(lineStarts, i+1)
+		case '\n':
+			lineStarts = append(lineStarts, i+1)
 		}
 	}
-	return false
+	for i := range list {
+		e, ok := list[i].OriginalError().(*gqlerrors.Error)
+		if !ok || len(e.Positions) == 0 {
+			continue
+		}
+		locs := make([]location.SourceLocation, 0, len(e.Positions))
+		for _, pos := range e.Positions {
+			line := sort.SearchInts(lineStarts, pos+1) // lines that begin at or before pos
+			start := 0
+			if line > 0 {
+				start = lineStarts[line-1]
+			}
+			locs = append(locs, location.SourceLocation{Line: line + 1, Column: pos - start + 1})
+		}
+		list[i].Locations = locs
+	}
+	return list
+}
+
+// requestFailed reports whether Execute stopped before running any field: its errors
+// then have no path (variable coercion, an unknown operation name).
+func requestFailed(list []gqlerrors.FormattedError) bool {
+	for _, e := range list {
+		if len(e.Path) > 0 {
+			return false
+		}
+	}
+	return len(list) > 0
 }

@@ -7,6 +7,9 @@ import (
 
 	gql "github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/language/ast"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/service"
 )
 
 // Limits on a request, checked on the parsed document before validation and execution,
@@ -19,46 +22,92 @@ const (
 	// MaxDepth bounds how deeply fields nest; `{ projects { id } }` has depth 2. It leaves
 	// room for the usual introspection query (depth 13, its ofType chain).
 	MaxDepth = 15
+	// MaxLiteralDepth bounds how deeply list and object literals nest (`[[1]]` is 2):
+	// graphql-go's validation prints a literal at every level of it, which is cubic.
+	MaxLiteralDepth = 8
 	// MaxCost bounds the estimated work of an operation: every field costs 1, and a list
-	// field multiplies what it selects by its page size (first, else DefaultPageSize) or,
-	// for lists without paging, by UnpagedListFactor.
-	MaxCost = 10_000
+	// field multiplies what it selects by the most items it can have (see listSize). A
+	// page of 100 tasks with every field of their 500 steps fits.
+	MaxCost = 250_000
 	// MaxFields bounds the fields written in the document (aliases and fragments
 	// included, before expansion): graphql-go's validation is quadratic in them.
 	MaxFields = 1000
-	// UnpagedListFactor is the size assumed for lists without a first argument (steps,
-	// agents, tokens, ...). Introspection lists count 1: they are bounded by the schema.
-	UnpagedListFactor = 10
+	// MaxNodes bounds the nodes of the document (fields, fragments, arguments,
+	// directives, variables and every value of a literal): graphql-go's validation
+	// costs tens of microseconds a node. 500 steps written inline fit.
+	MaxNodes = 2000
+	// MaxArgumentComparisons bounds the work of validating fields that share a response
+	// name and take arguments: graphql-go compares every pair of them by printing their
+	// arguments. It is the sum, over such names, of (fields - 1) x (the nodes of their
+	// arguments), and leaves room for every query a person writes; at most a few tens
+	// of milliseconds.
+	MaxArgumentComparisons = 5000
+	// UnpagedListFactor is the size assumed for lists that have neither paging nor a
+	// bound in the service (agents, skills, tokens, ...): the size of a page.
+	// Introspection lists count 1: they are bounded by the schema.
+	UnpagedListFactor = DefaultPageSize
 )
+
+// listCaps are the bounds the service puts on lists without paging ("Type.field").
+var listCaps = map[string]int{
+	"Task.steps":          service.MaxSteps,
+	"Job.steps":           service.MaxSteps, // validated as a task's
+	"Task.requiredSkills": service.MaxRequiredSkills,
+	"Token.scopes":        len(auth.PlatformScopes) + len(auth.DataScopes),
+	"Member.scopes":       len(auth.PlatformScopes) + len(auth.DataScopes),
+	"Viewer.scopes":       len(auth.PlatformScopes) + len(auth.DataScopes),
+	"UsageReport.byDay":   service.MaxUsageRangeDays,
+	"Query.agentEnv":      10, // six variables, and the knowledge bases' line
+}
+
+// sizeArgs are the arguments that say how many items a paged list returns, with the
+// size when they are left out.
+var sizeArgs = map[string]int{"first": DefaultPageSize, "k": service.DefaultVectorK}
 
 // limitError is a request that breaks a limit.
 type limitError struct{ msg string }
 
 func (e *limitError) Error() string { return e.msg }
 
-// checkLimits computes the depth and cost of every operation of doc (fragments
-// expanded, each one once) and fails when one is over its limit.
+// checkLimits checks the literals of doc, then computes the depth and cost of every
+// operation (fragments expanded, each one once) and fails when one is over its limit.
 func checkLimits(schema *gql.Schema, doc *ast.Document, vars map[string]any) error {
-	a := analyser{schema: schema, vars: vars, fragments: map[string]*ast.FragmentDefinition{}, memo: map[string]measure{}}
+	fragments := map[string]*ast.FragmentDefinition{}
 	fieldCount := 0
 	for _, d := range doc.Definitions {
 		switch d := d.(type) {
 		case *ast.FragmentDefinition:
 			if d.Name != nil {
-				a.fragments[d.Name.Value] = d
+				fragments[d.Name.Value] = d
 			}
 			fieldCount += countFields(d.SelectionSet)
 		case *ast.OperationDefinition:
 			fieldCount += countFields(d.SelectionSet)
+		default:
+			// The spec's ExecutableDefinitions rule, which graphql-go lacks.
+			return &limitError{fmt.Sprintf("the document may hold only operations and fragments, not a %s", strings.ToLower(d.GetKind()))}
 		}
 	}
 	if fieldCount > MaxFields {
 		return &limitError{fmt.Sprintf("the document has %d fields, at most %d are allowed", fieldCount, MaxFields)}
 	}
+	if err := checkLiterals(doc); err != nil {
+		return err
+	}
+	if err := checkArgumentComparisons(doc); err != nil {
+		return err
+	}
 	for _, d := range doc.Definitions {
 		op, ok := d.(*ast.OperationDefinition)
 		if !ok {
 			continue
+		}
+		// Measured per operation: its variables' defaults decide the sizes of lists.
+		a := analyser{schema: schema, vars: vars, defaults: map[string]ast.Value{}, fragments: fragments, memo: map[string]measure{}}
+		for _, v := range op.VariableDefinitions {
+			if v != nil && v.Variable != nil && v.Variable.Name != nil && v.DefaultValue != nil {
+				a.defaults[v.Variable.Name.Value] = v.DefaultValue
+			}
 		}
 		var root *gql.Object
 		switch op.Operation {
@@ -85,6 +134,181 @@ func checkLimits(schema *gql.Schema, doc *ast.Document, vars map[string]any) err
 		}
 	}
 	return nil
+}
+
+// checkLiterals fails when a literal value anywhere in the executable definitions of doc
+// (arguments, directives, variable defaults) nests deeper than MaxLiteralDepth, or
+// when the document has more than MaxNodes nodes.
+func checkLiterals(doc *ast.Document) error {
+	var values []ast.Value
+	nodes := 0 // besides the values' own
+	args := func(list []*ast.Argument) {
+		nodes += len(list)
+		for _, a := range list {
+			if a != nil {
+				values = append(values, a.Value)
+			}
+		}
+	}
+	directives := func(list []*ast.Directive) {
+		nodes += len(list)
+		for _, d := range list {
+			if d != nil {
+				args(d.Arguments)
+			}
+		}
+	}
+	varDefs := func(list []*ast.VariableDefinition) {
+		nodes += len(list)
+		for _, v := range list {
+			if v != nil && v.DefaultValue != nil {
+				values = append(values, v.DefaultValue)
+			}
+		}
+	}
+	var selections func(ss *ast.SelectionSet)
+	selections = func(ss *ast.SelectionSet) {
+		if ss == nil {
+			return
+		}
+		nodes += len(ss.Selections)
+		for _, sel := range ss.Selections {
+			switch s := sel.(type) {
+			case *ast.Field:
+				args(s.Arguments)
+				directives(s.Directives)
+				selections(s.SelectionSet)
+			case *ast.InlineFragment:
+				directives(s.Directives)
+				selections(s.SelectionSet)
+			case *ast.FragmentSpread:
+				directives(s.Directives)
+			}
+		}
+	}
+	for _, d := range doc.Definitions {
+		switch d := d.(type) {
+		case *ast.OperationDefinition:
+			varDefs(d.VariableDefinitions)
+			directives(d.Directives)
+			selections(d.SelectionSet)
+		case *ast.FragmentDefinition:
+			varDefs(d.VariableDefinitions)
+			directives(d.Directives)
+			selections(d.SelectionSet)
+		}
+	}
+	for _, v := range values {
+		if literalDepth(v, 0) > MaxLiteralDepth {
+			return &limitError{fmt.Sprintf("a literal value nests lists and objects more than %d levels deep; send deep values as variables, or flatten them", MaxLiteralDepth)}
+		}
+	}
+	for _, v := range values { // shallow now, so counting is cheap
+		nodes += valueNodes(v)
+	}
+	if nodes > MaxNodes {
+		return &limitError{fmt.Sprintf("the document has %d nodes (fields, arguments, values, ...), at most %d are allowed; send large values as variables", nodes, MaxNodes)}
+	}
+	return nil
+}
+
+// checkArgumentComparisons fails when fields sharing a response name (an alias, else the
+// field's name) carry so many arguments that validating them would be slow (see
+// MaxArgumentComparisons). Fields are counted as written, wherever they are.
+func checkArgumentComparisons(doc *ast.Document) error {
+	type group struct{ fields, nodes int }
+	groups := map[string]*group{}
+	var walk func(ss *ast.SelectionSet)
+	walk = func(ss *ast.SelectionSet) {
+		if ss == nil {
+			return
+		}
+		for _, sel := range ss.Selections {
+			switch s := sel.(type) {
+			case *ast.Field:
+				if len(s.Arguments) > 0 {
+					name := ""
+					if s.Alias != nil {
+						name = s.Alias.Value
+					} else if s.Name != nil {
+						name = s.Name.Value
+					}
+					g := groups[name]
+					if g == nil {
+						g = &group{}
+						groups[name] = g
+					}
+					g.fields++
+					for _, a := range s.Arguments {
+						if a != nil {
+							g.nodes += 1 + valueNodes(a.Value)
+						}
+					}
+				}
+				walk(s.SelectionSet)
+			case *ast.InlineFragment:
+				walk(s.SelectionSet)
+			}
+		}
+	}
+	for _, d := range doc.Definitions {
+		switch d := d.(type) {
+		case *ast.OperationDefinition:
+			walk(d.SelectionSet)
+		case *ast.FragmentDefinition:
+			walk(d.SelectionSet)
+		}
+	}
+	total := 0
+	for name, g := range groups {
+		total += (g.fields - 1) * g.nodes
+		if total > MaxArgumentComparisons {
+			return &limitError{fmt.Sprintf("%d fields named %s take arguments, which makes the document too slow to validate; give them distinct aliases", g.fields, name)}
+		}
+	}
+	return nil
+}
+
+// valueNodes counts the nodes of a literal value.
+func valueNodes(v ast.Value) int {
+	n := 1
+	switch v := v.(type) {
+	case *ast.ListValue:
+		for _, item := range v.Values {
+			n += valueNodes(item)
+		}
+	case *ast.ObjectValue:
+		for _, f := range v.Fields {
+			if f != nil {
+				n += valueNodes(f.Value)
+			}
+		}
+	}
+	return n
+}
+
+// literalDepth is how deeply lists and objects nest in v, counted from level and
+// at most MaxLiteralDepth+1: it stops there, so a deep literal costs little.
+func literalDepth(v ast.Value, level int) int {
+	if level > MaxLiteralDepth {
+		return level
+	}
+	deepest := level
+	switch v := v.(type) {
+	case *ast.ListValue:
+		for _, item := range v.Values {
+			deepest = max(deepest, literalDepth(item, level+1))
+		}
+		deepest = max(deepest, level+1)
+	case *ast.ObjectValue:
+		for _, f := range v.Fields {
+			if f != nil {
+				deepest = max(deepest, literalDepth(f.Value, level+1))
+			}
+		}
+		deepest = max(deepest, level+1)
+	}
+	return deepest
 }
 
 // countFields counts the fields written in ss, fragments not expanded.
@@ -116,6 +340,7 @@ type measure struct{ cost, depth int }
 type analyser struct {
 	schema    *gql.Schema
 	vars      map[string]any
+	defaults  map[string]ast.Value // the operation's variable defaults
 	fragments map[string]*ast.FragmentDefinition
 	memo      map[string]measure
 	visiting  []string
@@ -194,23 +419,17 @@ func (a *analyser) typeCondition(n *ast.Named, parent gql.Type) gql.Type {
 }
 
 func (a *analyser) field(f *ast.Field, parent gql.Type, level int) (measure, error) {
-	if f.SelectionSet == nil {
-		return measure{cost: 1, depth: 1}, nil
-	}
 	def := a.fieldDef(f, parent)
 	var child gql.Type
 	factor := 1
 	if def != nil {
-		named := gql.GetNamed(def.Type)
-		child, _ = named.(gql.Type)
+		child, _ = gql.GetNamed(def.Type).(gql.Type)
 		if isList(def.Type) && child != nil && !strings.HasPrefix(child.Name(), "__") {
-			factor = UnpagedListFactor
-			for _, arg := range def.Args {
-				if arg.Name() == "first" {
-					factor = a.first(f)
-				}
-			}
+			factor = a.listSize(f, parent, def)
 		}
+	}
+	if f.SelectionSet == nil {
+		return measure{cost: factor, depth: 1}, nil // a scalar, or a list of them
 	}
 	inner, err := a.selectionSet(f.SelectionSet, child, level+1)
 	if err != nil {
@@ -219,33 +438,51 @@ func (a *analyser) field(f *ast.Field, parent gql.Type, level int) (measure, err
 	return measure{cost: capped(factor * capped(1+inner.cost)), depth: 1 + inner.depth}, nil
 }
 
-// first is the page size a field asks for: its first argument, literal or variable.
-func (a *analyser) first(f *ast.Field) int {
-	for _, arg := range f.Arguments {
-		if arg.Name == nil || arg.Name.Value != "first" {
-			continue
-		}
-		switch v := arg.Value.(type) {
-		case *ast.IntValue:
-			if n, err := strconv.Atoi(v.Value); err == nil && n > 0 {
+// listSize is the most items a list field can return: its page size (first, or k),
+// else the service's bound on it, else UnpagedListFactor.
+func (a *analyser) listSize(f *ast.Field, parent gql.Type, def *gql.FieldDefinition) int {
+	for _, arg := range def.Args {
+		if size, ok := sizeArgs[arg.Name()]; ok {
+			if n, ok := a.intArg(f, arg.Name()); ok && n > 0 {
 				return min(n, saturate)
 			}
-		case *ast.Variable:
-			if v.Name != nil {
-				switch n := a.vars[v.Name.Value].(type) {
-				case float64:
-					if n >= 1 {
-						return int(min(n, saturate))
-					}
-				case int:
-					if n >= 1 {
-						return min(n, saturate)
-					}
-				}
-			}
+			return size
 		}
 	}
-	return DefaultPageSize
+	if parent != nil {
+		if n, ok := listCaps[parent.Name()+"."+def.Name]; ok {
+			return n
+		}
+	}
+	return UnpagedListFactor
+}
+
+// intArg is the value an Int argument of f will have once coerced, as graphql-go
+// coerces it: a literal, or a variable's value, or, when that is missing or null, the
+// variable's default.
+func (a *analyser) intArg(f *ast.Field, name string) (int, bool) {
+	for _, arg := range f.Arguments {
+		if arg == nil || arg.Name == nil || arg.Name.Value != name {
+			continue
+		}
+		var v any
+		switch val := arg.Value.(type) {
+		case *ast.Variable:
+			if val.Name == nil {
+				return 0, false
+			}
+			if given := a.vars[val.Name.Value]; given != nil {
+				v = gql.Int.ParseValue(given)
+			} else if def := a.defaults[val.Name.Value]; def != nil {
+				v = gql.Int.ParseLiteral(def)
+			}
+		default:
+			v = gql.Int.ParseLiteral(val)
+		}
+		n, ok := v.(int)
+		return n, ok
+	}
+	return 0, false
 }
 
 func (a *analyser) fieldDef(f *ast.Field, parent gql.Type) *gql.FieldDefinition {

@@ -130,6 +130,25 @@ func (b builder) query() *gql.Object {
 	})})
 }
 
+// idempotencyArg is the optional idempotencyKey of the mutations a client may retry
+// (createTask, respond, createConversation, sendMessage): the service's Idempotency-Key.
+func idempotencyArg() *gql.ArgumentConfig {
+	return &gql.ArgumentConfig{Type: gql.String, Description: "Makes a retry safe, as REST's Idempotency-Key header: the same key with the same arguments " +
+		"returns the first result again and changes nothing; with other arguments it is a conflict. 1 to 128 characters of A-Z a-z 0-9 . _ : -, kept at least 24 hours per project."}
+}
+
+// idempotencyKey is the mutation's idempotencyKey, "" when it has none.
+func idempotencyKey(args map[string]any) (string, error) {
+	key, ok := args["idempotencyKey"].(string)
+	if !ok {
+		return "", nil
+	}
+	if key == "" || service.CheckIdempotencyKey(key) != nil {
+		return "", errs.Invalid("idempotencyKey must be 1 to 128 characters of A-Z a-z 0-9 . _ : -")
+	}
+	return key, nil
+}
+
 func (b builder) mutation() *gql.Object {
 	svc := b.svc
 	taskArgs := func(extra gql.FieldConfigArgument) gql.FieldConfigArgument {
@@ -170,6 +189,18 @@ func (b builder) mutation() *gql.Object {
 		return service.ParticipantInput{Kind: argString(p.Args, "kind"), Name: argString(p.Args, "name"), AgentID: optInt64(p.Args, "agentId")}
 	}
 	reactionArgs := gql.FieldConfigArgument{"messageId": {Type: nnInt}, "emoji": {Type: nnString}}
+	sendMessage := func(desc string) *gql.Field {
+		return &gql.Field{Type: gql.NewNonNull(messageType), Description: desc,
+			Args: gql.FieldConfigArgument{"conversationId": {Type: nnID, Description: "Integer id or uuid."}, "message": {Type: nnString}, "idempotencyKey": idempotencyArg()},
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				key, err := idempotencyKey(p.Args)
+				if err != nil {
+					return nil, err
+				}
+				msg := argString(p.Args, "message")
+				return svc.PostMessage(p.Context, pr, argString(p.Args, "conversationId"), service.PostMessageInput{Message: &msg}, key)
+			})}
+	}
 
 	return gql.NewObject(gql.ObjectConfig{Name: "Mutation", Fields: b.moreMutations(gql.Fields{
 		"createAgent": &gql.Field{Type: gql.NewNonNull(agentType), Description: "Registers an agent (admin).", Args: gql.FieldConfigArgument{"name": {Type: nnString}},
@@ -185,8 +216,13 @@ func (b builder) mutation() *gql.Object {
 				"taskType":       {Type: gql.String},
 				"conversationId": {Type: gql.ID, Description: "Links the task to this conversation (id or uuid)."},
 				"requiredSkills": {Type: gql.NewList(nnString), Description: "Names of skills of the project the assignee must have."},
+				"idempotencyKey": idempotencyArg(),
 			},
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				key, err := idempotencyKey(p.Args)
+				if err != nil {
+					return nil, err
+				}
 				in := service.CreateTaskInput{Summary: argString(p.Args, "summary"), Details: argString(p.Args, "details"),
 					AgentID: optInt64(p.Args, "agentId"), TaskType: argString(p.Args, "taskType"),
 					ConversationID: model.Ref(argString(p.Args, "conversationId")), RequiredSkills: stringList(p.Args, "requiredSkills")}
@@ -195,7 +231,7 @@ func (b builder) mutation() *gql.Object {
 					m, _ := s.(map[string]any)
 					in.Steps = append(in.Steps, service.StepInput{Title: argString(m, "title")})
 				}
-				return svc.CreateTask(p.Context, pr, in, "")
+				return svc.CreateTask(p.Context, pr, in, key)
 			})},
 		"setTaskStatus": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Moves a task to any status.",
 			Args: taskArgs(gql.FieldConfigArgument{"status": {Type: gql.NewNonNull(taskStatusEnum)}, "waitingDetails": {Type: gql.String}}),
@@ -214,10 +250,15 @@ func (b builder) mutation() *gql.Object {
 				return svc.SetStepStatus(p.Context, pr, argInt64(p.Args, "id"), step, argString(p.Args, "status"))
 			})},
 		"respond": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Answers a Waiting task; it goes back to Doing.",
-			Args: taskArgs(gql.FieldConfigArgument{"response": {Type: nnString}, "waitingVersion": {Type: gql.Int, Description: "The waitingVersion answered; a stale one is a conflict."}}),
+			Args: taskArgs(gql.FieldConfigArgument{"response": {Type: nnString}, "waitingVersion": {Type: gql.Int, Description: "The waitingVersion answered; a stale one is a conflict."},
+				"idempotencyKey": idempotencyArg()}),
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				key, err := idempotencyKey(p.Args)
+				if err != nil {
+					return nil, err
+				}
 				in := service.RespondInput{Response: argString(p.Args, "response"), WaitingVersion: optInt64(p.Args, "waitingVersion")}
-				return svc.Respond(p.Context, pr, argInt64(p.Args, "id"), in, "")
+				return svc.Respond(p.Context, pr, argInt64(p.Args, "id"), in, key)
 			})},
 		"deleteTask": &gql.Field{Type: nnBool, Description: "Deletes a task with its steps and conversation; true when done.",
 			Args: taskArgs(gql.FieldConfigArgument{}),
@@ -243,17 +284,17 @@ func (b builder) mutation() *gql.Object {
 				return true, nil
 			})},
 		"createConversation": &gql.Field{Type: gql.NewNonNull(conversationType), Description: "Creates a conversation with its first message; the caller joins it.",
-			Args: gql.FieldConfigArgument{"message": {Type: nnString}, "name": {Type: gql.String}},
+			Args: gql.FieldConfigArgument{"message": {Type: nnString}, "name": {Type: gql.String}, "idempotencyKey": idempotencyArg()},
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				key, err := idempotencyKey(p.Args)
+				if err != nil {
+					return nil, err
+				}
 				msg := argString(p.Args, "message")
-				return svc.CreateConversation(p.Context, pr, service.CreateConversationInput{Message: &msg, Name: optString(p.Args, "name")}, "")
+				return svc.CreateConversation(p.Context, pr, service.CreateConversationInput{Message: &msg, Name: optString(p.Args, "name")}, key)
 			})},
-		"postMessage": &gql.Field{Type: gql.NewNonNull(messageType), Description: "Posts a message; the poster joins the conversation.",
-			Args: gql.FieldConfigArgument{"conversationId": {Type: nnID}, "message": {Type: nnString}},
-			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
-				msg := argString(p.Args, "message")
-				return svc.PostMessage(p.Context, pr, argString(p.Args, "conversationId"), service.PostMessageInput{Message: &msg}, "")
-			})},
+		"sendMessage": sendMessage("Posts a message; the poster joins the conversation."),
+		"postMessage": sendMessage("The same as sendMessage (its first name)."),
 		"addParticipant": &gql.Field{Type: gql.NewNonNull(conversationType), Description: "Adds a user or an agent to a conversation.", Args: participantArgs,
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
 				return svc.AddParticipant(p.Context, pr, argString(p.Args, "conversationId"), participant(p))

@@ -11,12 +11,11 @@ import (
 )
 
 // The vector domain: knowledge-base spaces, their documents, search, and links to
-// agents. Who may use it is the service's rule (service/vector.go): a data token with
-// vector:read / vector:write, the local owner, or a platform token holding admin (so
-// the web UI's session can manage its project's spaces). REST /api/vector takes data
-// tokens only.
+// agents. Who may use it is the service's rule (service/vector.go); on /graphql that
+// means a platform token holding admin (the web UI's), since data tokens are refused
+// here (handler.go authenticate) and accepted only by REST /api/vector.
 
-const vectorAccess = " Needs a data token with vector:read (vector:write to change), or the admin scope."
+const vectorAccess = " Needs the admin scope (data tokens are for REST /api/vector)."
 
 var vectorSpaceType = gql.NewObject(gql.ObjectConfig{Name: "VectorSpace", Description: "A knowledge base of the project: documents cut into chunks with vectors.", Fields: gql.Fields{
 	"id":          &gql.Field{Type: nnInt, Resolve: field(func(s model.VectorSpace) any { return s.ID })},

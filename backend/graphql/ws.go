@@ -16,8 +16,6 @@ import (
 	gql "github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/gqlerrors"
 	"github.com/graphql-go/graphql/language/ast"
-	"github.com/graphql-go/graphql/language/parser"
-	"github.com/graphql-go/graphql/language/source"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
@@ -86,7 +84,7 @@ func serveWS(c *gin.Context, schema *gql.Schema, svc *service.Service, hub *even
 	if c.GetHeader("Authorization") != "" {
 		value, err := token(c)
 		if err == nil {
-			header, err = svc.AuthenticateToken(c.Request.Context(), value)
+			header, err = authenticate(c.Request.Context(), svc, value)
 		}
 		if err != nil {
 			replyError(c, err)
@@ -287,11 +285,11 @@ func (w *wsConn) authenticate(payload json.RawMessage) (*auth.Principal, error) 
 		}
 		return nil, errs.Unauth("missing credentials: send {\"Authorization\": \"Bearer <token>\"} in the connection_init payload")
 	}
-	return w.svc.AuthenticateToken(w.ctx, value)
+	return authenticate(w.ctx, w.svc, value)
 }
 
 func (w *wsConn) sendErrors(id string, list []gqlerrors.FormattedError) {
-	raw, _ := json.Marshal(list)
+	raw, _ := json.Marshal(errorList(list)) // no "locations": null
 	w.send(wsMessage{ID: id, Type: "error", Payload: raw})
 }
 
@@ -328,17 +326,9 @@ func (w *wsConn) start(id string, req Request) {
 		w.sendErrors(id, []gqlerrors.FormattedError{gqlError(errs.PayloadTooLarge, fmt.Sprintf("the query is %d bytes, at most %d are allowed", len(req.Query), MaxQueryBytes))})
 		return
 	}
-	doc, err := parser.Parse(parser.ParseParams{Source: source.NewSource(&source.Source{Body: []byte(req.Query), Name: "GraphQL request"})})
-	if err != nil {
-		w.sendErrors(id, requestErrors(gqlerrors.FormatErrors(err)))
-		return
-	}
-	if err := checkLimits(w.schema, doc, req.Variables); err != nil {
-		w.sendErrors(id, []gqlerrors.FormattedError{gqlError(errs.InvalidArgument, err.Error())})
-		return
-	}
-	if v := gql.ValidateDocument(w.schema, doc, nil); !v.IsValid {
-		w.sendErrors(id, requestErrors(v.Errors))
+	doc, list := checkRequest(w.schema, req.Query, req.Variables) // handler.go
+	if list != nil {
+		w.sendErrors(id, list)
 		return
 	}
 	op := operation(doc, req.OperationName)
