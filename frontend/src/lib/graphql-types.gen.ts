@@ -213,7 +213,7 @@ export type Mutation = {
   addParticipant: Conversation;
   /** Reacts to a message with an emoji. */
   addReaction: Message;
-  /** Adds a document from its text (Markdown or plain): chunked, embedded and indexed. Files (txt, md, html, pdf) upload through REST. Needs a data token with vector:read (vector:write to change), or the admin scope. */
+  /** Adds a document from its text (Markdown or plain): chunked, embedded and indexed. Files (txt, md, html, pdf) upload through REST. Needs the admin scope (data tokens are for REST /api/vector). */
   addVectorDocument: VectorDocument;
   /** Assigns a task to an agent, or to nobody when agentId is null or left out. The status does not change. */
   assignTask: Task;
@@ -233,7 +233,7 @@ export type Mutation = {
   createSkill: Skill;
   /** Creates a task: Todo with an agent, Backlog without. */
   createTask: Task;
-  /** Creates a space; its name is unique in the project. Needs a data token with vector:read (vector:write to change), or the admin scope. */
+  /** Creates a space; its name is unique in the project. Needs the admin scope (data tokens are for REST /api/vector). */
   createVectorSpace: VectorSpace;
   /** Deletes an agent (admin); true when done. Its tasks become unassigned (their status does not change), it leaves its conversations, its messages stay. */
   deleteAgent: Scalars['Boolean']['output'];
@@ -245,17 +245,17 @@ export type Mutation = {
   deleteSkill: Scalars['Boolean']['output'];
   /** Deletes a task with its steps and conversation; true when done. */
   deleteTask: Scalars['Boolean']['output'];
-  /** Deletes a document of a space; true when done. Needs a data token with vector:read (vector:write to change), or the admin scope. */
+  /** Deletes a document of a space; true when done. Needs the admin scope (data tokens are for REST /api/vector). */
   deleteVectorDocument: Scalars['Boolean']['output'];
-  /** Deletes a space with its documents; true when done. Needs a data token with vector:read (vector:write to change), or the admin scope. */
+  /** Deletes a space with its documents; true when done. Needs the admin scope (data tokens are for REST /api/vector). */
   deleteVectorSpace: Scalars['Boolean']['output'];
   /** Takes a skill from an agent (admin); returns the agent. Tasks already assigned keep their agent. */
   detachSkill: Agent;
-  /** Links a space to an agent of the project: `agentdesk agent env` then gives the agent AGENTDESK_VECTOR_SPACES. Linking twice changes nothing. Needs a data token with vector:read (vector:write to change), or the admin scope. */
+  /** Links a space to an agent of the project: `agentdesk agent env` then gives the agent AGENTDESK_VECTOR_SPACES. Linking twice changes nothing. Needs the admin scope (data tokens are for REST /api/vector). */
   linkSpaceToAgent: VectorSpace;
   /** Pauses a job (admin): no runs until resumed, and none caught up then. */
   pauseJob: Job;
-  /** Posts a message; the poster joins the conversation. */
+  /** The same as sendMessage (its first name). */
   postMessage: Message;
   /** Removes a user from the project (admin; only an owner removes owners); true when done. The last owner cannot be removed. */
   removeMember: Scalars['Boolean']['output'];
@@ -275,6 +275,8 @@ export type Mutation = {
   rotateToken: Token;
   /** Runs a job at once (admin), paused or not; its schedule does not change. */
   runJobNow: JobRun;
+  /** Posts a message; the poster joins the conversation. */
+  sendMessage: Message;
   /** Sets the project's monthly budget in US dollars, or removes it when monthlyUsd is null or left out (admin). Once the month's cost reaches it, new tasks for agents (with agentId, or made by jobs) stay in Backlog with blockedReason, and a budget.exceeded event (once a month) tells the UI. */
   setBudget: Budget;
   /** Changes a member's role (admin; only an owner makes or unmakes owners). The last owner cannot be demoted. */
@@ -283,7 +285,7 @@ export type Mutation = {
   setStepStatus: Task;
   /** Moves a task to any status. */
   setTaskStatus: Task;
-  /** Removes a space's link to an agent; a link that is not there is not an error. Needs a data token with vector:read (vector:write to change), or the admin scope. */
+  /** Removes a space's link to an agent; a link that is not there is not an error. Needs the admin scope (data tokens are for REST /api/vector). */
   unlinkSpaceFromAgent: VectorSpace;
   /** Changes an agent's profile (admin). Arguments left out stay as they are; an empty string clears. The name, which the agent authenticates with, does not change. */
   updateAgent: Agent;
@@ -340,6 +342,7 @@ export type MutationCreateAgentArgs = {
 
 
 export type MutationCreateConversationArgs = {
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   message: Scalars['String']['input'];
   name?: InputMaybe<Scalars['String']['input']>;
 };
@@ -382,6 +385,7 @@ export type MutationCreateTaskArgs = {
   agentId?: InputMaybe<Scalars['Int']['input']>;
   conversationId?: InputMaybe<Scalars['ID']['input']>;
   details?: InputMaybe<Scalars['String']['input']>;
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   requiredSkills?: InputMaybe<Array<Scalars['String']['input']>>;
   steps?: InputMaybe<Array<StepInput>>;
   summary: Scalars['String']['input'];
@@ -445,6 +449,7 @@ export type MutationPauseJobArgs = {
 
 export type MutationPostMessageArgs = {
   conversationId: Scalars['ID']['input'];
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   message: Scalars['String']['input'];
 };
 
@@ -470,6 +475,7 @@ export type MutationRemoveReactionArgs = {
 
 export type MutationRespondArgs = {
   id: Scalars['Int']['input'];
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   response: Scalars['String']['input'];
   waitingVersion?: InputMaybe<Scalars['Int']['input']>;
 };
@@ -492,6 +498,13 @@ export type MutationRotateTokenArgs = {
 
 export type MutationRunJobNowArgs = {
   id: Scalars['Int']['input'];
+};
+
+
+export type MutationSendMessageArgs = {
+  conversationId: Scalars['ID']['input'];
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
+  message: Scalars['String']['input'];
 };
 
 
@@ -623,13 +636,13 @@ export type Query = {
   tokens: Array<Token>;
   /** Usage reported by the project's agents, by day, agent and model (admin). Days are UTC; the range is inclusive, at most 366 days. */
   usage: UsageReport;
-  /** A space's documents, oldest first. Needs a data token with vector:read (vector:write to change), or the admin scope. */
+  /** A space's documents, oldest first. Needs the admin scope (data tokens are for REST /api/vector). */
   vectorDocuments: Array<VectorDocument>;
-  /** The k chunks of a space that best answer the query, best first: cosine similarity fused with BM25 keyword ranking (as POST /api/vector/spaces/{id}/search). Needs a data token with vector:read (vector:write to change), or the admin scope. */
+  /** The k chunks of a space that best answer the query, best first: cosine similarity fused with BM25 keyword ranking (as POST /api/vector/spaces/{id}/search). Needs the admin scope (data tokens are for REST /api/vector). */
   vectorSearch: Array<VectorResult>;
-  /** One space. Needs a data token with vector:read (vector:write to change), or the admin scope. */
+  /** One space. Needs the admin scope (data tokens are for REST /api/vector). */
   vectorSpace: VectorSpace;
-  /** The project's knowledge-base spaces, oldest first. Needs a data token with vector:read (vector:write to change), or the admin scope. */
+  /** The project's knowledge-base spaces, oldest first. Needs the admin scope (data tokens are for REST /api/vector). */
   vectorSpaces: Array<VectorSpace>;
   /** The caller: its kind, name, scopes and project id. */
   viewer: Viewer;
