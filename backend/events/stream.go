@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -23,33 +24,60 @@ const (
 	CloseSlowConsumer = 4008 // fell behind; reconnect with ?since= the last seq received
 )
 
-// Upgrader returns the WebSocket upgrader of the stream. A browser's Origin must be the
-// server's own host, or one of allowedOrigins; clients without an Origin header
-// (agents, scripts) are not browsers and pass.
+// Upgrader returns the WebSocket upgrader of the stream and of /graphql's WebSocket;
+// OriginAllowed decides which browsers may open them.
 func Upgrader(allowedOrigins []string) *websocket.Upgrader {
 	return &websocket.Upgrader{
 		ReadBufferSize:  1024,
 		WriteBufferSize: 4096,
 		CheckOrigin: func(r *http.Request) bool {
-			origin := r.Header.Get("Origin")
-			if origin == "" {
-				return true
-			}
-			u, err := url.Parse(origin)
-			if err != nil {
-				return false
-			}
-			if strings.EqualFold(u.Host, r.Host) {
-				return true
-			}
-			for _, o := range allowedOrigins {
-				if strings.EqualFold(strings.TrimRight(o, "/"), origin) {
-					return true
-				}
-			}
-			return false
+			return OriginAllowed(r.Header.Get("Origin"), allowedOrigins)
 		},
 	}
+}
+
+// OriginAllowed says whether a WebSocket handshake with this Origin header may proceed.
+// No Origin: not a browser (agents, scripts), allowed. Otherwise the origin must be one
+// of the configured ones (the public URL, the desktop window's) or a loopback host
+// (localhost, 127.0.0.0/8, ::1). Comparing with the request's Host is not enough: a DNS
+// rebinding page's Origin and Host both name the attacker's domain, which then resolves
+// to this machine.
+func OriginAllowed(origin string, allowed []string) bool {
+	if origin == "" {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false // "null" (sandboxed frames, file://) and junk
+	}
+	for _, a := range allowed {
+		if au, err := url.Parse(strings.TrimSpace(a)); err == nil && au.Host != "" && sameOrigin(u, au) {
+			return true
+		}
+	}
+	host := strings.ToLower(u.Hostname())
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// sameOrigin compares scheme, host and port, a default port written or not.
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		switch strings.ToLower(u.Scheme) {
+		case "https", "wss":
+			return "443"
+		case "http", "ws":
+			return "80"
+		}
+		return ""
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
 // Serve sends the replay then the live events of sub over conn until the client goes
