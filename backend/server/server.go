@@ -38,12 +38,12 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", DBPath(cfg.DataDir), err)
 	}
-	hub.Attach(st)
 	var now func() time.Time
 	if cfg.Clock != nil {
 		now = cfg.Clock.Now
 	}
 	svc := service.New(st, service.Options{Now: now, Embedder: cfg.Embedder()})
+	hub.Attach(st, svc.CheckCredentials) // streams end when their credential does
 	if err := svc.EnsureDefaultProject(ctx); err != nil {
 		svc.Close()
 		st.Close()
