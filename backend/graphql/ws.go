@@ -178,10 +178,13 @@ func (w *wsConn) send(m any) {
 		slog.Error("graphql ws: encode message", "err", err)
 		return
 	}
+	w.mu.Lock()
+	watch := w.watch
+	w.mu.Unlock()
 	w.writeMu.Lock()
 	defer w.writeMu.Unlock()
-	if w.ctx.Err() != nil {
-		return
+	if w.ctx.Err() != nil || (watch != nil && watch.Reason() != "") {
+		return // nothing more once the credential ended: guard closes the socket
 	}
 	_ = w.conn.SetWriteDeadline(time.Now().Add(wsWriteTimeout))
 	if err := w.conn.WriteMessage(websocket.TextMessage, raw); err != nil {
