@@ -102,3 +102,78 @@ func TestStalledClientGetsCloseFrame(t *testing.T) {
 		t.Fatalf("the client got %d of %d events: it should have been dropped part way", count, created)
 	}
 }
+
+// TestReplaysWaitTheirTurn: when every replay slot is taken, a ?since= stream is
+// connected and waits; live-only streams are not held up; once a slot frees, the
+// waiting stream gets every event after its since, those committed while it waited
+// included, in order and once.
+func TestReplaysWaitTheirTurn(t *testing.T) {
+	env := testenv.Start(t)
+	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
+	create := func(name string) {
+		t.Helper()
+		if r := env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: tok, Body: fmt.Sprintf(`{"summary":%q}`, name)}); r.Status != 201 {
+			t.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+	}
+	dial := func(query string) *websocket.Conn {
+		t.Helper()
+		conn, _, err := websocket.DefaultDialer.Dial(streamURL(env, query), http.Header{"Authorization": {"Bearer " + tok}})
+		if err != nil {
+			t.Fatalf("dial %s: %v", query, err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return conn
+	}
+	type event struct {
+		Seq  int64
+		Type string
+		Data struct{ Summary string }
+	}
+	read := func(conn *websocket.Conn) event {
+		t.Helper()
+		conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+		var e event
+		if err := conn.ReadJSON(&e); err != nil {
+			t.Fatalf("read: %v", err)
+		}
+		return e
+	}
+
+	create("before 1")
+	create("before 2")
+	release := events.HoldReplaySlots(env.Server.Hub)
+	released := false
+	defer func() {
+		if !released {
+			release()
+		}
+	}()
+	waiting := dial("?since=0") // the handshake completes; the replay waits
+	live := dial("")
+	create("while waiting")
+	if e := read(live); e.Type != "task.created" || e.Data.Summary != "while waiting" {
+		t.Fatalf("live stream got %+v", e)
+	}
+	// Held: only the live stream follows the project; the replay has not started.
+	if n := env.Server.Hub.Subscribers(env.Project.ID); n != 1 {
+		t.Fatalf("%d subscribers while the replay waits, want 1 (the live stream)", n)
+	}
+	release()
+	released = true
+	var got []string
+	var last int64
+	for len(got) < 3 {
+		e := read(waiting)
+		if e.Seq <= last {
+			t.Fatalf("seq %d after %d", e.Seq, last)
+		}
+		last = e.Seq
+		if e.Type == "task.created" {
+			got = append(got, e.Data.Summary)
+		}
+	}
+	if want := []string{"before 1", "before 2", "while waiting"}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("the waiting replay got %q, want %q", got, want)
+	}
+}
