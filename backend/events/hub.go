@@ -457,6 +457,11 @@ func (h *Hub) Replay(ctx context.Context, sub *Subscriber, send func(*Message) e
 			if err := sub.stopped(); err != nil {
 				return err
 			}
+			select {
+			case <-h.closing:
+				return errClosing
+			default:
+			}
 			if Allowed(sub.Principal, e.Type) {
 				if err := send(encodeOnce(e)); err != nil {
 					return err
