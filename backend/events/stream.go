@@ -24,9 +24,10 @@ const (
 	pongWait  = 60 * time.Second
 	// writeTimeout: a client that has not taken a message within it has stopped reading
 	// and is given up on. closeGrace: then how long it has to take what was sent and the
-	// close frame before the connection is cut.
+	// close frame before the connection is cut; with writeTimeout, as long as a silent
+	// peer is kept (pongWait).
 	writeTimeout = 10 * time.Second
-	closeGrace   = 10 * time.Second
+	closeGrace   = pongWait - writeTimeout
 )
 
 // Close codes sent to clients (4000-4999 are for applications).
