@@ -132,14 +132,29 @@ func (h *Hub) checkCredentials(ctx context.Context) {
 		list = append(list, w)
 	}
 	h.mu.Unlock()
+	// Many sockets may share a credential (a fan-out of one token): each is checked once.
+	type credential struct {
+		kind                 auth.Kind
+		project, name, proof string
+		tokenID, agentID     int64
+	}
+	ended := map[credential]string{} // "" when it holds
 	for _, w := range list {
 		if w.Reason() != "" {
 			continue
 		}
-		// Only a refusal ends a stream; the database being busy or closing does not.
-		if err := h.check(ctx, w.Principal); errs.CodeOf(err) == errs.Unauthenticated {
-			_, msg := errs.Public(err)
-			w.end(msg)
+		p := w.Principal
+		c := credential{p.Kind, p.ProjectID, p.Name, string(p.TokenHash) + p.AgentDigest, p.TokenID, p.AgentID}
+		reason, checked := ended[c]
+		if !checked {
+			// Only a refusal ends a stream; the database being busy or closing does not.
+			if err := h.check(ctx, p); errs.CodeOf(err) == errs.Unauthenticated {
+				_, reason = errs.Public(err)
+			}
+			ended[c] = reason
+		}
+		if reason != "" {
+			w.end(reason)
 		}
 	}
 }
