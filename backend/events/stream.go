@@ -251,11 +251,11 @@ func isNetError(err error) bool {
 
 // closeWith sends a close frame, waiting up to closeGrace for room in the socket.
 func closeWith(conn *websocket.Conn, code int, reason string) {
-	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, CloseReason(reason)), time.Now().Add(closeGrace))
+	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, closeReason(reason)), time.Now().Add(closeGrace))
 }
 
-// CloseReason shortens a close reason to the 123 bytes a close frame carries.
-func CloseReason(reason string) string {
+// closeReason shortens a close reason to the 123 bytes a close frame carries.
+func closeReason(reason string) string {
 	if len(reason) <= 123 {
 		return reason
 	}
