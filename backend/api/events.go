@@ -39,17 +39,17 @@ func streamEvents(svc *service.Service, hub *events.Hub, upgrader *websocket.Upg
 			fail(c, errs.Invalid("GET /api/events is a WebSocket: connect with a WebSocket client"))
 			return
 		}
-		sub, replay, err := hub.Subscribe(c.Request.Context(), p, since)
+		st, err := hub.Open(c.Request.Context(), p, since)
 		if err != nil {
 			fail(c, err)
 			return
 		}
 		conn, err := upgrader.Upgrade(c.Writer, c.Request, nil)
 		if err != nil {
-			hub.Unsubscribe(sub) // the upgrader has answered (403 for a foreign origin)
+			hub.Discard(st) // the upgrader has answered (403 for a foreign origin)
 			return
 		}
-		hub.Serve(c.Request.Context(), conn, sub, replay)
+		hub.Serve(c.Request.Context(), conn, st)
 	}
 }
 

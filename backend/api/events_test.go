@@ -266,3 +266,51 @@ func TestEventsReset(t *testing.T) {
 		t.Fatalf("future since: got %s", e.Type)
 	}
 }
+
+// TestWebSocketOrigins: a browser page may open the WebSockets (/api/events and
+// /graphql's) only from a loopback host or a configured origin. A DNS rebinding page
+// sends an Origin that matches the Host it asked for, and must still be refused.
+func TestWebSocketOrigins(t *testing.T) {
+	env := testenv.Start(t)
+	token := env.Token(t, env.Project.ID, "task:read")
+	_, port, _ := strings.Cut(strings.TrimPrefix(env.URL, "http://"), ":")
+	cases := []struct {
+		origin, host string
+		ok           bool
+	}{
+		{"", "", true}, // not a browser
+		{env.URL, "", true},
+		{"http://localhost:" + port, "localhost:" + port, true},
+		{"http://127.0.0.9:3000", "", true},
+		{"http://[::1]:" + port, "", true},
+		{"http://rebind.example:" + port, "rebind.example:" + port, false},
+		{"https://evil.example", "", false},
+		{"null", "", false},
+	}
+	for _, path := range []string{"/api/events", "/graphql"} {
+		for _, c := range cases {
+			h := bearer(token)
+			if c.origin != "" {
+				h.Set("Origin", c.origin)
+			}
+			if c.host != "" {
+				h.Set("Host", c.host)
+			}
+			d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
+			conn, resp, err := d.Dial(strings.Replace(env.URL, "http://", "ws://", 1)+path, h)
+			if conn != nil {
+				conn.Close()
+			}
+			status := 0
+			if resp != nil {
+				status = resp.StatusCode
+			}
+			if c.ok && err != nil {
+				t.Errorf("%s from %q (Host %q): refused: %v (status %d)", path, c.origin, c.host, err, status)
+			}
+			if !c.ok && status != http.StatusForbidden {
+				t.Errorf("%s from %q (Host %q): status %d, want 403", path, c.origin, c.host, status)
+			}
+		}
+	}
+}

@@ -44,6 +44,10 @@ type Principal struct {
 	TokenType string   // KindToken: platform or data
 	AgentID   int64    // KindAgent
 	Scopes    []string // what the caller may do; the owner holds every scope
+	// What the caller authenticated with, so that a long-lived connection can check
+	// that it still holds: the token's hash (KindToken), the digest presented (KindAgent).
+	TokenHash   []byte
+	AgentDigest string
 }
 
 // Has reports whether the principal holds scope.

@@ -33,7 +33,7 @@ const usage = `agentdesk: tasks and conversations for software agents and people
 Usage:
   agentdesk [--data DIR]                       open the desktop window
   agentdesk --serve [--addr HOST:PORT] [--data DIR] [--log-format text|json] [--synchronous full|normal]
-                   [--activity-retention 90d]
+                   [--activity-retention 90d] [--public-url URL]
                                                run the server headless
   agentdesk project create --name N [--namespace NS]
   agentdesk project list                       one JSON object per project: id, name, namespace
@@ -54,6 +54,8 @@ model instead, give --serve an OpenAI-compatible endpoint (Ollama, llama.cpp, Op
 
 Every command takes --data DIR (env AGENTDESK_DATA; default %s).
 --addr defaults to env AGENTDESK_ADDR, else %s.
+--public-url (env AGENTDESK_PUBLIC_URL): the address browsers use behind a reverse proxy;
+  without it only pages from loopback hosts may open the WebSockets.
 `
 
 // usageError is a bad flag or argument: one line on stderr, exit status 2.
@@ -132,6 +134,7 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	embedderModel := fs.String("embedder-model", "", "the model asked of --embedder-url")
 	synchronous := fs.String("synchronous", "full", "full (writes survive power loss) or normal (survive a crash only)")
 	activityRetention := fs.String("activity-retention", "90d", "how long the activity trail is kept, e.g. 90d or 720h")
+	publicURL := fs.String("public-url", os.Getenv("AGENTDESK_PUBLIC_URL"), "the URL people type to reach the server (behind a reverse proxy); its pages may open the WebSockets")
 	help := fs.Bool("help", false, "show usage")
 	fs.BoolVar(help, "h", false, "show usage")
 	if err := fs.Parse(args); err != nil {
@@ -164,7 +167,10 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	if err != nil {
 		return err
 	}
-	cfg := server.Config{DataDir: dataDir, Addr: *addr, Synchronous: strings.ToUpper(*synchronous), ActivityRetention: retention}
+	if u, err := url.Parse(*publicURL); *publicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		return usagef("--public-url must be an http or https URL such as https://agentdesk.example.com, not %q", *publicURL)
+	}
+	cfg := server.Config{DataDir: dataDir, Addr: *addr, Synchronous: strings.ToUpper(*synchronous), ActivityRetention: retention, PublicURL: *publicURL}
 	if err := setEmbedder(&cfg, *embedderURL, *embedderModel); err != nil {
 		return err
 	}

@@ -3,14 +3,19 @@ package events
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/store"
 )
@@ -19,16 +24,36 @@ import (
 type Options struct {
 	Retention  time.Duration // how long events are kept; default 7 days
 	BufferSize int           // events a subscriber may fall behind by before it is dropped; default 1024
+	// MaxReplays is how many ?since= replays run at once; the others wait their turn
+	// (connected, before they are registered for live events). Default: the number of
+	// CPUs, at least 2.
+	MaxReplays int
 }
+
+// replayPage is how many stored events a replay reads at a time: a replay holds one
+// page in memory, whatever the length of the history it sends.
+const replayPage = 256
+
+// checkEvery is how often every open stream's credential is checked again, so that an
+// expiry ends it with no traffic; commits check at once too (deliver).
+const checkEvery = 250 * time.Millisecond
+
+// CheckFunc tells whether the credential a principal authenticated with still holds;
+// an errs.Unauthenticated error ends its streams, with the error's message as reason.
+type CheckFunc func(ctx context.Context, p *auth.Principal) error
 
 // Hub fans stored events out to subscribers.
 type Hub struct {
-	store *store.Store
-	opts  Options
-	wake  chan struct{}
+	store        *store.Store
+	check        CheckFunc
+	opts         Options
+	wake         chan struct{}
+	replays      chan struct{} // a slot per replay running
+	writeTimeout atomic.Int64  // nanoseconds; export_test.go shortens it
 
 	mu       sync.Mutex
 	projects map[string]*feed
+	watches  map[*Watch]struct{}
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -52,9 +77,95 @@ type Message struct {
 	Prepared *websocket.PreparedMessage
 }
 
+// Watch is a connection's hold on the credential it authenticated with. The hub checks
+// the credential again before each delivery and every checkEvery; once it no longer
+// authenticates (revoked, rotated, expired, agent deleted), Ended is closed and the
+// connection must close with code 4401 and Reason.
+type Watch struct {
+	Principal *auth.Principal
+	ended     chan struct{}
+	reason    string // set before ended closes
+	once      sync.Once
+}
+
+// Ended is closed when the credential stops authenticating.
+func (w *Watch) Ended() <-chan struct{} { return w.ended }
+
+// Reason says why the credential ended; "" while it holds.
+func (w *Watch) Reason() string {
+	select {
+	case <-w.ended:
+		return w.reason
+	default:
+		return ""
+	}
+}
+
+func (w *Watch) end(reason string) {
+	w.once.Do(func() {
+		w.reason = reason
+		close(w.ended)
+	})
+}
+
+// Watch registers a connection's credential for checking; Unwatch when it closes.
+func (h *Hub) Watch(p *auth.Principal) *Watch {
+	w := &Watch{Principal: p, ended: make(chan struct{})}
+	h.mu.Lock()
+	h.watches[w] = struct{}{}
+	h.mu.Unlock()
+	return w
+}
+
+// Unwatch forgets a watch.
+func (h *Hub) Unwatch(w *Watch) {
+	h.mu.Lock()
+	delete(h.watches, w)
+	h.mu.Unlock()
+}
+
+// checkCredentials ends the watches whose credential no longer authenticates.
+func (h *Hub) checkCredentials(ctx context.Context) {
+	if h.check == nil {
+		return
+	}
+	h.mu.Lock()
+	list := make([]*Watch, 0, len(h.watches))
+	for w := range h.watches {
+		list = append(list, w)
+	}
+	h.mu.Unlock()
+	// Many sockets may share a credential (a fan-out of one token): each is checked once.
+	type credential struct {
+		kind                 auth.Kind
+		project, name, proof string
+		tokenID, agentID     int64
+	}
+	ended := map[credential]string{} // "" when it holds
+	for _, w := range list {
+		if w.Reason() != "" {
+			continue
+		}
+		p := w.Principal
+		c := credential{p.Kind, p.ProjectID, p.Name, string(p.TokenHash) + p.AgentDigest, p.TokenID, p.AgentID}
+		reason, checked := ended[c]
+		if !checked {
+			// Only a refusal ends a stream; the database being busy or closing does not.
+			if err := h.check(ctx, p); errs.CodeOf(err) == errs.Unauthenticated {
+				_, reason = errs.Public(err)
+			}
+			ended[c] = reason
+		}
+		if reason != "" {
+			w.end(reason)
+		}
+	}
+}
+
 // Subscriber receives a project's events that its principal may read.
 type Subscriber struct {
 	Principal *auth.Principal
+	Watch     *Watch
 	C         chan *Message
 	// Gone is closed when the hub drops the subscriber for falling behind.
 	Gone chan struct{}
@@ -62,6 +173,34 @@ type Subscriber struct {
 	// at or below it are not sent again.
 	Skip int64
 	once sync.Once
+
+	// The replay: the stored events in (since, upTo], or reset instead.
+	since, upTo int64
+	reset       *Message
+	slot        bool // holds a replay slot
+	slotOnce    sync.Once
+}
+
+// From is the seq the subscriber's client has the events up to before anything is
+// sent: a client dropped at once resumes from it.
+func (s *Subscriber) From() int64 {
+	if s.since >= 0 {
+		return s.since
+	}
+	return s.upTo
+}
+
+// stopped reports why the subscriber must not be sent anything more: its credential
+// ended, or the hub dropped it.
+func (s *Subscriber) stopped() error {
+	select {
+	case <-s.Watch.ended:
+		return errEnded
+	case <-s.Gone:
+		return errStalled
+	default:
+		return nil
+	}
 }
 
 // New returns a hub; Attach gives it its store, Run starts it.
@@ -72,11 +211,31 @@ func New(opts Options) *Hub {
 	if opts.BufferSize <= 0 {
 		opts.BufferSize = 1024
 	}
-	return &Hub{opts: opts, wake: make(chan struct{}, 1), projects: map[string]*feed{}, closing: make(chan struct{})}
+	if opts.MaxReplays <= 0 {
+		// A replay keeps a core busy (reading, encoding, writing): more at once than
+		// cores gain nothing and hold more memory (TestReplayMemory's peak RSS on 2
+		// cores: 101-106 MiB with 4 at once, 71 MiB with 2, in the same time).
+		opts.MaxReplays = max(2, runtime.NumCPU())
+	}
+	h := &Hub{opts: opts, wake: make(chan struct{}, 1), replays: make(chan struct{}, opts.MaxReplays),
+		projects: map[string]*feed{}, watches: map[*Watch]struct{}{}, closing: make(chan struct{})}
+	h.writeTimeout.Store(int64(writeTimeout))
+	return h
 }
 
-// Attach sets the store the hub reads; the store's OnCommit must call Notify.
-func (h *Hub) Attach(st *store.Store) { h.store = st }
+// Subscribers is how many subscribers follow the project's live events.
+func (h *Hub) Subscribers(projectID string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if f := h.projects[projectID]; f != nil {
+		return len(f.subs)
+	}
+	return 0
+}
+
+// Attach sets the store the hub reads (its OnCommit must call Notify) and the check of
+// credentials that streams ask before sending (nil: none).
+func (h *Hub) Attach(st *store.Store, check CheckFunc) { h.store, h.check = st, check }
 
 // Notify tells the hub that events were committed. It never blocks: it is called from
 // the store's writer.
@@ -88,10 +247,13 @@ func (h *Hub) Notify([]model.Event) {
 }
 
 // Run delivers events until ctx ends. It also looks every second for events written by
-// other processes, and prunes events past the retention hourly.
+// other processes, checks the streams' credentials every checkEvery, and prunes events
+// past the retention hourly.
 func (h *Hub) Run(ctx context.Context) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	check := time.NewTicker(checkEvery)
+	defer check.Stop()
 	prune := time.NewTicker(time.Hour)
 	defer prune.Stop()
 	h.prune(ctx)
@@ -101,10 +263,15 @@ func (h *Hub) Run(ctx context.Context) {
 			return
 		case <-h.wake:
 		case <-tick.C:
+		case <-check.C:
+			h.checkCredentials(ctx)
+			continue
 		case <-prune.C:
 			h.prune(ctx)
 			continue
 		}
+		// A commit may have revoked a credential: check before sending what follows it.
+		h.checkCredentials(ctx)
 		h.deliver(ctx)
 	}
 }
@@ -152,7 +319,7 @@ func (h *Hub) deliver(ctx context.Context) {
 						continue
 					}
 					for sub := range f.subs {
-						if Allowed(sub.Principal, m.Type) {
+						if Allowed(sub.Principal, m.Type) && sub.Watch.Reason() == "" {
 							h.send(f, sub, m)
 						}
 					}
@@ -178,10 +345,61 @@ func (h *Hub) send(f *feed, sub *Subscriber, m *Message) {
 	}
 }
 
+// drop stops sending to sub: its client stopped reading.
+func (h *Hub) drop(sub *Subscriber) {
+	h.Unsubscribe(sub)
+	sub.once.Do(func() { close(sub.Gone) })
+}
+
+// encode prepares a live event, sent to every subscriber: the frame is built once.
 func encode(e model.Event) *Message {
 	raw, _ := json.Marshal(e)
 	pm, _ := websocket.NewPreparedMessage(websocket.TextMessage, raw)
 	return &Message{Seq: e.Seq, Type: e.Type, JSON: raw, Prepared: pm}
+}
+
+// encodeOnce encodes an event sent to one subscriber (a replay): no prepared frame.
+func encodeOnce(e model.Event) *Message {
+	size := 128 + len(e.Type) + len(e.ProjectID)
+	if raw, ok := e.Data.(json.RawMessage); ok {
+		size += len(raw)
+	}
+	return &Message{Seq: e.Seq, Type: e.Type, JSON: appendEvent(make([]byte, 0, size), e)}
+}
+
+// appendEvent appends e's JSON, as json.Marshal writes it but for the escaping of <, >
+// and & (the same JSON value). A stored event's data is JSON already: it is copied as
+// it is, where json.Marshal would scan and re-encode it, a replay's main cost.
+func appendEvent(b []byte, e model.Event) []byte {
+	data, ok := e.Data.(json.RawMessage)
+	if !ok || !plain(e.Type) || !plain(e.ProjectID) {
+		raw, _ := json.Marshal(e)
+		return append(b, raw...)
+	}
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendInt(b, e.Seq, 10)
+	b = append(b, `,"type":"`...)
+	b = append(b, e.Type...)
+	b = append(b, `","projectId":"`...)
+	b = append(b, e.ProjectID...)
+	b = append(b, `","at":"`...)
+	b = e.At.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","data":`...)
+	if len(data) == 0 {
+		data = json.RawMessage("null")
+	}
+	b = append(b, data...)
+	return append(b, '}')
+}
+
+// plain reports whether s needs no escaping in a JSON string.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // Allowed reports whether p may receive events of the type: task and agent events need
@@ -199,73 +417,133 @@ func Allowed(p *auth.Principal, typ string) bool {
 	return p.Has(auth.Admin)
 }
 
-// Subscribe registers p for its project's events after seq since. It returns the
-// subscriber and the replay: the stored events in (since, now], filtered, or a single
-// stream.reset event when since is older than what the log keeps (the client should
-// reload its state, then follow the stream from the reset's seq). Live events after the
-// replay arrive on the subscriber's channel; none is lost or repeated in between.
-func (h *Hub) Subscribe(ctx context.Context, p *auth.Principal, since int64) (*Subscriber, []*Message, error) {
-	sub := &Subscriber{Principal: p, C: make(chan *Message, h.opts.BufferSize), Gone: make(chan struct{})}
+// Subscribe registers the watch's principal for its project's events after seq since
+// (-1: live events only). When there are stored events to replay, it first waits for a
+// replay slot (Options.MaxReplays); Replay then sends them, and releases the slot. Live
+// events after the replay arrive on the subscriber's channel; none is lost or repeated
+// in between. When since is older than what the log keeps, or past its end (a restored
+// database), the replay is a single stream.reset event instead: the client should
+// reload its state, then follow the stream from the reset's seq.
+//
+// Unsubscribe the subscriber when done with it.
+func (h *Hub) Subscribe(ctx context.Context, w *Watch, since int64) (*Subscriber, error) {
+	p := w.Principal
+	sub := &Subscriber{Principal: p, Watch: w, C: make(chan *Message, h.opts.BufferSize), Gone: make(chan struct{}), since: since}
+	if since >= 0 {
+		first, last, err := h.store.Read().EventBounds(ctx, p.ProjectID)
+		if err != nil {
+			return nil, err
+		}
+		if since < last && since+1 >= first && first > 0 { // events to replay: wait for a slot
+			select {
+			case h.replays <- struct{}{}:
+				sub.slot = true
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-h.closing:
+				return nil, errClosing
+			case <-w.ended:
+				return nil, errEnded
+			}
+		}
+	}
 	h.mu.Lock()
 	f := h.projects[p.ProjectID]
 	if f == nil {
 		_, last, err := h.store.Read().EventBounds(ctx, p.ProjectID)
 		if err != nil {
 			h.mu.Unlock()
-			return nil, nil, err
+			h.releaseSlot(sub)
+			return nil, err
 		}
 		f = &feed{last: last, subs: map[*Subscriber]struct{}{}}
 		h.projects[p.ProjectID] = f
 	}
 	f.subs[sub] = struct{}{}
-	upTo := f.last
+	sub.upTo = f.last
 	h.mu.Unlock()
 
-	if since < 0 || since >= upTo {
-		if since > upTo {
+	if since < 0 || since >= sub.upTo {
+		if since > sub.upTo {
 			// The hub may not have delivered the newest events yet: ask the log itself.
 			_, last, err := h.store.Read().EventBounds(ctx, p.ProjectID)
 			if err != nil {
 				h.Unsubscribe(sub)
-				return nil, nil, err
+				return nil, err
 			}
 			if since > last {
-				return sub, []*Message{h.reset(p.ProjectID, last, "since is past the newest event: the database was restored or replaced; reload")}, nil
+				sub.reset = h.reset(p.ProjectID, last, "since is past the newest event: the database was restored or replaced; reload")
 			}
 			sub.Skip = since
 		}
-		return sub, nil, nil
+		return sub, nil
 	}
 	first, _, err := h.store.Read().EventBounds(ctx, p.ProjectID)
 	if err != nil {
 		h.Unsubscribe(sub)
-		return nil, nil, err
+		return nil, err
 	}
 	if first == 0 || since+1 < first {
-		return sub, []*Message{h.reset(p.ProjectID, upTo, "events after since are no longer kept: reload, then follow the stream")}, nil
+		sub.reset = h.reset(p.ProjectID, sub.upTo, "events after since are no longer kept: reload, then follow the stream")
 	}
-	var replay []*Message
-	for after := since; after < upTo; {
-		evs, err := h.store.Read().EventsSince(ctx, p.ProjectID, after, 500)
+	return sub, nil
+}
+
+// Replay sends the subscriber's replay through send, page by page from the stored log
+// (only the events its principal may read), then releases its replay slot. It stops
+// with errStalled or errEnded when the subscriber is dropped or its credential ends, and
+// with send's error.
+func (h *Hub) Replay(ctx context.Context, sub *Subscriber, send func(*Message) error) error {
+	defer h.releaseSlot(sub)
+	if sub.reset != nil {
+		return send(sub.reset)
+	}
+	if sub.since < 0 {
+		return nil // live events only
+	}
+	for after := sub.since; after < sub.upTo; {
+		evs, err := h.store.Read().EventsSince(ctx, sub.Principal.ProjectID, after, replayPage)
 		if err != nil {
-			h.Unsubscribe(sub)
-			return nil, nil, err
+			return err
 		}
 		if len(evs) == 0 {
-			break
+			return nil
 		}
 		for _, e := range evs {
-			if e.Seq > upTo {
-				break
+			if e.Seq > sub.upTo {
+				return nil
 			}
-			if Allowed(p, e.Type) {
-				replay = append(replay, encode(e))
+			if err := sub.stopped(); err != nil {
+				return err
+			}
+			select {
+			case <-h.closing:
+				return errClosing
+			default:
+			}
+			if Allowed(sub.Principal, e.Type) {
+				if err := send(encodeOnce(e)); err != nil {
+					return err
+				}
 			}
 			after = e.Seq
 		}
 	}
-	return sub, replay, nil
+	return nil
 }
+
+func (h *Hub) releaseSlot(sub *Subscriber) {
+	if sub.slot {
+		sub.slotOnce.Do(func() { <-h.replays })
+	}
+}
+
+// Errors that end a stream, each with its close code (stream.go).
+var (
+	errStalled = errors.New("the client stopped reading")
+	errEnded   = errors.New("the credential ended")
+	errClosing = errors.New("the server is shutting down")
+)
 
 func (h *Hub) reset(projectID string, seq int64, reason string) *Message {
 	return encode(model.Event{Seq: seq, Type: "stream.reset", ProjectID: projectID, At: time.Now().UTC(),
@@ -274,6 +552,7 @@ func (h *Hub) reset(projectID string, seq int64, reason string) *Message {
 
 // Unsubscribe removes a subscriber.
 func (h *Hub) Unsubscribe(sub *Subscriber) {
+	h.releaseSlot(sub)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if f := h.projects[sub.Principal.ProjectID]; f != nil {

@@ -23,7 +23,8 @@ import (
 
 // subscriptionEnv is what a subscription needs from the connection serving it.
 type subscriptionEnv struct {
-	hub *events.Hub
+	hub   *events.Hub
+	watch *events.Watch // the connection's credential
 	// ready is called once the subscription is registered with the hub: events
 	// committed from then on reach it.
 	ready func()
@@ -130,7 +131,7 @@ func (b builder) subscription() *gql.Object {
 						}
 						since = int64(v)
 					}
-					return follow(p.Context, env, pr, since, func(e storedEvent) (any, bool) {
+					return follow(p.Context, env, since, func(e storedEvent) (any, bool) {
 						c := taskChange{Seq: e.Seq, At: e.At}
 						switch e.Type {
 						case service.EventTaskCreated, service.EventTaskUpdated:
@@ -166,7 +167,7 @@ func (b builder) subscription() *gql.Object {
 					if err != nil {
 						return nil, err
 					}
-					return follow(p.Context, env, pr, -1, func(e storedEvent) (any, bool) {
+					return follow(p.Context, env, -1, func(e storedEvent) (any, bool) {
 						if e.Type != service.EventMessageCreated {
 							return nil, false
 						}
@@ -190,11 +191,17 @@ type storedEvent struct {
 	Data json.RawMessage `json:"data"`
 }
 
-// follow subscribes pr to its project's stream after since (-1: live only) and returns
-// the channel graphql-go reads the subscription's items from: what pick makes of each
-// event it keeps. The channel closes when ctx ends or the hub drops the subscriber.
-func follow(ctx context.Context, env *subscriptionEnv, pr *auth.Principal, since int64, pick func(storedEvent) (any, bool)) (chan any, error) {
-	sub, replay, err := env.hub.Subscribe(ctx, pr, since)
+// follow subscribes the connection's principal to its project's stream after since (-1:
+// live only) and returns the channel graphql-go reads the subscription's items from:
+// what pick makes of each event it keeps. The channel closes when ctx ends, the hub
+// drops the subscriber, or the credential ends (the connection then closes with 4401).
+func follow(ctx context.Context, env *subscriptionEnv, since int64, pick func(storedEvent) (any, bool)) (chan any, error) {
+	if since >= 0 {
+		// Whatever is committed from now on comes in the replay or live: the socket may
+		// go on while the replay waits for its turn.
+		env.ready()
+	}
+	sub, err := env.hub.Subscribe(ctx, env.watch, since)
 	if err != nil {
 		return nil, err
 	}
@@ -203,46 +210,51 @@ func follow(ctx context.Context, env *subscriptionEnv, pr *auth.Principal, since
 	go func() {
 		defer close(out)
 		defer env.hub.Unsubscribe(sub)
-		skip, last := sub.Skip, int64(0)
-		emit := func(m *events.Message) bool {
+		skip, last := sub.Skip, sub.From()
+		emit := func(m *events.Message) error {
 			reset := m.Type == "stream.reset"
 			if !reset && m.Seq <= skip {
-				return true // already sent by the replay
+				return nil // already sent by the replay
 			}
 			last = m.Seq
+			if !reset {
+				skip = m.Seq
+			}
 			var e storedEvent
 			if err := json.Unmarshal(m.JSON, &e); err != nil {
-				return true
+				return nil
 			}
 			v, ok := pick(e)
 			if !ok {
-				return true
+				return nil
 			}
 			env.fresh()
 			select {
 			case out <- v:
-				return true
+				return nil
 			case <-ctx.Done():
-				return false
+				return ctx.Err()
 			}
 		}
-		for _, m := range replay {
-			if !emit(m) {
-				return
+		if err := env.hub.Replay(ctx, sub, emit); err != nil {
+			select {
+			case <-sub.Gone:
+				env.slow(last)
+			default:
 			}
-			if m.Type != "stream.reset" {
-				skip = m.Seq
-			}
+			return
 		}
 		for {
 			select {
 			case <-ctx.Done():
 				return
+			case <-env.watch.Ended():
+				return
 			case <-sub.Gone:
 				env.slow(last)
 				return
 			case m := <-sub.C:
-				if !emit(m) {
+				if emit(m) != nil {
 					return
 				}
 			}

@@ -68,6 +68,7 @@ type wsConn struct {
 
 	header *auth.Principal // from the upgrade's Authorization header, if any
 	pr     *auth.Principal // once acknowledged
+	watch  *events.Watch   // pr's credential, checked by the hub while the socket is open
 	inited bool
 
 	writeMu sync.Mutex
@@ -99,6 +100,13 @@ func serveWS(c *gin.Context, schema *gql.Schema, svc *service.Service, hub *even
 	w := &wsConn{conn: conn, svc: svc, hub: hub, schema: schema, ctx: ctx, cancel: cancel, header: header, ops: map[string]*wsOp{}}
 	defer conn.Close()
 	defer cancel()
+	defer func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.watch != nil {
+			hub.Unwatch(w.watch)
+		}
+	}()
 	if conn.Subprotocol() != Subprotocol {
 		w.close(closeSubprotocol, "Subprotocol not acceptable: use "+Subprotocol)
 		return
@@ -137,6 +145,17 @@ func (w *wsConn) keepalive() {
 	}
 }
 
+// guard closes the socket with 4401 once the credential it was acknowledged with no
+// longer authenticates (revoked, rotated, expired, agent deleted): its subscriptions,
+// queries and mutations end with it.
+func (w *wsConn) guard(watch *events.Watch) {
+	select {
+	case <-w.ctx.Done():
+	case <-watch.Ended():
+		w.close(closeUnauthorized, "Unauthorized: credentials ended: "+watch.Reason())
+	}
+}
+
 // close sends a close frame and ends the connection.
 func (w *wsConn) close(code int, reason string) {
 	if len(reason) > 123 { // the most a close frame carries
@@ -157,10 +176,13 @@ func (w *wsConn) send(m any) {
 		slog.Error("graphql ws: encode message", "err", err)
 		return
 	}
+	w.mu.Lock()
+	watch := w.watch
+	w.mu.Unlock()
 	w.writeMu.Lock()
 	defer w.writeMu.Unlock()
-	if w.ctx.Err() != nil {
-		return
+	if w.ctx.Err() != nil || (watch != nil && watch.Reason() != "") {
+		return // nothing more once the credential ended: guard closes the socket
 	}
 	_ = w.conn.SetWriteDeadline(time.Now().Add(wsWriteTimeout))
 	if err := w.conn.WriteMessage(websocket.TextMessage, raw); err != nil {
@@ -208,9 +230,11 @@ func (w *wsConn) handle(m wsMessage) bool {
 			w.close(closeForbidden, "Forbidden: "+msg)
 			return false
 		}
+		watch := w.hub.Watch(pr)
 		w.mu.Lock()
-		w.pr = pr
+		w.pr, w.watch = pr, watch
 		w.mu.Unlock()
+		go w.guard(watch)
 		w.send(wsMessage{Type: "connection_ack"})
 	case "ping":
 		w.send(wsMessage{Type: "pong", Payload: m.Payload})
@@ -379,6 +403,7 @@ func (w *wsConn) start(id string, req Request) {
 	signal := func() { once.Do(func() { close(ready) }) }
 	params.Context = withEnv(ctx, &subscriptionEnv{
 		hub:   w.hub,
+		watch: w.watch,
 		ready: signal,
 		slow: func(last int64) {
 			w.close(events.CloseSlowConsumer, fmt.Sprintf("too slow: fell behind the stream; subscribe again with since: %d", last))

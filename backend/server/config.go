@@ -24,14 +24,26 @@ type Config struct {
 	EmbedderURL, EmbedderModel, EmbedderAPIKey string
 	// EventRetention is how long the event log is kept for ?since= replay (default 7 days).
 	EventRetention time.Duration
-	// AllowedOrigins are browser origins, besides the server's own, that may open the
-	// event stream (for example a reverse proxy's public address).
+	// PublicURL is the address people type to reach the server (behind a reverse proxy,
+	// its https URL). Browser pages from it may open the WebSockets (the event stream,
+	// GraphQL subscriptions); without it only pages from loopback hosts may.
+	PublicURL string
+	// AllowedOrigins are further browser origins that may open the WebSockets (the
+	// desktop window's pages).
 	AllowedOrigins []string
 	// ActivityRetention is how long the activity trail is kept (default 90 days).
 	ActivityRetention time.Duration
 	// Clock drives the job scheduler and the service's timestamps (default the system
 	// clock); tests inject a jobs.ManualClock.
 	Clock jobs.Clock
+}
+
+// origins are the browser origins that may open the WebSockets besides loopback ones.
+func (c Config) origins() []string {
+	if c.PublicURL == "" {
+		return c.AllowedOrigins
+	}
+	return append([]string{c.PublicURL}, c.AllowedOrigins...)
 }
 
 // DefaultAddr is where the server listens unless told otherwise: loopback only, so that

@@ -38,12 +38,12 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", DBPath(cfg.DataDir), err)
 	}
-	hub.Attach(st)
 	var now func() time.Time
 	if cfg.Clock != nil {
 		now = cfg.Clock.Now
 	}
 	svc := service.New(st, service.Options{Now: now, Embedder: cfg.Embedder()})
+	hub.Attach(st, svc.CheckCredentials) // streams end when their credential does
 	if err := svc.EnsureDefaultProject(ctx); err != nil {
 		svc.Close()
 		st.Close()
@@ -67,7 +67,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		ln:      ln,
 		served:  make(chan error, 1),
 		http: &http.Server{
-			Handler:           api.NewRouter(svc, hub, cfg.AllowedOrigins),
+			Handler:           api.NewRouter(svc, hub, cfg.origins()),
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),

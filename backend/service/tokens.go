@@ -87,25 +87,63 @@ func (s *Service) AuthenticateToken(ctx context.Context, value string) (*auth.Pr
 	}
 	// The lookup is by SHA-256 of the value: the database never compares secrets
 	// themselves, so its timing reveals nothing usable about a valid token.
-	tok, err := s.store.TokenByHash(ctx, auth.HashToken(value))
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.Unauth("unknown token")
-	}
+	hash := auth.HashToken(value)
+	tok, now, err := s.liveToken(ctx, hash)
 	if err != nil {
-		return nil, internal("look up token", err)
-	}
-	now := s.clock()
-	if tok.RevokedAt != nil {
-		return nil, errs.Unauth("this token was revoked")
-	}
-	if tok.ExpiresAt != nil && !now.Before(*tok.ExpiresAt) {
-		return nil, errs.Unauth("this token expired at %s", tok.ExpiresAt.Format(time.RFC3339))
+		return nil, err
 	}
 	s.usedMu.Lock()
 	s.used[tok.ID] = now
 	s.usedMu.Unlock()
 	return &auth.Principal{Kind: auth.KindToken, ProjectID: tok.ProjectID, Name: tok.Name,
-		TokenID: tok.ID, TokenType: tok.Type, Scopes: tok.Scopes}, nil
+		TokenID: tok.ID, TokenType: tok.Type, Scopes: tok.Scopes, TokenHash: hash}, nil
+}
+
+// liveToken finds the token of a hash, if it is neither revoked nor expired.
+func (s *Service) liveToken(ctx context.Context, hash []byte) (*model.Token, time.Time, error) {
+	tok, err := s.store.TokenByHash(ctx, hash)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, time.Time{}, errs.Unauth("unknown token")
+	}
+	if err != nil {
+		return nil, time.Time{}, internal("look up token", err)
+	}
+	now := s.clock()
+	if tok.RevokedAt != nil {
+		return nil, now, errs.Unauth("this token was revoked")
+	}
+	if tok.ExpiresAt != nil && !now.Before(*tok.ExpiresAt) {
+		return nil, now, errs.Unauth("this token expired at %s", tok.ExpiresAt.Format(time.RFC3339))
+	}
+	return tok, now, nil
+}
+
+// CheckCredentials tells whether the credential p authenticated with still holds, by
+// the same checks as authenticating: a revoked (or rotated) or expired token, a deleted
+// agent or a replaced project secret gives an errs.Unauthenticated error saying which.
+// Long-lived connections (the event stream, GraphQL over WebSocket) ask it before
+// sending and every fraction of a second, and close when it fails. It reads the
+// credential caches, so it costs no query while nothing changed.
+func (s *Service) CheckCredentials(ctx context.Context, p *auth.Principal) error {
+	switch p.Kind {
+	case auth.KindToken:
+		tok, _, err := s.liveToken(ctx, p.TokenHash)
+		if err != nil {
+			return err
+		}
+		if tok.ID != p.TokenID {
+			return errs.Unauth("unknown token")
+		}
+	case auth.KindAgent:
+		a, err := s.AuthenticateAgent(ctx, p.ProjectID, p.AgentDigest, p.Name)
+		if err != nil {
+			return err
+		}
+		if a.AgentID != p.AgentID { // deleted, and another registered under its name
+			return errs.Unauth("agent %q was deleted", p.Name)
+		}
+	}
+	return nil
 }
 
 // flushTokenUse writes the last-use times gathered since the previous flush. Writing them
@@ -194,5 +232,7 @@ func (s *Service) AuthenticateAgent(ctx context.Context, projectID, digest, agen
 	if err != nil {
 		return nil, internal("load agent", err)
 	}
-	return auth.Agent(projectID, agent.ID, agent.Name), nil
+	p := auth.Agent(projectID, agent.ID, agent.Name)
+	p.AgentDigest = digest
+	return p, nil
 }
