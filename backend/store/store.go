@@ -103,6 +103,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
+	if err := makePrivate(path); err != nil {
+		return nil, err
+	}
 	// FULL durability comes from the syncer's fsync of the WAL (durable.go), not SQLite's.
 	writer, err := sql.Open("sqlite", dsn(path, true, "NORMAL", false))
 	if err != nil {
@@ -115,6 +118,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := migrate(ctx, writer); err != nil {
 		writer.Close()
 		return nil, err
+	}
+	// The -wal and -shm files exist now; an older -shm may have kept a wider mode.
+	for _, p := range []string{path + "-wal", path + "-shm"} {
+		narrowMode(p)
 	}
 	reader, err := sql.Open("sqlite", dsn(path, false, opts.Synchronous, true))
 	if err != nil {
@@ -194,13 +201,26 @@ func (s *Store) Close() error {
 }
 
 // Backup writes a consistent copy of the live database to path, which must not exist.
-func (s *Store) Backup(ctx context.Context, path string) error {
-	if _, err := os.Stat(path); err == nil {
-		return fmt.Errorf("%s already exists; choose a new file name", path)
-	}
+// The copy is private (mode 0600), like the database.
+func (s *Store) Backup(ctx context.Context, path string) (err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
+	// VACUUM INTO would create the file with SQLite's default mode (0644 less the
+	// umask); it also accepts an empty file, so the file is made first, 0600.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, privateMode)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s already exists; choose a new file name", path)
+	}
+	if err != nil {
+		return err
+	}
+	f.Close()
+	defer func() {
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
 	// VACUUM INTO reads one consistent snapshot while writers go on; it must not run on
 	// the query_only read pool, so it gets a connection of its own.
 	db, err := sql.Open("sqlite", dsn(s.path, false, s.opts.Synchronous, false))
