@@ -55,6 +55,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		st.Close()
 		return nil, listenError(cfg.Addr, err)
 	}
+	bodyTimeout := cfg.BodyReadTimeout
+	if bodyTimeout == 0 {
+		bodyTimeout = DefaultBodyReadTimeout
+	}
 	hubCtx, stopHub := context.WithCancel(context.Background())
 	hubDone := make(chan struct{})
 	go func() { hub.Run(hubCtx); close(hubDone) }()
@@ -67,7 +71,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		ln:      ln,
 		served:  make(chan error, 1),
 		http: &http.Server{
-			Handler:           api.NewRouter(svc, hub, cfg.AllowedOrigins),
+			Handler:           withBodyDeadline(bodyTimeout, api.NewRouter(svc, hub, cfg.AllowedOrigins)),
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
