@@ -71,7 +71,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		ln:      ln,
 		served:  make(chan error, 1),
 		http: &http.Server{
-			Handler:           withBodyDeadline(bodyTimeout, api.NewRouter(svc, hub, cfg.AllowedOrigins)),
+			Handler:           withBodyDeadline(bodyTimeout, withSecurityHeaders(api.NewRouter(svc, hub, cfg.AllowedOrigins))),
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
