@@ -58,11 +58,12 @@ type Store struct {
 	writerEnd chan struct{}
 	closeMu   sync.RWMutex // held for reading while a write is being submitted
 	closed    bool
+	stopped   atomic.Bool // a commit or fsync failed: no more writes (failstop.go)
 
 	readStmts, writeStmts *stmtCache
 	creds                 credentials // tokencache.go
 	horizon               eventHorizon
-	beforeSync            func() // tests: runs before each fsync
+	beforeSync            atomic.Pointer[func() error] // tests: runs before each fsync; an error stands for the fsync's
 	taskCache             taskCache
 	written               writtenTasks // the writer goroutine's alone (writtentasks.go)
 
@@ -180,8 +181,11 @@ func migrate(ctx context.Context, db *sql.DB) error {
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 
-// Ping checks that the database answers.
+// Ping checks that the database answers and takes writes.
 func (s *Store) Ping(ctx context.Context) error {
+	if err := s.Stopped(); err != nil {
+		return err
+	}
 	var one int
 	return s.reader.QueryRowContext(ctx, "SELECT 1").Scan(&one)
 }
