@@ -113,10 +113,17 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	paceGC() // gc.go
+	// One server per data directory, as the desktop window does (lock.go).
+	lock, err := LockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	s, err := Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	lock.Note(s.URL())
 	spareProc() // procs.go
 	slog.Info("agentdesk is listening", "url", s.URL(), "data", cfg.DataDir)
 	<-ctx.Done()
