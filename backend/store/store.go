@@ -61,7 +61,8 @@ type Store struct {
 	stopped   atomic.Bool // a commit or fsync failed: no more writes (failstop.go)
 
 	readStmts, writeStmts *stmtCache
-	creds                 credentials // tokencache.go
+	creds                 credentials   // tokencache.go
+	watch                 *foreignWatch // other processes' commits (foreign.go)
 	horizon               eventHorizon
 	beforeSync            atomic.Pointer[func() error] // tests: runs before each fsync; an error stands for the fsync's
 	taskCache             taskCache
@@ -148,6 +149,15 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		readStmts:       newStmtCache(reader),
 		writeStmts:      newStmtCache(writer),
 	}
+	s.watch, err = openForeignWatch(path, opts.Synchronous, func() {
+		s.creds.invalidateAll()
+		s.taskCache.invalidate(nil, true)
+	})
+	if err != nil {
+		reader.Close()
+		writer.Close()
+		return nil, err
+	}
 	go s.writeLoop()
 	go s.syncLoop()
 	go s.checkpointLoop()
@@ -201,7 +211,7 @@ func (s *Store) Close() error {
 	s.readStmts.close()
 	s.writeStmts.close()
 	// The writer's connection closes last: SQLite then checkpoints and removes the WAL.
-	return errors.Join(s.reader.Close(), s.writer.Close(), s.wal.close())
+	return errors.Join(s.watch.close(), s.reader.Close(), s.writer.Close(), s.wal.close())
 }
 
 // Backup writes a consistent copy of the live database to path, which must not exist.
@@ -238,7 +248,7 @@ func (s *Store) Backup(ctx context.Context, path string) (err error) {
 
 // Read gives the queries that run on the read pool.
 func (s *Store) Read() Reader {
-	return Reader{q: s.reader, cache: s.readStmts, tasks: &s.taskCache, horizon: &s.horizon}
+	return Reader{q: s.reader, cache: s.readStmts, tasks: &s.taskCache, horizon: &s.horizon, watch: s.watch}
 }
 
 // Timestamps are stored as fixed-width UTC text, so that they sort as strings.

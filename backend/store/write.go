@@ -180,9 +180,16 @@ func (s *Store) writeBatch(first *job) {
 		b.fail(err)
 		return
 	}
+	// The writer connection's data_version, for telling other processes' commits from
+	// this one (foreign.go).
+	var writerVersion int64
+	if err := (Reader{q: tx, batch: b.stmts}).queryRow(ctx, `PRAGMA data_version`).Scan(&writerVersion); err != nil {
+		b.fail(fmt.Errorf("read data_version: %w", err))
+		return
+	}
 	prevSeqs := s.horizon.committing(b.seqs) // durable.go
 	committing := time.Now()
-	if err := tx.Commit(); err != nil {
+	if err := s.watch.commit(ctx, tx, s.writer, writerVersion); err != nil {
 		// Whether any of it reached the disk is unknown: stop (failstop.go), and let
 		// the read caches forget whatever the batch may have changed.
 		s.failStop(fmt.Errorf("commit: %w", err))
@@ -287,4 +294,7 @@ type Reader struct {
 	tasks *taskCache  // on the read pool: the tasks lists have read
 	// On the read pool: how far event reads may go (durable.go).
 	horizon *eventHorizon
+	// On the read pool: notices other processes' commits before a cache is read
+	// (foreign.go).
+	watch *foreignWatch
 }
