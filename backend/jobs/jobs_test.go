@@ -366,3 +366,33 @@ func TestScheduleThatNeverFires(t *testing.T) {
 		t.Fatalf("next run %v, want none (never)", j.NextRunAt)
 	}
 }
+
+// TestFailingPassIsRetriedLater: a job whose run keeps failing (here a cron expression
+// made unreadable behind the service's back; a database refusing writes does the same)
+// stays due; the scheduler tries it again after RetryAfter instead of spinning.
+func TestFailingPassIsRetriedLater(t *testing.T) {
+	dir := t.TempDir()
+	start0 := time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC)
+	clock := jobs.NewManualClock(start0)
+	srv := start(t, dir, clock)
+	svc := srv.Service
+	job, err := svc.CreateJob(context.Background(), auth.Owner(project(t, svc)), service.JobInput{Name: ptr("broken"), Cron: ptr("* * * * *"), Summary: ptr("Broken")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop(t, srv)
+	db, err := sql.Open("sqlite", server.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE jobs SET cron = 'not a cron', next_run_at = '2026-03-02T09:00:00.000000Z' WHERE id = ?`, job.ID); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	srv = start(t, dir, clock)
+	defer stop(t, srv)
+	if !clock.WaitForTimer(start0.Add(jobs.RetryAfter), 10*time.Second) {
+		t.Fatalf("the scheduler is not waiting %s to retry the failing job", jobs.RetryAfter)
+	}
+}
