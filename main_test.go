@@ -423,6 +423,39 @@ func TestPortInUse(t *testing.T) {
 	}
 }
 
+// TestSecondServerRefused: a second --serve on a data directory a server is running on
+// exits with status 1 and names the running one's address; CLI commands still work
+// beside the running server.
+func TestSecondServerRefused(t *testing.T) {
+	data := t.TempDir()
+	srv := startServer(t, data)
+	// Bounded: without the lock the second server would run until killed.
+	second := exec.Command(binary, "--serve", "--addr", "127.0.0.1:0", "--data", data)
+	var stderr bytes.Buffer
+	second.Stderr = &stderr
+	second.Env = append(os.Environ(), "AGENTDESK_DATA=", "AGENTDESK_ADDR=")
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	timer := time.AfterFunc(20*time.Second, func() { second.Process.Kill() })
+	err := second.Wait()
+	timer.Stop()
+	code := 0
+	if exit, ok := err.(*exec.ExitError); ok {
+		code = exit.ExitCode()
+	}
+	errOut := stderr.String()
+	if code != 1 || !strings.Contains(errOut, "already serving") || !strings.Contains(errOut, srv.url) || strings.Contains(errOut, "goroutine") {
+		t.Fatalf("second server: exit %d, %q; want status 1 naming %s", code, errOut, srv.url)
+	}
+	if out := mustCLI(t, "project", "list", "--data", data); !strings.Contains(out, `"id"`) {
+		t.Fatalf("project list beside the server: %q", out)
+	}
+	if status, _ := call(t, "GET", srv.url+"/healthz", "", ""); status != http.StatusOK {
+		t.Fatalf("the first server after the second's attempt: /healthz %d", status)
+	}
+}
+
 // TestReferenceAgentEndToEnd: the reference agent runs as a real child process on a
 // task with three steps, the second a question; a human answers through REST; the task
 // reaches Done with the answer in its conversation.

@@ -5,11 +5,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"path/filepath"
+
+	"github.com/agentdesk/agentdesk/backend/server"
 )
 
-// LockFile is the file in the data directory that the open window holds locked, so that
-// a second launch on the same data directory never starts a second server on it.
-const LockFile = "agentdesk.window.lock"
+// LockFile is the file in the data directory that the open window (or agentdesk
+// --serve) holds locked, so that a second launch on the same data directory never
+// starts a second server on it.
+const LockFile = server.LockFile
 
 // errAlreadyOpen means another agentdesk window holds the data directory.
 var errAlreadyOpen = errors.New("an agentdesk window is already open on this data directory")

@@ -4,36 +4,25 @@ package app
 
 import (
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"syscall"
+
+	"github.com/agentdesk/agentdesk/backend/server"
 )
 
-// lockInstance takes the data directory's window lock (an flock, released by the OS
-// when the process ends however it ends). It returns errAlreadyOpen when another
-// process holds it.
+// lockInstance takes the data directory's lock, the one --serve takes too
+// (server.LockDataDir: an flock, released by the OS when the process ends however it
+// ends). It returns errAlreadyOpen when another window holds it, and the
+// *server.LockedError naming the address when a server (--serve) does.
 func lockInstance(dataDir string) (release func(), err error) {
-	if err := os.MkdirAll(dataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create the data directory: %w", err)
-	}
-	f, err := os.OpenFile(filepath.Join(dataDir, LockFile), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open the window lock: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, errAlreadyOpen
+	l, err := server.LockDataDir(dataDir)
+	var locked *server.LockedError
+	if errors.As(err, &locked) {
+		if locked.Addr != "" { // only --serve notes an address: no window to bring forward
+			return nil, locked
 		}
-		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+		return nil, errAlreadyOpen
 	}
-	// The pid is for people looking at the file; the lock itself is what counts.
-	if err := f.Truncate(0); err == nil {
-		fmt.Fprintf(f, "%d\n", os.Getpid())
+	if err != nil {
+		return nil, err
 	}
-	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
-	}, nil
+	return l.Release, nil
 }

@@ -39,6 +39,11 @@ var statusOf = map[errs.Code]int{
 func fail(c *gin.Context, err error) {
 	code, msg := errs.Public(err)
 	status := statusOf[code]
+	if errs.IsUnavailable(err) {
+		// Said and logged once where it happened (the writer's fail-stop).
+		c.AbortWithStatusJSON(http.StatusServiceUnavailable, ErrorBody{ErrorDetail{code, msg}})
+		return
+	}
 	if code == errs.Internal {
 		if errors.Is(err, c.Request.Context().Err()) && c.Request.Context().Err() != nil {
 			// The client went away; nobody is left to answer.

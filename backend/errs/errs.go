@@ -29,6 +29,8 @@ const (
 type Error struct {
 	Code    Code
 	Message string
+
+	unavailable bool // see Unavailable
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -60,8 +62,23 @@ func CodeOf(err error) Code {
 // is replaced, since it may hold details of the machine or the database.
 func Public(err error) (Code, string) {
 	var e *Error
-	if errors.As(err, &e) && e.Code != Internal {
+	if errors.As(err, &e) && (e.Code != Internal || e.unavailable) {
 		return e.Code, e.Message
 	}
 	return Internal, "internal error; the server log has the details"
+}
+
+// Unavailable is an internal error whose sentence is shown (it says what happened and
+// what to do, and carries no detail of the machine) and that REST answers with 503: the
+// server cannot take the request now, e.g. its writer stopped after a failed fsync.
+func Unavailable(format string, args ...any) *Error {
+	e := newf(Internal, format, args...)
+	e.unavailable = true
+	return e
+}
+
+// IsUnavailable reports whether err is, or wraps, an Unavailable error.
+func IsUnavailable(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.unavailable
 }

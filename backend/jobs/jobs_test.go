@@ -2,10 +2,13 @@ package jobs_test
 
 import (
 	"context"
+	"database/sql"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/jobs"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/server"
@@ -302,5 +305,94 @@ func TestActivityFilledInTheBackground(t *testing.T) {
 			t.Fatal("the activity trail is still behind the events after 10 s")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestScheduleThatNeverFires: a cron expression with no next time (30 February) is
+// refused on create and on update; a job stored by an older version with the zero time
+// as its next run is "never": the scheduler records no run for it and goes on waiting
+// for the other jobs instead of catching up since year 1 on every pass.
+func TestScheduleThatNeverFires(t *testing.T) {
+	dir := t.TempDir()
+	clock := jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
+	srv := start(t, dir, clock)
+	svc := srv.Service
+	pid := project(t, svc)
+	owner := auth.Owner(pid)
+	ctx := context.Background()
+
+	_, err := svc.CreateJob(ctx, owner, service.JobInput{Name: ptr("never"), Cron: ptr("0 0 30 2 *"), Summary: ptr("Never")})
+	if errs.CodeOf(err) != errs.InvalidArgument || !strings.Contains(err.Error(), "never fires") {
+		t.Fatalf("create with 30 February: %v, want invalid_argument saying it never fires", err)
+	}
+	stale, err := svc.CreateJob(ctx, owner, service.JobInput{Name: ptr("stale"), Cron: ptr("0 9 * * *"), Summary: ptr("Stale")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.UpdateJob(ctx, owner, stale.ID, service.JobInput{Cron: ptr("0 0 31 4 *")})
+	if errs.CodeOf(err) != errs.InvalidArgument {
+		t.Fatalf("update to 31 April: %v, want invalid_argument", err)
+	}
+	if _, err := svc.CreateJob(ctx, owner, service.JobInput{Name: ptr("beat"), Cron: ptr("* * * * *"), Summary: ptr("Beat")}); err != nil {
+		t.Fatal(err)
+	}
+	stop(t, srv)
+
+	// What an older version stored for createJob(cron: "0 0 30 2 *").
+	db, err := sql.Open("sqlite", server.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE jobs SET cron = '0 0 30 2 *', next_run_at = '0001-01-01T00:00:00.000000Z' WHERE id = ?`, stale.ID); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	srv = start(t, dir, clock)
+	defer stop(t, srv)
+	svc = srv.Service
+	tick(t, clock, 2) // fails if the scheduler spins on the zero time
+	if rs := runs(t, svc, pid, stale.ID); len(rs) != 0 {
+		t.Fatalf("the never-firing job has %d runs, want none", len(rs))
+	}
+	if n := len(jobTasks(t, svc, pid)); n != 2 {
+		t.Fatalf("%d tasks after two minutes, want 2 (the every-minute job's)", n)
+	}
+	j, err := svc.Job(ctx, owner, stale.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.NextRunAt != nil {
+		t.Fatalf("next run %v, want none (never)", j.NextRunAt)
+	}
+}
+
+// TestFailingPassIsRetriedLater: a job whose run keeps failing (here a cron expression
+// made unreadable behind the service's back; a database refusing writes does the same)
+// stays due; the scheduler tries it again after RetryAfter instead of spinning.
+func TestFailingPassIsRetriedLater(t *testing.T) {
+	dir := t.TempDir()
+	start0 := time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC)
+	clock := jobs.NewManualClock(start0)
+	srv := start(t, dir, clock)
+	svc := srv.Service
+	job, err := svc.CreateJob(context.Background(), auth.Owner(project(t, svc)), service.JobInput{Name: ptr("broken"), Cron: ptr("* * * * *"), Summary: ptr("Broken")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop(t, srv)
+	db, err := sql.Open("sqlite", server.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE jobs SET cron = 'not a cron', next_run_at = '2026-03-02T09:00:00.000000Z' WHERE id = ?`, job.ID); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	srv = start(t, dir, clock)
+	defer stop(t, srv)
+	if !clock.WaitForTimer(start0.Add(jobs.RetryAfter), 10*time.Second) {
+		t.Fatalf("the scheduler is not waiting %s to retry the failing job", jobs.RetryAfter)
 	}
 }

@@ -69,10 +69,14 @@ func (r *Runner) Stop() {
 	r.wg.Wait()
 }
 
+// RetryAfter is how long the scheduler waits after a pass that failed (the database
+// refusing writes, say) before it tries the jobs still due again, rather than at once.
+const RetryAfter = time.Minute
+
 func (r *Runner) schedule(ctx context.Context, started time.Time) {
 	defer r.wg.Done()
 	clock := r.opts.Clock
-	r.runDue(ctx, started)
+	passOK := r.runDue(ctx, started)
 	for {
 		wait := r.opts.MaxSleep
 		next, ok, err := r.svc.NextJobRun(ctx)
@@ -81,9 +85,13 @@ func (r *Runner) schedule(ctx context.Context, started time.Time) {
 				return
 			}
 			slog.Error("scheduler: read the next run", "err", err)
-			wait = time.Minute
+			wait = RetryAfter
 		} else if ok {
 			wait = min(wait, max(next.Sub(clock.Now()), 0))
+		}
+		if !passOK {
+			// The jobs that failed are still due: without a pause the loop would spin.
+			wait = max(wait, RetryAfter)
 		}
 		t := clock.NewTimer(wait)
 		select {
@@ -92,17 +100,21 @@ func (r *Runner) schedule(ctx context.Context, started time.Time) {
 			return
 		case <-r.svc.JobsChanged():
 			t.Stop()
+			passOK = true // a change may have fixed it: look again at once
 			continue
 		case <-t.C():
 		}
-		r.runDue(ctx, started)
+		passOK = r.runDue(ctx, started)
 	}
 }
 
-func (r *Runner) runDue(ctx context.Context, started time.Time) {
-	if err := r.svc.RunDueJobs(ctx, r.opts.Clock.Now(), started); err != nil && ctx.Err() == nil {
-		slog.Error("scheduler: run due jobs", "err", err)
+// runDue runs the jobs due now; false if any failed.
+func (r *Runner) runDue(ctx context.Context, started time.Time) bool {
+	err := r.svc.RunDueJobs(ctx, r.opts.Clock.Now(), started)
+	if err != nil && ctx.Err() == nil {
+		slog.Error("scheduler: run due jobs; trying again later", "err", err, "retry_after", RetryAfter)
 	}
+	return err == nil
 }
 
 // indexActivity fills the activity trail from the event log every IndexEvery, in real

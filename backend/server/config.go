@@ -33,6 +33,10 @@ type Config struct {
 	AllowedOrigins []string
 	// ActivityRetention is how long the activity trail is kept (default 90 days).
 	ActivityRetention time.Duration
+	// BodyReadTimeout bounds how long a request body may take to arrive (default
+	// DefaultBodyReadTimeout, plus a second for every 64 KiB the body declares); a
+	// client slower than that is cut off. Negative: no bound.
+	BodyReadTimeout time.Duration
 	// Clock drives the job scheduler and the service's timestamps (default the system
 	// clock); tests inject a jobs.ManualClock.
 	Clock jobs.Clock

@@ -55,6 +55,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		st.Close()
 		return nil, listenError(cfg.Addr, err)
 	}
+	bodyTimeout := cfg.BodyReadTimeout
+	if bodyTimeout == 0 {
+		bodyTimeout = DefaultBodyReadTimeout
+	}
 	hubCtx, stopHub := context.WithCancel(context.Background())
 	hubDone := make(chan struct{})
 	go func() { hub.Run(hubCtx); close(hubDone) }()
@@ -67,7 +71,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		ln:      ln,
 		served:  make(chan error, 1),
 		http: &http.Server{
-			Handler:           api.NewRouter(svc, hub, cfg.origins()),
+			Handler:           withBodyDeadline(bodyTimeout, withSecurityHeaders(api.NewRouter(svc, hub, cfg.origins()))),
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
@@ -109,10 +113,17 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	paceGC() // gc.go
+	// One server per data directory, as the desktop window does (lock.go).
+	lock, err := LockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
 	s, err := Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	lock.Note(s.URL())
 	spareProc() // procs.go
 	slog.Info("agentdesk is listening", "url", s.URL(), "data", cfg.DataDir)
 	<-ctx.Done()

@@ -89,7 +89,9 @@ func schedule(expr, tz string) (cron.Schedule, *time.Location, error) {
 	return sched, loc, nil
 }
 
-// nextRun is the first run of the schedule strictly after t, in UTC.
+// nextRun is the first run of the schedule strictly after t, in UTC; the zero time when
+// the schedule has none (cron finds no match within five years, e.g. "0 0 30 2 *"),
+// which everywhere means "never".
 func nextRun(sched cron.Schedule, loc *time.Location, t time.Time) time.Time {
 	return sched.Next(t.In(loc)).UTC().Truncate(time.Microsecond)
 }
@@ -130,8 +132,14 @@ func (s *Service) applyJobInput(ctx context.Context, r store.Reader, j *model.Jo
 	if err := checkText("name", j.Name, true, MaxJobNameLen); err != nil {
 		return err
 	}
-	if _, _, err := schedule(j.Cron, j.Timezone); err != nil {
+	sched, loc, err := schedule(j.Cron, j.Timezone)
+	if err != nil {
 		return err
+	}
+	// A schedule with no next time would be stored as "never" and silently do nothing:
+	// refuse it so that the caller learns at once.
+	if nextRun(sched, loc, s.clock()).IsZero() {
+		return errs.Invalid("cron %q never fires (no date matches it in the next five years, e.g. 30 February); give a schedule that has a next run", j.Cron)
 	}
 	tmpl := CreateTaskInput{Summary: j.Summary, Details: j.Details}
 	for _, st := range j.Steps {
@@ -180,6 +188,10 @@ func reschedule(j *model.Job, now time.Time) {
 		return
 	}
 	next := nextRun(sched, loc, now)
+	if next.IsZero() {
+		j.NextRunAt = nil // never
+		return
+	}
 	j.NextRunAt = &next
 }
 
@@ -468,7 +480,7 @@ func (s *Service) RunDueJobs(ctx context.Context, now, startedAt time.Time) erro
 			if err != nil {
 				return err
 			}
-			if cur.NextRunAt == nil || cur.NextRunAt.After(now) {
+			if cur.NextRunAt == nil || cur.NextRunAt.IsZero() || cur.NextRunAt.After(now) {
 				return nil // paused or rescheduled meanwhile
 			}
 			return s.catchUp(jctx, tx, cur, now, startedAt)
@@ -488,7 +500,9 @@ func (s *Service) catchUp(ctx context.Context, tx *store.Tx, j *model.Job, now, 
 	var onTime, missed []time.Time
 	missedCount := 0
 	at := *j.NextRunAt
-	for !at.After(now) {
+	// A zero time is "never" (no further run): it ends the loop rather than count
+	// every run since year 1.
+	for !at.IsZero() && !at.After(now) {
 		if at.Before(startedAt) || now.Sub(at) > MissedAfter {
 			missedCount++
 			if len(missed) < maxMissedRecorded {
@@ -549,8 +563,11 @@ func (s *Service) catchUp(ctx context.Context, tx *store.Tx, j *model.Job, now, 
 			j.LastRunAt = &now
 		}
 	}
-	next := at
-	j.NextRunAt, j.UpdatedAt = &next, now
+	j.NextRunAt, j.UpdatedAt = nil, now
+	if !at.IsZero() {
+		next := at
+		j.NextRunAt = &next
+	}
 	if err := tx.UpdateJob(ctx, j); err != nil {
 		return internal("update job", err)
 	}

@@ -126,28 +126,37 @@ func (s *Store) syncLoop() {
 				break drain
 			}
 		}
-		if s.beforeSync != nil {
-			s.beforeSync()
-		}
 		var syncErr error
-		if s.opts.Synchronous == "FULL" {
+		if hook := s.beforeSync.Load(); hook != nil {
+			syncErr = (*hook)()
+		}
+		if s.opts.Synchronous == "FULL" && syncErr == nil {
 			start := time.Now()
-			if err := s.wal.sync(); err != nil {
-				syncErr = fmt.Errorf("the write committed but could not be flushed to disk: %w", err)
-			}
+			syncErr = s.wal.sync()
 			s.syncNanos.Add(int64(time.Since(start)))
 			s.syncs.Add(1)
 		}
+		if syncErr != nil {
+			s.failStop(fmt.Errorf("fsync of the WAL: %w", syncErr))
+		}
+		// Once stopped, no batch is acknowledged, even if this fsync succeeded: it says
+		// nothing of the pages an earlier failed one may have lost (failstop.go).
+		stopped := s.stopped.Load()
 		for _, c := range pending {
-			s.horizon.durable(c.events)
-			if len(c.events) > 0 && s.opts.OnCommit != nil {
-				s.opts.OnCommit(c.events)
+			if !stopped {
+				s.horizon.durable(c.events)
+				if len(c.events) > 0 && s.opts.OnCommit != nil {
+					s.opts.OnCommit(c.events)
+				}
 			}
 			for i, j := range c.batch {
-				if err := c.results[i]; err != nil {
-					j.done <- err
-				} else {
-					j.done <- syncErr
+				switch {
+				case c.results[i] != nil:
+					j.done <- c.results[i]
+				case stopped:
+					j.done <- errUnknownOutcome
+				default:
+					j.done <- nil
 				}
 			}
 		}

@@ -41,8 +41,24 @@ func scanJob(row interface{ Scan(...any) error }) (*model.Job, error) {
 		j.SkillID = &skillID.Int64
 	}
 	j.NextRunAt, j.LastRunAt = parseTimePtr(next), parseTimePtr(last)
+	if j.NextRunAt != nil && j.NextRunAt.IsZero() {
+		j.NextRunAt = nil // stored by older versions for a schedule that never fires
+	}
 	j.CreatedAt, j.UpdatedAt = parseTime(created), parseTime(updated)
 	return &j, nil
+}
+
+// neverRun is the zero time as older versions stored it for a schedule with no next
+// run (e.g. 30 February). It means "never": the queries below skip it, so that the
+// scheduler neither catches up from year 1 nor wakes at once forever.
+var neverRun = fmtTime(time.Time{})
+
+// nextRunAt stores a job's next run, NULL for never.
+func nextRunAt(t *time.Time) any {
+	if t == nil || t.IsZero() {
+		return nil
+	}
+	return fmtTime(*t)
 }
 
 // InsertJob stores a new job and sets its id; a name taken in the project is ErrDuplicate.
@@ -63,7 +79,7 @@ func (t *Tx) InsertJob(ctx context.Context, j *model.Job) error {
 		`INSERT INTO jobs (project_id, name, cron, timezone, summary, details, steps, agent_id, skill_id, catch_up, paused, next_run_at, last_run_at, created_at, updated_at)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		j.ProjectID, j.Name, j.Cron, j.Timezone, j.Summary, j.Details, string(steps), j.AgentID, j.SkillID, j.CatchUp, j.Paused,
-		fmtTimePtr(j.NextRunAt), fmtTimePtr(j.LastRunAt), fmtTime(j.CreatedAt), fmtTime(j.UpdatedAt))
+		nextRunAt(j.NextRunAt), fmtTimePtr(j.LastRunAt), fmtTime(j.CreatedAt), fmtTime(j.UpdatedAt))
 	if err != nil {
 		return err
 	}
@@ -89,7 +105,7 @@ func (t *Tx) UpdateJob(ctx context.Context, j *model.Job) error {
 		`UPDATE jobs SET name = ?, cron = ?, timezone = ?, summary = ?, details = ?, steps = ?, agent_id = ?, skill_id = ?, catch_up = ?,
 		 paused = ?, next_run_at = ?, last_run_at = ?, updated_at = ? WHERE id = ? AND project_id = ?`,
 		j.Name, j.Cron, j.Timezone, j.Summary, j.Details, string(steps), j.AgentID, j.SkillID, j.CatchUp, j.Paused,
-		fmtTimePtr(j.NextRunAt), fmtTimePtr(j.LastRunAt), fmtTime(j.UpdatedAt), j.ID, j.ProjectID)
+		nextRunAt(j.NextRunAt), fmtTimePtr(j.LastRunAt), fmtTime(j.UpdatedAt), j.ID, j.ProjectID)
 	return err
 }
 
@@ -114,13 +130,13 @@ func (r Reader) Jobs(ctx context.Context, projectID string) ([]model.Job, error)
 
 // DueJobs lists the jobs of every project whose next run is at or before now.
 func (r Reader) DueJobs(ctx context.Context, now time.Time) ([]model.Job, error) {
-	return r.jobs(ctx, `j.next_run_at IS NOT NULL AND j.next_run_at <= ? ORDER BY j.next_run_at, j.id`, fmtTime(now))
+	return r.jobs(ctx, `j.next_run_at IS NOT NULL AND j.next_run_at > ? AND j.next_run_at <= ? ORDER BY j.next_run_at, j.id`, neverRun, fmtTime(now))
 }
 
 // NextJobRun is the earliest next run of any job; ok is false when no job is scheduled.
 func (r Reader) NextJobRun(ctx context.Context) (at time.Time, ok bool, err error) {
 	var s sql.NullString
-	if err := r.queryRow(ctx, `SELECT MIN(next_run_at) FROM jobs WHERE next_run_at IS NOT NULL`).Scan(&s); err != nil {
+	if err := r.queryRow(ctx, `SELECT MIN(next_run_at) FROM jobs WHERE next_run_at IS NOT NULL AND next_run_at > ?`, neverRun).Scan(&s); err != nil {
 		return time.Time{}, false, err
 	}
 	if !s.Valid {

@@ -58,11 +58,13 @@ type Store struct {
 	writerEnd chan struct{}
 	closeMu   sync.RWMutex // held for reading while a write is being submitted
 	closed    bool
+	stopped   atomic.Bool // a commit or fsync failed: no more writes (failstop.go)
 
 	readStmts, writeStmts *stmtCache
-	creds                 credentials // tokencache.go
+	creds                 credentials   // tokencache.go
+	watch                 *foreignWatch // other processes' commits (foreign.go)
 	horizon               eventHorizon
-	beforeSync            func() // tests: runs before each fsync
+	beforeSync            atomic.Pointer[func() error] // tests: runs before each fsync; an error stands for the fsync's
 	taskCache             taskCache
 	written               writtenTasks // the writer goroutine's alone (writtentasks.go)
 
@@ -103,6 +105,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
+	if err := makePrivate(path); err != nil {
+		return nil, err
+	}
 	// FULL durability comes from the syncer's fsync of the WAL (durable.go), not SQLite's.
 	writer, err := sql.Open("sqlite", dsn(path, true, "NORMAL", false))
 	if err != nil {
@@ -115,6 +120,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err := migrate(ctx, writer); err != nil {
 		writer.Close()
 		return nil, err
+	}
+	// The -wal and -shm files exist now; an older -shm may have kept a wider mode.
+	for _, p := range []string{path + "-wal", path + "-shm"} {
+		narrowMode(p)
 	}
 	reader, err := sql.Open("sqlite", dsn(path, false, opts.Synchronous, true))
 	if err != nil {
@@ -139,6 +148,15 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		writerEnd:       make(chan struct{}),
 		readStmts:       newStmtCache(reader),
 		writeStmts:      newStmtCache(writer),
+	}
+	s.watch, err = openForeignWatch(path, opts.Synchronous, func() {
+		s.creds.invalidateAll()
+		s.taskCache.invalidate(nil, true)
+	})
+	if err != nil {
+		reader.Close()
+		writer.Close()
+		return nil, err
 	}
 	go s.writeLoop()
 	go s.syncLoop()
@@ -173,8 +191,11 @@ func migrate(ctx context.Context, db *sql.DB) error {
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 
-// Ping checks that the database answers.
+// Ping checks that the database answers and takes writes.
 func (s *Store) Ping(ctx context.Context) error {
+	if err := s.Stopped(); err != nil {
+		return err
+	}
 	var one int
 	return s.reader.QueryRowContext(ctx, "SELECT 1").Scan(&one)
 }
@@ -190,17 +211,30 @@ func (s *Store) Close() error {
 	s.readStmts.close()
 	s.writeStmts.close()
 	// The writer's connection closes last: SQLite then checkpoints and removes the WAL.
-	return errors.Join(s.reader.Close(), s.writer.Close(), s.wal.close())
+	return errors.Join(s.watch.close(), s.reader.Close(), s.writer.Close(), s.wal.close())
 }
 
 // Backup writes a consistent copy of the live database to path, which must not exist.
-func (s *Store) Backup(ctx context.Context, path string) error {
-	if _, err := os.Stat(path); err == nil {
-		return fmt.Errorf("%s already exists; choose a new file name", path)
-	}
+// The copy is private (mode 0600), like the database.
+func (s *Store) Backup(ctx context.Context, path string) (err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
+	// VACUUM INTO would create the file with SQLite's default mode (0644 less the
+	// umask); it also accepts an empty file, so the file is made first, 0600.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, privateMode)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s already exists; choose a new file name", path)
+	}
+	if err != nil {
+		return err
+	}
+	f.Close()
+	defer func() {
+		if err != nil {
+			os.Remove(path)
+		}
+	}()
 	// VACUUM INTO reads one consistent snapshot while writers go on; it must not run on
 	// the query_only read pool, so it gets a connection of its own.
 	db, err := sql.Open("sqlite", dsn(s.path, false, s.opts.Synchronous, false))
@@ -214,7 +248,7 @@ func (s *Store) Backup(ctx context.Context, path string) error {
 
 // Read gives the queries that run on the read pool.
 func (s *Store) Read() Reader {
-	return Reader{q: s.reader, cache: s.readStmts, tasks: &s.taskCache, horizon: &s.horizon}
+	return Reader{q: s.reader, cache: s.readStmts, tasks: &s.taskCache, horizon: &s.horizon, watch: s.watch}
 }
 
 // Timestamps are stored as fixed-width UTC text, so that they sort as strings.

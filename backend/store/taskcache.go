@@ -110,6 +110,7 @@ func (r Reader) TasksJSON(ctx context.Context, f TaskFilter) ([]model.EncodedTas
 	if r.tasks == nil {
 		return nil, false, errors.New("TasksJSON reads the read pool")
 	}
+	r.watch.check(ctx) // another process's changes (foreign.go)
 	since := r.tasks.begin()
 	q, args := f.page(`SELECT t.id FROM tasks t`)
 	ids, err := r.ids(ctx, q, args...)

@@ -75,20 +75,31 @@ func (c *credentials) invalidate() {
 	c.agents.invalidate()
 }
 
+// invalidateAll forgets the projects too: another process may have changed anything.
+func (c *credentials) invalidateAll() {
+	c.invalidate()
+	c.projects.invalidate()
+}
+
 // TokenByHash finds a token by the SHA-256 of its value, from the cache when it can. The
 // token returned is shared: callers must not change it.
 func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*model.Token, error) {
+	s.watch.check(ctx) // another process may have revoked it (foreign.go)
 	return cached(&s.creds.tokens, string(hash), func() (*model.Token, error) { return s.Read().TokenByHash(ctx, hash) })
 }
 
 // ProjectForAuth loads a project, from the cache when it can, for checking an agent's
 // digest against its secret. The project returned is shared: callers must not change it.
 func (s *Store) ProjectForAuth(ctx context.Context, id string) (*model.Project, error) {
+	s.watch.check(ctx) // for AgentForAuth too, which comes next
 	return cached(&s.creds.projects, id, func() (*model.Project, error) { return s.Read().Project(ctx, id) })
 }
 
 // AgentForAuth finds an agent of the project by name, from the cache when it can. The
 // agent returned is shared: callers must not change it.
+//
+// Other processes' changes: AgentForAuth follows ProjectForAuth in every request, which
+// has just checked for them.
 func (s *Store) AgentForAuth(ctx context.Context, projectID, name string) (*model.Agent, error) {
 	return cached(&s.creds.agents, agentKey{projectID, name}, func() (*model.Agent, error) {
 		return s.Read().AgentByName(ctx, projectID, name)

@@ -75,6 +75,10 @@ func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
 		s.closeMu.RUnlock()
 		return ErrClosed
 	}
+	if err := s.Stopped(); err != nil {
+		s.closeMu.RUnlock()
+		return err
+	}
 	select {
 	case s.jobs <- j:
 	case <-ctx.Done():
@@ -127,6 +131,10 @@ type batch struct {
 // every write that came meanwhile.
 func (s *Store) writeBatch(first *job) {
 	ctx := context.Background()
+	if err := s.Stopped(); err != nil { // queued before the failure
+		first.done <- err
+		return
+	}
 	start := time.Now()
 	tx, err := s.writer.BeginTx(ctx, nil)
 	if err != nil {
@@ -168,11 +176,27 @@ func (s *Store) writeBatch(first *job) {
 		b.fail(err)
 		return
 	}
+	if err := s.Stopped(); err != nil { // the syncer failed while this batch ran
+		b.fail(err)
+		return
+	}
+	// The writer connection's data_version, for telling other processes' commits from
+	// this one (foreign.go).
+	var writerVersion int64
+	if err := (Reader{q: tx, batch: b.stmts}).queryRow(ctx, `PRAGMA data_version`).Scan(&writerVersion); err != nil {
+		b.fail(fmt.Errorf("read data_version: %w", err))
+		return
+	}
 	prevSeqs := s.horizon.committing(b.seqs) // durable.go
 	committing := time.Now()
-	if err := tx.Commit(); err != nil {
+	if err := s.watch.commit(ctx, tx, s.writer, writerVersion); err != nil {
+		// Whether any of it reached the disk is unknown: stop (failstop.go), and let
+		// the read caches forget whatever the batch may have changed.
+		s.failStop(fmt.Errorf("commit: %w", err))
 		s.horizon.restore(prevSeqs)
-		b.fail(fmt.Errorf("commit: %w", err))
+		s.creds.invalidate()
+		s.taskCache.invalidate(nil, true)
+		b.fail(errUnknownOutcome)
 		return
 	}
 	if b.credsChanged {
@@ -270,4 +294,7 @@ type Reader struct {
 	tasks *taskCache  // on the read pool: the tasks lists have read
 	// On the read pool: how far event reads may go (durable.go).
 	horizon *eventHorizon
+	// On the read pool: notices other processes' commits before a cache is read
+	// (foreign.go).
+	watch *foreignWatch
 }

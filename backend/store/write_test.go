@@ -195,10 +195,12 @@ func TestEventsWaitForTheirFsync(t *testing.T) {
 	// Runs before the store's Close (cleanups run last first), even when the test fails.
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 	syncing := make(chan struct{}, 16)
-	s.beforeSync = func() {
+	hook := func() error {
 		syncing <- struct{}{}
 		<-release
+		return nil
 	}
+	s.beforeSync.Store(&hook)
 	done := make(chan error, 1)
 	go func() {
 		done <- s.Write(ctx, func(tx *Tx) error {

@@ -1,0 +1,103 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/server"
+	"github.com/agentdesk/agentdesk/backend/service"
+	"github.com/agentdesk/agentdesk/backend/store"
+)
+
+// TestFailedFsyncStopsTheWriter: once an fsync fails, the write it was for is told its
+// outcome is unknown (503, not a plain failure that invites a duplicating retry), its
+// event is not published, every later write is refused with 503 although the next
+// fsyncs would succeed, /healthz answers 503, and reads go on.
+func TestFailedFsyncStopsTheWriter(t *testing.T) {
+	srv, err := server.Start(context.Background(), server.Config{DataDir: t.TempDir(), Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	}()
+	ctx := context.Background()
+	ps, err := srv.Service.Projects(ctx, auth.Owner(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := ps[0].ID
+	token, _, err := srv.Service.CreateToken(ctx, auth.Owner(pid),
+		service.CreateTokenInput{Name: "test", Type: "platform", Scopes: []string{auth.TaskRead, auth.TaskWrite}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(method, path, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, srv.URL()+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if status, body := call("POST", "/api/tasks", `{"summary":"before"}`); status != http.StatusCreated {
+		t.Fatalf("before the failure: %d %s", status, body)
+	}
+	_, lastBefore, err := srv.Service.Store().Read().EventBounds(ctx, pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	store.FailNextSync(srv.Service.Store(), syscall.EIO)
+	status, body := call("POST", "/api/tasks", `{"summary":"unknown"}`)
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	json.Unmarshal([]byte(body), &e)
+	if status != http.StatusServiceUnavailable || e.Error.Code != "internal" || !strings.Contains(e.Error.Message, "may or may not be stored") {
+		t.Fatalf("the write whose fsync failed: %d %s, want 503, code internal, saying it may or may not be stored", status, body)
+	}
+	for range 2 { // the fsyncs would succeed now: still refused
+		status, body = call("POST", "/api/tasks", `{"summary":"after"}`)
+		json.Unmarshal([]byte(body), &e)
+		if status != http.StatusServiceUnavailable || e.Error.Code != "internal" || !strings.Contains(e.Error.Message, "stopped accepting writes") {
+			t.Fatalf("a write after the failure: %d %s, want 503 saying the server stopped accepting writes", status, body)
+		}
+	}
+	if err := srv.Service.Store().Write(ctx, func(*store.Tx) error { return nil }); !errors.Is(err, srv.Service.Store().Stopped()) || err == nil {
+		t.Fatalf("store write after the failure: %v", err)
+	}
+	resp, err := http.Get(srv.URL() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("/healthz: %d, want 503", resp.StatusCode)
+	}
+	if status, body := call("GET", "/api/tasks", ""); status != http.StatusOK {
+		t.Fatalf("a read after the failure: %d %s", status, body)
+	}
+	evs, err := srv.Service.Store().Read().EventsSince(ctx, pid, lastBefore, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 0 {
+		t.Fatalf("events of unknown durability were published: %+v", evs)
+	}
+}
