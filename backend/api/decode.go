@@ -42,6 +42,12 @@ func decodeJSON(body []byte, v any, allowEmpty bool) error {
 		}
 		return errs.Invalid("the request body must be a JSON object")
 	}
+	// Decoding null into a struct is a silent no-op in encoding/json, so null would pass
+	// as {} (and PUT .../agent would unassign): require an object before decoding.
+	// (Anything else that is not an object is malformed JSON: the decoder says where.)
+	if kind := jsonValueKind(bytes.TrimSpace(body)[0]); kind != "" {
+		return errs.Invalid("the request body must be a JSON object, not %s", kind)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)
@@ -70,6 +76,23 @@ func jsonError(err error) error {
 		return errs.Invalid("malformed JSON: the body ends too early")
 	}
 	return errs.Invalid("malformed JSON: %v", err)
+}
+
+// jsonValueKind names the JSON value other than an object that starts with b, or "".
+func jsonValueKind(b byte) string {
+	switch {
+	case b == 'n':
+		return "null"
+	case b == '[':
+		return "an array"
+	case b == '"':
+		return "a string"
+	case b == 't' || b == 'f':
+		return "true or false"
+	case b == '-' || b >= '0' && b <= '9':
+		return "a number"
+	}
+	return ""
 }
 
 func jsonKind(goKind string) string {
