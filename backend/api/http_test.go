@@ -1,12 +1,18 @@
 package api_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentdesk/agentdesk/backend/api"
+	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
 )
 
@@ -60,4 +66,165 @@ func TestBodyMustBeAnObject(t *testing.T) {
 	if task.AgentID == nil || *task.AgentID != f.agent.ID {
 		t.Errorf("the task lost its agent after refused bodies: %s", r.Body)
 	}
+}
+
+// httpWorld is a server with one object of every kind, and for every route pattern of
+// the router a real path to it with credentials good for it.
+type httpWorld struct {
+	env     *testenv.Env
+	samples map[string]httpSample // "METHOD /pattern" (gin's :params) -> a request
+}
+
+type httpSample struct {
+	path   string
+	token  string
+	header http.Header
+}
+
+func newHTTPWorld(t *testing.T) *httpWorld {
+	t.Helper()
+	env := testenv.Start(t)
+	ctx, pid := context.Background(), env.Project.ID
+	all := env.Token(t, pid, "task:read", "task:write", "messaging:read", "messaging:write")
+	data := env.TypedToken(t, pid, model.TokenData, "vector:read", "vector:write")
+	sess, err := env.Service.StartDesktopSession(ctx, auth.Owner(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := env.Service.CreateTask(ctx, auth.Owner(pid), service.CreateTaskInput{Summary: "s", Steps: []service.StepInput{{Title: "one"}}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	message := "hello"
+	conv, err := env.Service.CreateConversation(ctx, auth.Owner(pid), service.CreateConversationInput{Message: &message}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := env.Service.ShareDocument(ctx, auth.Owner(pid), conv.UUID, service.DocumentUpload{Name: "a.txt", MimeType: "text/plain", Body: strings.NewReader("notes")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := env.Do(t, testenv.Request{Method: "POST", Path: "/api/vector/spaces", Token: data, Body: `{"name":"kb"}`})
+	var space struct{ ID int64 }
+	r.JSON(t, &space)
+	r = env.Do(t, testenv.Request{Method: "POST", Path: fmt.Sprintf("/api/vector/spaces/%d/documents", space.ID), Token: data, Body: `{"name":"d","text":"some text"}`})
+	var vdoc struct{ ID int64 }
+	r.JSON(t, &vdoc)
+	fill := strings.NewReplacer(":projectId", pid, ":id", fmt.Sprint(task.ID), ":stepNum", "0", ":conversationId", fmt.Sprint(conv.ID),
+		":spaceId", fmt.Sprint(space.ID))
+	w := &httpWorld{env: env, samples: map[string]httpSample{}}
+	for _, route := range api.NewRouter(env.Service, env.Server.Hub, nil).Routes() {
+		s := httpSample{path: fill.Replace(route.Path), token: all}
+		switch {
+		case strings.HasPrefix(route.Path, "/api/vector/"):
+			s.token, s.path = data, strings.Replace(s.path, ":docId", fmt.Sprint(vdoc.ID), 1)
+		case strings.Contains(route.Path, ":docId"):
+			s.path = strings.Replace(s.path, ":docId", fmt.Sprint(doc.ID), 1)
+		case route.Path == "/api/backup":
+			s.token = sess.Token
+		case strings.HasPrefix(route.Path, "/api/agent_callback/"):
+			s.token, s.header = "", env.AgentHeaders(t, pid, "nobody")
+		case route.Path == "/healthz" || route.Path == "/api/openapi.json":
+			s.token = ""
+		}
+		w.samples[route.Method+" "+route.Path] = s
+	}
+	return w
+}
+
+func (w *httpWorld) do(t *testing.T, method string, s httpSample, header http.Header) *testenv.Response {
+	t.Helper()
+	h := s.header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	for k, v := range header {
+		h[k] = v
+	}
+	return w.env.Do(t, testenv.Request{Method: method, Path: s.path, Token: s.token, Header: h})
+}
+
+// TestHeadOnEveryGetRoute: HEAD answers every GET route (the UI's pages and files, and
+// the WebSocket routes, included) with GET's status and headers and no body. A HEAD
+// with WebSocket upgrade headers does not upgrade: it answers as a plain GET does.
+func TestHeadOnEveryGetRoute(t *testing.T) {
+	w := newHTTPWorld(t)
+	upgrade := http.Header{"Connection": {"Upgrade"}, "Upgrade": {"websocket"}, "Sec-Websocket-Version": {"13"},
+		"Sec-Websocket-Key": {"dGhlIHNhbXBsZSBub25jZQ=="}}
+	samples := map[string]httpSample{"UI /": {path: "/"}, "UI page": {path: "/tasks/1"}, "UI missing asset": {path: "/assets/none.js"}}
+	gets := 0
+	for key, s := range w.samples {
+		if method, _, _ := strings.Cut(key, " "); method == http.MethodGet {
+			samples[key], gets = s, gets+1
+		}
+	}
+	if gets < 15 {
+		t.Fatalf("only %d GET routes", gets)
+	}
+	for key, s := range samples {
+		for _, extra := range []http.Header{nil, upgrade} {
+			get := w.do(t, "GET", s, nil) // HEAD with upgrade headers is compared with a plain GET
+			head := w.do(t, "HEAD", s, extra)
+			if head.Status != get.Status || len(head.Body) != 0 {
+				t.Errorf("HEAD %s (%s): %d with %d bytes of body; GET answers %d", s.path, key, head.Status, len(head.Body), get.Status)
+				continue
+			}
+			for _, h := range []http.Header{get.Header, head.Header} {
+				h.Del("Date")
+				h.Del("Content-Disposition") // the backup's file name carries the date
+			}
+			if !reflect.DeepEqual(get.Header, head.Header) {
+				t.Errorf("HEAD %s (%s): headers differ from GET's:\nGET  %v\nHEAD %v", s.path, key, get.Header, head.Header)
+			}
+		}
+	}
+}
+
+// TestMethodNotAllowed: a known path with a method it lacks answers 405 with Allow
+// (HEAD wherever GET is) and the error envelope; unknown paths stay 404.
+func TestMethodNotAllowed(t *testing.T) {
+	w := newHTTPWorld(t)
+	allowed := map[string][]string{} // sample path -> methods
+	paths := map[string]httpSample{}
+	for key, s := range w.samples {
+		method, _, _ := strings.Cut(key, " ")
+		allowed[s.path] = append(allowed[s.path], method)
+		if method == http.MethodGet {
+			allowed[s.path] = append(allowed[s.path], http.MethodHead)
+		}
+		paths[s.path] = s
+	}
+	// GET /api/tasks/{id} takes /api/tasks/done too (and answers 400: not an id).
+	allowed["/api/tasks/done"] = append(allowed["/api/tasks/done"], http.MethodGet, http.MethodHead)
+	checked := 0
+	for path, s := range paths {
+		for _, method := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {
+			if slices.Contains(allowed[path], method) {
+				continue
+			}
+			checked++
+			r := w.do(t, method, s, nil)
+			got := strings.Split(r.Header.Get("Allow"), ", ")
+			if r.Status != http.StatusMethodNotAllowed || !sameSet(got, allowed[path]) {
+				t.Errorf("%s %s: %d, Allow %q; want 405 with Allow %v", method, path, r.Status, r.Header.Get("Allow"), allowed[path])
+				continue
+			}
+			if method != "HEAD" && (r.ErrorCode() != "method_not_allowed" || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json")) {
+				t.Errorf("%s %s: 405 not in the error envelope: %s %s", method, path, r.Header.Get("Content-Type"), r.Body)
+			}
+		}
+	}
+	if checked < 40 {
+		t.Fatalf("only %d wrong methods tried", checked)
+	}
+	for _, path := range []string{"/api/nothing", "/api/tasks/1/nothing", "/nothing"} {
+		r := w.env.Do(t, testenv.Request{Method: "PATCH", Path: path})
+		if r.Status != http.StatusNotFound || r.Header.Get("Allow") != "" {
+			t.Errorf("PATCH %s (an unknown path): %d Allow %q, want 404", path, r.Status, r.Header.Get("Allow"))
+		}
+	}
+}
+
+func sameSet(a, b []string) bool {
+	return len(a) == len(b) && !slices.ContainsFunc(a, func(s string) bool { return !slices.Contains(b, s) })
 }

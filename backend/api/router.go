@@ -23,13 +23,16 @@ var openAPIDocument []byte
 // OpenAPIDocument is the OpenAPI 3.1 description of every REST endpoint.
 func OpenAPIDocument() []byte { return openAPIDocument }
 
-// NewRouter builds the whole HTTP interface: every route, in one block.
-func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *gin.Engine {
+// NewRouter builds the whole HTTP interface: every route, in one block. HEAD is
+// answered for every GET route (http.go).
+func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *Router {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(logRequests, recoverPanics)
 	_ = r.SetTrustedProxies(nil) // ClientIP is the peer address unless configured otherwise
-	r.HandleMethodNotAllowed = false
+	// A known path with a method it lacks: 405 with Allow, in the error envelope.
+	r.HandleMethodNotAllowed = true
+	r.NoMethod(methodNotAllowed)
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
 
@@ -92,7 +95,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 		}
 		c.String(http.StatusNotFound, "404 page not found\n")
 	})
-	return r
+	return &Router{r}
 }
 
 // health answers GET /healthz: 200 while the database answers.
@@ -113,7 +116,7 @@ func logRequests(c *gin.Context) {
 	start := time.Now()
 	c.Next()
 	slog.LogAttrs(c.Request.Context(), slog.LevelInfo, "request",
-		slog.String("method", c.Request.Method),
+		slog.String("method", requestMethod(c.Request)),
 		slog.String("path", c.Request.URL.Path),
 		slog.Int("status", c.Writer.Status()),
 		slog.Float64("ms", float64(time.Since(start).Microseconds())/1000),

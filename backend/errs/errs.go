@@ -18,7 +18,9 @@ const (
 	Conflict        Code = "conflict"
 	PayloadTooLarge Code = "payload_too_large"
 	RateLimited     Code = "rate_limited"
-	Internal        Code = "internal"
+	// MethodNotAllowed: a known path and a method it lacks (REST only).
+	MethodNotAllowed Code = "method_not_allowed"
+	Internal         Code = "internal"
 )
 
 // Error is a failure a caller can act on: Message is a sentence meant for people and
@@ -40,6 +42,7 @@ func Forbid(format string, args ...any) *Error      { return newf(Forbidden, for
 func Missing(format string, args ...any) *Error     { return newf(NotFound, format, args...) }
 func Conflicting(format string, args ...any) *Error { return newf(Conflict, format, args...) }
 func TooLarge(format string, args ...any) *Error    { return newf(PayloadTooLarge, format, args...) }
+func NotAllowed(format string, args ...any) *Error  { return newf(MethodNotAllowed, format, args...) }
 
 // CodeOf reports the code of err, Internal for anything that is not an *Error.
 func CodeOf(err error) Code {
