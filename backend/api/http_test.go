@@ -228,3 +228,51 @@ func TestMethodNotAllowed(t *testing.T) {
 func sameSet(a, b []string) bool {
 	return len(a) == len(b) && !slices.ContainsFunc(a, func(s string) bool { return !slices.Contains(b, s) })
 }
+
+// TestCreatedLocation: every 201 that creates an object with a URL of its own carries
+// Location, that URL, and GET there (DELETE for a vector document, which has no GET)
+// reaches the same object.
+func TestCreatedLocation(t *testing.T) {
+	env := testenv.Start(t)
+	pid := env.Project.ID
+	all := env.Token(t, pid, "task:read", "task:write", "messaging:read", "messaging:write")
+	data := env.TypedToken(t, pid, model.TokenData, "vector:read", "vector:write")
+	created := func(r *testenv.Response, wantPrefix string) (string, int64) {
+		t.Helper()
+		var v struct{ ID int64 }
+		r.JSON(t, &v)
+		loc := r.Header.Get("Location")
+		if r.Status != http.StatusCreated || loc != fmt.Sprintf("%s%d", wantPrefix, v.ID) {
+			t.Fatalf("%d, Location %q; want 201 with Location %s%d", r.Status, loc, wantPrefix, v.ID)
+		}
+		return loc, v.ID
+	}
+	sameID := func(loc, token string, id int64) {
+		t.Helper()
+		r := env.Do(t, testenv.Request{Method: "GET", Path: loc, Token: token})
+		var v struct{ ID int64 }
+		if r.Status == http.StatusOK && strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+			r.JSON(t, &v)
+		}
+		if r.Status != http.StatusOK || (v.ID != 0 && v.ID != id) {
+			t.Fatalf("GET %s: %d %.200s; want object %d", loc, r.Status, r.Body, id)
+		}
+	}
+	loc, id := created(env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: all, Body: `{"summary":"s"}`}), "/api/tasks/")
+	sameID(loc, all, id)
+	convs := "/api/projects/" + pid + "/conversations"
+	loc, conv := created(env.Do(t, testenv.Request{Method: "POST", Path: convs, Token: all, Body: `{"message":"m"}`}), convs+"/")
+	sameID(loc, all, conv)
+	body, header := oaMultipart([4]string{"file", "a.txt", "text/plain", "notes"})
+	docs := fmt.Sprintf("%s/%d/documents", convs, conv)
+	loc, id = created(env.Do(t, testenv.Request{Method: "POST", Path: docs, Token: all, Body: body,
+		Header: http.Header{"Content-Type": {header["Content-Type"]}}}), docs+"/")
+	sameID(loc, all, id)
+	loc, space := created(env.Do(t, testenv.Request{Method: "POST", Path: "/api/vector/spaces", Token: data, Body: `{"name":"kb"}`}), "/api/vector/spaces/")
+	sameID(loc, data, space)
+	loc, _ = created(env.Do(t, testenv.Request{Method: "POST", Path: loc + "/documents", Token: data, Body: `{"name":"d","text":"some text"}`}),
+		fmt.Sprintf("/api/vector/spaces/%d/documents/", space))
+	if r := env.Do(t, testenv.Request{Method: "DELETE", Path: loc, Token: data}); r.Status != http.StatusNoContent {
+		t.Fatalf("DELETE %s: %d %s", loc, r.Status, r.Body)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/agentdesk/agentdesk/backend/testenv"
@@ -108,4 +109,54 @@ func TestOpenAPIMethodNotAllowed(t *testing.T) {
 	if n < 60 {
 		t.Fatalf("only %d wrong methods tried", n)
 	}
+}
+
+// TestOpenAPILinks: every link of the document names an operation that exists and
+// fills only path parameters that operation has, from runtime expressions of the
+// forms used here; every 201 of an object with a URL documents Location.
+func TestOpenAPILinks(t *testing.T) {
+	doc := oaLoad(t)
+	ops := map[string]*openapi3.Operation{}
+	for _, op := range oaOperations(doc) {
+		ops[op.OperationID] = op
+	}
+	expr := regexp.MustCompile(`^\$(response\.body#/[a-z_]+|request\.path\.[A-Za-z]+)$`)
+	n := 0
+	for key, op := range oaOperations(doc) {
+		for status, resp := range op.Responses.Map() {
+			for name, link := range resp.Value.Links {
+				n++
+				target := ops[link.Value.OperationID]
+				if target == nil {
+					t.Errorf("%s %s link %s: no operation %q", key, status, name, link.Value.OperationID)
+					continue
+				}
+				for param, v := range link.Value.Parameters {
+					if target.Parameters.GetByInAndName("path", param) == nil && doc.Paths.Find(oaPathOf(doc, target)).Parameters.GetByInAndName("path", param) == nil {
+						t.Errorf("%s %s link %s: %s has no path parameter %s", key, status, name, link.Value.OperationID, param)
+					}
+					if s, _ := v.(string); !expr.MatchString(s) {
+						t.Errorf("%s %s link %s: parameter %s is %v", key, status, name, param, v)
+					}
+				}
+			}
+			if status == "201" && (resp.Value.Description == nil || !strings.Contains(*resp.Value.Description, "no `Location`")) && resp.Value.Headers["Location"] == nil {
+				t.Errorf("%s: its 201 documents no Location", key)
+			}
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d links", n)
+	}
+}
+
+func oaPathOf(doc *openapi3.T, op *openapi3.Operation) string {
+	for path, item := range doc.Paths.Map() {
+		for _, o := range item.Operations() {
+			if o == op {
+				return path
+			}
+		}
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -79,6 +80,9 @@ func (h tasksHandler) create(c *gin.Context) {
 		return
 	}
 	task, err := h.svc.CreateTask(c.Request.Context(), principal(c), in, idempotencyKey(c))
+	if err == nil {
+		c.Header("Location", fmt.Sprintf("/api/tasks/%d", task.ID))
+	}
 	writeTask(c, http.StatusCreated, task, err)
 }
 
