@@ -12,10 +12,11 @@ import (
 )
 
 // The HTTP conventions every route shares (RFC 9110), kept out of the routes themselves:
-// HEAD on every GET route and 405 with Allow for a known path and a wrong method.
+// HEAD on every GET route, 405 with Allow for a known path and a wrong method, and gzip
+// (gzip.go).
 
 // Router is the whole HTTP interface: gin's engine with every route, behind the
-// conventions gin does not have (HEAD).
+// conventions gin does not have (HEAD, gzip).
 type Router struct{ *gin.Engine }
 
 type headKey struct{}
@@ -30,7 +31,13 @@ func (r *Router) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		req.Method = http.MethodGet
 		req.Header.Del("Upgrade")
 	}
-	r.Engine.ServeHTTP(w, req)
+	if req.Header.Get("Upgrade") != "" { // a WebSocket: its connection is handed over as it is
+		r.Engine.ServeHTTP(w, req)
+		return
+	}
+	gw := newGzipWriter(w, req)
+	r.Engine.ServeHTTP(gw, req)
+	gw.close()
 }
 
 // requestMethod is the method the client sent: HEAD reaches the handlers as GET.

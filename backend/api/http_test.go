@@ -1,13 +1,18 @@
 package api_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/agentdesk/agentdesk/backend/api"
 	"github.com/agentdesk/agentdesk/backend/auth"
@@ -163,21 +168,38 @@ func TestHeadOnEveryGetRoute(t *testing.T) {
 	}
 	for key, s := range samples {
 		for _, extra := range []http.Header{nil, upgrade} {
-			get := w.do(t, "GET", s, nil) // HEAD with upgrade headers is compared with a plain GET
-			head := w.do(t, "HEAD", s, extra)
-			if head.Status != get.Status || len(head.Body) != 0 {
-				t.Errorf("HEAD %s (%s): %d with %d bytes of body; GET answers %d", s.path, key, head.Status, len(head.Body), get.Status)
-				continue
-			}
-			for _, h := range []http.Header{get.Header, head.Header} {
-				h.Del("Date")
-				h.Del("Content-Disposition") // the backup's file name carries the date
-			}
-			if !reflect.DeepEqual(get.Header, head.Header) {
-				t.Errorf("HEAD %s (%s): headers differ from GET's:\nGET  %v\nHEAD %v", s.path, key, get.Header, head.Header)
+			// Accept-Encoding set by hand: Go's client asks for gzip on GET only, and then
+			// hides the Content-Encoding it undoes.
+			for _, enc := range []string{"identity", "gzip"} {
+				get := w.do(t, "GET", s, http.Header{"Accept-Encoding": {enc}}) // HEAD with upgrade headers is compared with a plain GET
+				head := w.do(t, "HEAD", s, mergeHeader(extra, http.Header{"Accept-Encoding": {enc}}))
+				if head.Status != get.Status || len(head.Body) != 0 {
+					t.Errorf("HEAD %s (%s): %d with %d bytes of body; GET answers %d", s.path, key, head.Status, len(head.Body), get.Status)
+					continue
+				}
+				for _, h := range []http.Header{get.Header, head.Header} {
+					h.Del("Date")
+					h.Del("Content-Disposition") // the backup's file name carries the date
+				}
+				if get.Header.Get("Content-Length") == "" {
+					head.Header.Del("Content-Length") // GET was chunked; HEAD may tell the length
+				}
+				if !reflect.DeepEqual(get.Header, head.Header) {
+					t.Errorf("HEAD %s (%s, %s): headers differ from GET's:\nGET  %v\nHEAD %v", s.path, key, enc, get.Header, head.Header)
+				}
 			}
 		}
 	}
+}
+
+func mergeHeader(hs ...http.Header) http.Header {
+	out := http.Header{}
+	for _, h := range hs {
+		for k, v := range h {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // TestMethodNotAllowed: a known path with a method it lacks answers 405 with Allow
@@ -274,5 +296,128 @@ func TestCreatedLocation(t *testing.T) {
 		fmt.Sprintf("/api/vector/spaces/%d/documents/", space))
 	if r := env.Do(t, testenv.Request{Method: "DELETE", Path: loc, Token: data}); r.Status != http.StatusNoContent {
 		t.Fatalf("DELETE %s: %d %s", loc, r.Status, r.Body)
+	}
+}
+
+// TestGzip: text answers are gzipped when the client accepts it (and big enough to be
+// worth it), with Vary: Accept-Encoding whether gzipped or not; never a WebSocket
+// upgrade, a 204, or a type that is compressed already.
+func TestGzip(t *testing.T) {
+	env := testenv.Start(t)
+	pid := env.Project.ID
+	all := env.Token(t, pid, "task:read", "task:write", "messaging:read", "messaging:write")
+	raw := &http.Client{Transport: &http.Transport{DisableCompression: true}} // sees what is on the wire
+	get := func(method, path, token, acceptEncoding string, body io.Reader, header http.Header) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(method, env.URL+path, body)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		if acceptEncoding != "" {
+			req.Header.Set("Accept-Encoding", acceptEncoding)
+		}
+		resp, err := raw.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, b
+	}
+	gunzip := func(b []byte) []byte {
+		t.Helper()
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("not gzip: %v", err)
+		}
+		out, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	varies := func(resp *http.Response) bool { return slices.Contains(resp.Header.Values("Vary"), "Accept-Encoding") }
+	for i := range 30 {
+		env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: all, Body: fmt.Sprintf(`{"summary":"task %d","details":"some details to make the list long"}`, i)})
+	}
+
+	// The OpenAPI document (precompressed) and a long JSON list (compressed on the fly).
+	for _, path := range []string{"/api/openapi.json", "/api/tasks"} {
+		plain, want := get("GET", path, all, "identity", nil, nil)
+		if plain.Header.Get("Content-Encoding") != "" || !varies(plain) || plain.StatusCode != 200 {
+			t.Errorf("GET %s without gzip: %d Content-Encoding %q Vary %q", path, plain.StatusCode, plain.Header.Get("Content-Encoding"), plain.Header.Values("Vary"))
+		}
+		for _, ae := range []string{"gzip", "gzip, deflate, br", "br;q=1.0, gzip;q=0.8", "*", "x-gzip"} {
+			resp, b := get("GET", path, all, ae, nil, nil)
+			if resp.Header.Get("Content-Encoding") != "gzip" || !varies(resp) || resp.StatusCode != 200 {
+				t.Errorf("GET %s, Accept-Encoding %q: %d Content-Encoding %q Vary %q", path, ae, resp.StatusCode, resp.Header.Get("Content-Encoding"), resp.Header.Values("Vary"))
+				continue
+			}
+			if got := gunzip(b); !bytes.Equal(got, want) {
+				t.Errorf("GET %s gzipped is not the plain answer (%d bytes vs %d)", path, len(got), len(want))
+			}
+			if len(b) >= len(want)/3 {
+				t.Errorf("GET %s: gzip made %d bytes of %d", path, len(b), len(want))
+			}
+		}
+		for _, ae := range []string{"gzip;q=0", "deflate", "*;q=0", "identity, *;q=0"} {
+			if resp, _ := get("GET", path, all, ae, nil, nil); resp.Header.Get("Content-Encoding") != "" {
+				t.Errorf("GET %s, Accept-Encoding %q: gzipped", path, ae)
+			}
+		}
+	}
+	// HTML and errors are text too; a small answer is not worth it but still varies.
+	resp, _ := get("GET", "/", "", "gzip", nil, nil)
+	if !varies(resp) || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Errorf("GET /: Content-Type %q Vary %q", resp.Header.Get("Content-Type"), resp.Header.Values("Vary"))
+	}
+	resp, b := get("GET", "/api/tasks/1", all, "gzip", nil, nil)
+	if resp.Header.Get("Content-Encoding") != "" || !varies(resp) || resp.Header.Get("Content-Length") != fmt.Sprint(len(b)) {
+		t.Errorf("a small task: Content-Encoding %q Vary %q Content-Length %q (%d bytes)", resp.Header.Get("Content-Encoding"), resp.Header.Values("Vary"), resp.Header.Get("Content-Length"), len(b))
+	}
+	// 204: nothing to compress.
+	resp, b = get("DELETE", "/api/tasks/2", all, "gzip", nil, nil)
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Content-Encoding") != "" || len(b) != 0 {
+		t.Errorf("DELETE: %d Content-Encoding %q, %d bytes", resp.StatusCode, resp.Header.Get("Content-Encoding"), len(b))
+	}
+	// A document: text is compressed, an image (compressed already) is not.
+	convs := "/api/projects/" + pid + "/conversations"
+	r := env.Do(t, testenv.Request{Method: "POST", Path: convs, Token: all, Body: `{"message":"m"}`})
+	var conv struct{ ID int64 }
+	r.JSON(t, &conv)
+	for _, c := range []struct {
+		mimeType string
+		gzipped  bool
+	}{{"text/plain", true}, {"image/png", false}} {
+		body, header := oaMultipart([4]string{"file", "f", c.mimeType, strings.Repeat("abcdefgh", 1000)})
+		r := env.Do(t, testenv.Request{Method: "POST", Path: fmt.Sprintf("%s/%d/documents", convs, conv.ID), Token: all, Body: body,
+			Header: http.Header{"Content-Type": {header["Content-Type"]}}})
+		var doc struct{ URL string }
+		r.JSON(t, &doc)
+		resp, _ := get("GET", doc.URL, all, "gzip", nil, nil)
+		if got := resp.Header.Get("Content-Encoding") == "gzip"; got != c.gzipped || resp.StatusCode != 200 {
+			t.Errorf("a %s document: %d, gzipped %v, want %v", c.mimeType, resp.StatusCode, got, c.gzipped)
+		}
+	}
+	// A WebSocket upgrade is never wrapped: it upgrades and carries frames.
+	dialer := websocket.Dialer{}
+	conn, wsResp, err := dialer.Dial("ws"+strings.TrimPrefix(env.URL, "http")+"/api/events?since=0",
+		http.Header{"Authorization": {"Bearer " + all}, "Accept-Encoding": {"gzip"}})
+	if err != nil {
+		t.Fatalf("WebSocket with Accept-Encoding gzip: %v", err)
+	}
+	defer conn.Close()
+	if wsResp.Header.Get("Content-Encoding") != "" {
+		t.Errorf("the upgrade says Content-Encoding %q", wsResp.Header.Get("Content-Encoding"))
+	}
+	var frame struct{ Seq int64 }
+	if err := conn.ReadJSON(&frame); err != nil || frame.Seq < 1 {
+		t.Fatalf("first frame: %+v %v", frame, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -19,6 +20,9 @@ import (
 
 //go:embed openapi.json
 var openAPIDocument []byte
+
+// openAPIGzip is the document gzipped, made on first use (about 160 KB raw).
+var openAPIGzip = sync.OnceValue(func() []byte { return gzipBytes(openAPIDocument) })
 
 // OpenAPIDocument is the OpenAPI 3.1 description of every REST endpoint.
 func OpenAPIDocument() []byte { return openAPIDocument }
@@ -38,7 +42,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 
 	r.GET("/healthz", health(svc))
 	r.GET("/api/openapi.json", func(c *gin.Context) {
-		c.Data(http.StatusOK, "application/json", openAPIDocument)
+		c.Data(http.StatusOK, "application/json", precompressed(c.Writer, c.Request, openAPIDocument, openAPIGzip))
 	})
 
 	tasks := tasksHandler{svc}
