@@ -60,7 +60,9 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 	bearer.GET("/about", about(svc))
 
 	// The event stream authenticates itself: tokens may come in the query for browsers.
-	r.GET("/api/events", streamEvents(svc, hub, events.Upgrader(allowedOrigins)))
+	eventsUpgrader := events.Upgrader(allowedOrigins)
+	eventsUpgrader.Error = handshakeRefused // events.go
+	r.GET("/api/events", streamEvents(svc, hub, eventsUpgrader))
 
 	// The agent callback authenticates the agent itself: its project is in the body.
 	r.POST("/api/agent_callback/:id", tasks.agentCallback)

@@ -25,6 +25,7 @@ type Server struct {
 	hubDone chan struct{}
 	store   *store.Store
 	http    *http.Server
+	handler http.Handler // the router, without the connection-level wrapping
 	ln      net.Listener
 	served  chan error
 	jobs    *jobs.Runner // the scheduler and activity pruning
@@ -67,14 +68,16 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		ln:      ln,
 		served:  make(chan error, 1),
 		http: &http.Server{
-			Handler:           api.NewRouter(svc, hub, cfg.AllowedOrigins),
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 		},
 	}
+	router := api.NewRouter(svc, hub, cfg.AllowedOrigins)
+	s.handler = router
+	s.http.Handler = shapeRawErrors(s.http, router) // rawerrors.go
 	s.jobs = jobs.Start(svc, jobs.Options{Clock: cfg.Clock, ActivityRetention: cfg.ActivityRetention})
-	go func() { s.served <- s.http.Serve(ln) }()
+	go func() { s.served <- s.http.Serve(rawListener{ln}) }()
 	return s, nil
 }
 
@@ -131,4 +134,4 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 // Handler is the server's HTTP handler, for the desktop window to serve in-process.
-func (s *Server) Handler() http.Handler { return s.http.Handler }
+func (s *Server) Handler() http.Handler { return s.handler }
