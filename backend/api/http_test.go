@@ -421,3 +421,20 @@ func TestGzip(t *testing.T) {
 		t.Fatalf("first frame: %+v %v", frame, err)
 	}
 }
+
+// TestPropertyFindings holds what TestOpenAPIProperties found where the server accepted
+// a request the document refuses: an empty assigned= (the document: only "me"), and an
+// over-long waitingDetails beside waiting_details (the document bounds both).
+func TestPropertyFindings(t *testing.T) {
+	f := newFixture(t)
+	r := f.env.Do(t, testenv.Request{Method: "GET", Path: "/api/projects/" + f.project + "/tasks?assigned=", Token: f.ro})
+	if r.Status != http.StatusBadRequest || r.ErrorCode() != "invalid_argument" {
+		t.Errorf("assigned=: %d %s, want 400", r.Status, r.Body)
+	}
+	long := strings.Repeat("y", 100_001)
+	r = f.env.Do(t, testenv.Request{Method: "PUT", Path: fmt.Sprintf("/api/tasks/%d/status", f.todo), Token: f.rw,
+		Body: `{"status":"Waiting","waiting_details":"ok","waitingDetails":"` + long + `"}`})
+	if r.Status != http.StatusBadRequest || r.ErrorCode() != "invalid_argument" {
+		t.Errorf("an over-long waitingDetails: %d %.200s, want 400", r.Status, r.Body)
+	}
+}

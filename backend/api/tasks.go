@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -43,13 +44,12 @@ func (h tasksHandler) list(c *gin.Context) {
 		return
 	}
 	in.PageInput = page
-	switch assigned := c.Query("assigned"); assigned {
-	case "":
-	case "me":
+	if assigned, present := c.GetQuery("assigned"); present { // present but empty is refused, as status
+		if assigned != "me" {
+			fail(c, errs.Invalid("assigned takes only the value me"))
+			return
+		}
 		in.AssignedMe = true
-	default:
-		fail(c, errs.Invalid("assigned takes only the value me"))
-		return
 	}
 	tasks, more, err := h.svc.ListTasksJSON(c.Request.Context(), principal(c), in)
 	writeTaskList(c, tasks, more, err)
@@ -119,6 +119,9 @@ func DecodeStatus(body []byte) (StatusBody, error) {
 	}
 	if in.WaitingDetails == nil {
 		in.WaitingDetails = in.WaitingDetailsCamel
+	} else if in.WaitingDetailsCamel != nil && utf8.RuneCountInString(*in.WaitingDetailsCamel) > service.MaxResponseLen {
+		// The synonym is unused here, but bounded like waiting_details, as openapi.json says.
+		return in, errs.Invalid("waitingDetails is too long: at most %d characters", service.MaxResponseLen)
 	}
 	return in, nil
 }
