@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -70,6 +71,17 @@ func (c *rawConn) Write(p []byte) (int, error) {
 	}
 	return len(p), nil // net/http closes the connection after these answers
 }
+
+// CloseWrite and ReadFrom keep what net/http finds on a *net.TCPConn: a half close
+// before the connection closes after an error, and sendfile for file bodies.
+func (c *rawConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+func (c *rawConn) ReadFrom(r io.Reader) (int64, error) { return io.Copy(c.Conn, r) }
 
 // envelopeAnswer rewrites one of net/http's own answers (status line, headers, a short
 // text body) as the same status with the error envelope.
