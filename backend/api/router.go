@@ -27,8 +27,8 @@ var openAPIGzip = sync.OnceValue(func() []byte { return gzipBytes(openAPIDocumen
 // OpenAPIDocument is the OpenAPI 3.1 description of every REST endpoint.
 func OpenAPIDocument() []byte { return openAPIDocument }
 
-// NewRouter builds the whole HTTP interface: every route, in one block. HEAD is
-// answered for every GET route (http.go).
+// NewRouter builds the whole HTTP interface: every route, in one block. The Router
+// answers HEAD on every GET route and gzips text answers (http.go, gzip.go).
 func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *Router {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
