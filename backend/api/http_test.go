@@ -424,7 +424,8 @@ func TestGzip(t *testing.T) {
 
 // TestPropertyFindings holds what TestOpenAPIProperties found where the server accepted
 // a request the document refuses: an empty assigned= (the document: only "me"), and an
-// over-long waitingDetails beside waiting_details (the document bounds both).
+// over-long waitingDetails beside waiting_details (the document bounds both), on the
+// status and in the agent callback.
 func TestPropertyFindings(t *testing.T) {
 	f := newFixture(t)
 	r := f.env.Do(t, testenv.Request{Method: "GET", Path: "/api/projects/" + f.project + "/tasks?assigned=", Token: f.ro})
@@ -436,5 +437,10 @@ func TestPropertyFindings(t *testing.T) {
 		Body: `{"status":"Waiting","waiting_details":"ok","waitingDetails":"` + long + `"}`})
 	if r.Status != http.StatusBadRequest || r.ErrorCode() != "invalid_argument" {
 		t.Errorf("an over-long waitingDetails: %d %.200s, want 400", r.Status, r.Body)
+	}
+	r = f.env.Do(t, testenv.Request{Method: "POST", Path: fmt.Sprintf("/api/agent_callback/%d", f.todo), Header: f.env.AgentHeaders(t, f.project, "worker"),
+		Body: `{"project_id":"` + f.project + `","waiting_details":"ok","waitingDetails":"` + long + `"}`})
+	if r.Status != http.StatusBadRequest || r.ErrorCode() != "invalid_argument" {
+		t.Errorf("an over-long waitingDetails in the callback: %d %.200s, want 400", r.Status, r.Body)
 	}
 }

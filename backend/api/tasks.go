@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -119,9 +118,8 @@ func DecodeStatus(body []byte) (StatusBody, error) {
 	}
 	if in.WaitingDetails == nil {
 		in.WaitingDetails = in.WaitingDetailsCamel
-	} else if in.WaitingDetailsCamel != nil && utf8.RuneCountInString(*in.WaitingDetailsCamel) > service.MaxResponseLen {
-		// The synonym is unused here, but bounded like waiting_details, as openapi.json says.
-		return in, errs.Invalid("waitingDetails is too long: at most %d characters", service.MaxResponseLen)
+	} else if err := checkUnusedSynonym(in.WaitingDetailsCamel); err != nil {
+		return in, err
 	}
 	return in, nil
 }
