@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -119,6 +120,9 @@ func (h conversationsHandler) create(c *gin.Context) {
 		return
 	}
 	conv, err := h.svc.CreateConversation(c.Request.Context(), principal(c), in, idempotencyKey(c))
+	if err == nil {
+		c.Header("Location", fmt.Sprintf("/api/projects/%s/conversations/%d", conv.ProjectID, conv.ID))
+	}
 	writeObject(c, http.StatusCreated, conv, err)
 }
 
@@ -220,6 +224,9 @@ func (h conversationsHandler) uploadDocument(c *gin.Context) {
 		MimeType: part.Header.Get("Content-Type"),
 		Body:     uploadReader{part},
 	})
+	if err == nil {
+		c.Header("Location", doc.URL)
+	}
 	writeObject(c, http.StatusCreated, doc, err)
 }
 

@@ -8,10 +8,12 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/service"
 )
 
 // MaxJSONBody is the largest JSON request body accepted (the contract's 1 MiB).
@@ -41,6 +43,12 @@ func decodeJSON(body []byte, v any, allowEmpty bool) error {
 			return nil
 		}
 		return errs.Invalid("the request body must be a JSON object")
+	}
+	// Decoding null into a struct is a silent no-op in encoding/json, so null would pass
+	// as {} (and PUT .../agent would unassign): require an object before decoding.
+	// (Anything else that is not an object is malformed JSON: the decoder says where.)
+	if kind := jsonValueKind(bytes.TrimSpace(body)[0]); kind != "" {
+		return errs.Invalid("the request body must be a JSON object, not %s", kind)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(v); err != nil {
@@ -72,6 +80,23 @@ func jsonError(err error) error {
 	return errs.Invalid("malformed JSON: %v", err)
 }
 
+// jsonValueKind names the JSON value other than an object that starts with b, or "".
+func jsonValueKind(b byte) string {
+	switch {
+	case b == 'n':
+		return "null"
+	case b == '[':
+		return "an array"
+	case b == '"':
+		return "a string"
+	case b == 't' || b == 'f':
+		return "true or false"
+	case b == '-' || b >= '0' && b <= '9':
+		return "a number"
+	}
+	return ""
+}
+
 func jsonKind(goKind string) string {
 	switch goKind {
 	case "string":
@@ -99,6 +124,15 @@ func bindJSON(c *gin.Context, v any, allowEmpty bool) error {
 		return err
 	}
 	return decodeJSON(body, v, allowEmpty)
+}
+
+// checkUnusedSynonym refuses an over-long waitingDetails sent beside waiting_details:
+// the synonym is not used then, but openapi.json bounds it like the field it stands for.
+func checkUnusedSynonym(waitingDetails *string) error {
+	if waitingDetails != nil && utf8.RuneCountInString(*waitingDetails) > service.MaxResponseLen {
+		return errs.Invalid("waitingDetails is too long: at most %d characters", service.MaxResponseLen)
+	}
+	return nil
 }
 
 // pathID parses a positive integer path parameter.

@@ -22,15 +22,15 @@ type ErrorDetail struct {
 }
 
 var statusOf = map[errs.Code]int{
-	errs.InvalidArgument: http.StatusBadRequest,
-	errs.Unauthenticated: http.StatusUnauthorized,
-	errs.Forbidden:       http.StatusForbidden,
-	errs.NotFound:        http.StatusNotFound,
-	errs.Conflict:        http.StatusConflict,
-	errs.PayloadTooLarge: http.StatusRequestEntityTooLarge,
-	errs.RateLimited:     http.StatusTooManyRequests,
-	errs.Internal:        http.StatusInternalServerError,
-
+	errs.InvalidArgument:    http.StatusBadRequest,
+	errs.Unauthenticated:    http.StatusUnauthorized,
+	errs.Forbidden:          http.StatusForbidden,
+	errs.NotFound:           http.StatusNotFound,
+	errs.Conflict:           http.StatusConflict,
+	errs.PayloadTooLarge:    http.StatusRequestEntityTooLarge,
+	errs.RateLimited:        http.StatusTooManyRequests,
+	errs.MethodNotAllowed:   http.StatusMethodNotAllowed,
+	errs.Internal:           http.StatusInternalServerError,
 	errs.PreconditionFailed: http.StatusPreconditionFailed,
 }
 

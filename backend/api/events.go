@@ -1,6 +1,10 @@
 package api
 
 import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
 	"github.com/gin-gonic/gin"
 	"github.com/gorilla/websocket"
 
@@ -51,6 +55,27 @@ func streamEvents(svc *service.Service, hub *events.Hub, upgrader *websocket.Upg
 		}
 		hub.Serve(c.Request.Context(), conn, st)
 	}
+}
+
+// handshakeRefused answers a handshake the WebSocket library refuses (no
+// Sec-WebSocket-Version: 13, a malformed key, a foreign Origin) in the error envelope,
+// as every /api answer, instead of the library's plain text; like the library, it
+// names the version it speaks.
+func handshakeRefused(w http.ResponseWriter, _ *http.Request, status int, reason error) {
+	code := errs.InvalidArgument
+	switch status {
+	case http.StatusForbidden:
+		code = errs.Forbidden
+	case http.StatusMethodNotAllowed: // not reached: HEAD never upgrades, and the route is GET only
+		code = errs.MethodNotAllowed
+	case http.StatusInternalServerError:
+		code = errs.Internal
+	}
+	w.Header().Set("Sec-WebSocket-Version", "13")
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	msg := "the WebSocket handshake was refused: " + strings.TrimPrefix(reason.Error(), "websocket: ")
+	_ = json.NewEncoder(w).Encode(ErrorBody{ErrorDetail{code, msg}})
 }
 
 func streamPrincipal(c *gin.Context, svc *service.Service) (*auth.Principal, error) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -20,22 +21,28 @@ import (
 //go:embed openapi.json
 var openAPIDocument []byte
 
+// openAPIGzip is the document gzipped, made on first use (about 160 KB raw).
+var openAPIGzip = sync.OnceValue(func() []byte { return gzipBytes(openAPIDocument) })
+
 // OpenAPIDocument is the OpenAPI 3.1 description of every REST endpoint.
 func OpenAPIDocument() []byte { return openAPIDocument }
 
-// NewRouter builds the whole HTTP interface: every route, in one block.
-func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *gin.Engine {
+// NewRouter builds the whole HTTP interface: every route, in one block. The Router
+// answers HEAD on every GET route and gzips text answers (http.go, gzip.go).
+func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *Router {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	r.Use(logRequests, recoverPanics)
 	_ = r.SetTrustedProxies(nil) // ClientIP is the peer address unless configured otherwise
-	r.HandleMethodNotAllowed = false
+	// A known path with a method it lacks: 405 with Allow, in the error envelope.
+	r.HandleMethodNotAllowed = true
+	r.NoMethod(methodNotAllowed)
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
 
 	r.GET("/healthz", health(svc))
 	r.GET("/api/openapi.json", func(c *gin.Context) {
-		c.Data(http.StatusOK, "application/json", openAPIDocument)
+		c.Data(http.StatusOK, "application/json", precompressed(c.Writer, c.Request, openAPIDocument, openAPIGzip))
 	})
 
 	tasks := tasksHandler{svc}
@@ -53,7 +60,9 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 	bearer.GET("/about", about(svc))
 
 	// The event stream authenticates itself: tokens may come in the query for browsers.
-	r.GET("/api/events", streamEvents(svc, hub, events.Upgrader(allowedOrigins)))
+	eventsUpgrader := events.Upgrader(allowedOrigins)
+	eventsUpgrader.Error = handshakeRefused // events.go
+	r.GET("/api/events", streamEvents(svc, hub, eventsUpgrader))
 
 	// The agent callback authenticates the agent itself: its project is in the body.
 	r.POST("/api/agent_callback/:id", tasks.agentCallback)
@@ -92,7 +101,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 		}
 		c.String(http.StatusNotFound, "404 page not found\n")
 	})
-	return r
+	return &Router{r}
 }
 
 // health answers GET /healthz: 200 while the database answers.
@@ -113,7 +122,7 @@ func logRequests(c *gin.Context) {
 	start := time.Now()
 	c.Next()
 	slog.LogAttrs(c.Request.Context(), slog.LevelInfo, "request",
-		slog.String("method", c.Request.Method),
+		slog.String("method", requestMethod(c.Request)),
 		slog.String("path", c.Request.URL.Path),
 		slog.Int("status", c.Writer.Status()),
 		slog.Float64("ms", float64(time.Since(start).Microseconds())/1000),

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -42,13 +43,12 @@ func (h tasksHandler) list(c *gin.Context) {
 		return
 	}
 	in.PageInput = page
-	switch assigned := c.Query("assigned"); assigned {
-	case "":
-	case "me":
+	if assigned, present := c.GetQuery("assigned"); present { // present but empty is refused, as status
+		if assigned != "me" {
+			fail(c, errs.Invalid("assigned takes only the value me"))
+			return
+		}
 		in.AssignedMe = true
-	default:
-		fail(c, errs.Invalid("assigned takes only the value me"))
-		return
 	}
 	tasks, more, err := h.svc.ListTasksJSON(c.Request.Context(), principal(c), in)
 	writeTaskList(c, tasks, more, err)
@@ -82,6 +82,9 @@ func (h tasksHandler) create(c *gin.Context) {
 		return
 	}
 	task, err := h.svc.CreateTask(c.Request.Context(), principal(c), in, idempotencyKey(c))
+	if err == nil {
+		c.Header("Location", fmt.Sprintf("/api/tasks/%d", task.ID))
+	}
 	writeTask(c, http.StatusCreated, task, err)
 }
 
@@ -118,6 +121,8 @@ func DecodeStatus(body []byte) (StatusBody, error) {
 	}
 	if in.WaitingDetails == nil {
 		in.WaitingDetails = in.WaitingDetailsCamel
+	} else if err := checkUnusedSynonym(in.WaitingDetailsCamel); err != nil {
+		return in, err
 	}
 	return in, nil
 }

@@ -91,6 +91,9 @@ func serveFile(c *gin.Context, fsys fs.FS, name, cacheControl string) bool {
 	}
 	c.Header("Cache-Control", cacheControl)
 	c.Header("X-Content-Type-Options", "nosniff")
+	if compressible(ctype) { // the UI build leaves name.gz beside its larger text files
+		data = precompressed(c.Writer, c.Request, data, gzSibling(fsys, name))
+	}
 	c.Data(http.StatusOK, ctype, data)
 	return true
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"fmt"
 	"mime"
 	"net/http"
 
@@ -56,6 +57,9 @@ func (h vectorHandler) createSpace(c *gin.Context) {
 		return
 	}
 	sp, err := h.svc.CreateVectorSpace(c.Request.Context(), principal(c), in)
+	if err == nil {
+		c.Header("Location", fmt.Sprintf("/api/vector/spaces/%d", sp.ID))
+	}
 	writeObject(c, http.StatusCreated, sp, err)
 }
 
@@ -130,6 +134,9 @@ func (h vectorHandler) addDocument(c *gin.Context) {
 		}
 	}
 	doc, err := h.svc.AddVectorDocument(c.Request.Context(), principal(c), id, in)
+	if err == nil { // the document's URL, though only DELETE takes it
+		c.Header("Location", fmt.Sprintf("/api/vector/spaces/%d/documents/%d", id, doc.ID))
+	}
 	writeObject(c, http.StatusCreated, doc, err)
 }
 

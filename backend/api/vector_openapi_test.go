@@ -38,6 +38,11 @@ func oaVectorScenarios() []oaCase {
 			t.Errorf("search: %s", res.body)
 		}
 		call(oaCase{method: "POST", path: s + "/search", auth: "data", body: `{"query":"x","vector":[1,2]}`, status: 400, code: "invalid_argument"})
+		// The document states what only prose said: exactly one of text and chunks; a query or a vector.
+		call(oaCase{method: "POST", path: s + "/documents", auth: "data", body: `{"name":"x","text":"t","chunks":[{"text":"t"}]}`, req: oaInvalid, status: 400, code: "invalid_argument"})
+		call(oaCase{method: "POST", path: s + "/documents", auth: "data", body: `{"name":"x"}`, req: oaInvalid, status: 400, code: "invalid_argument"})
+		call(oaCase{method: "POST", path: s + "/search", auth: "data", body: `{"k":2}`, req: oaInvalid, status: 400, code: "invalid_argument"})
+		call(oaCase{method: "POST", path: s + "/search", auth: "data", body: `{"query":"  "}`, req: oaInvalid, status: 400, code: "invalid_argument"})
 		call(oaCase{method: "POST", path: s + "/search", auth: "data", body: `{"query":"` + huge + `"}`, req: oaUnchecked, status: 413, code: "payload_too_large"})
 		var d model.VectorDocument
 		if err := jsonInto(doc.body, &d); err != nil {

@@ -70,8 +70,12 @@ func Main(args []string, stdout, stderr io.Writer, desktop Desktop) int {
 	err := run(args, stdout, stderr, desktop)
 	var ue usageError
 	var es exitStatus
+	var hr helpRequested
 	switch {
 	case err == nil:
+		return 0
+	case errors.As(err, &hr):
+		hr.print(stdout)
 		return 0
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "agentdesk: %s (see agentdesk --help)\n", ue.msg)
@@ -111,10 +115,35 @@ func newFlags(name string, dataDir *string) *flag.FlagSet {
 	return fs
 }
 
+// helpRequested is -h or --help given to a subcommand: Main prints its usage on stdout
+// and exits 0, as a request for help is not a mistake.
+type helpRequested struct {
+	name string        // the command, such as "agent env", or a group such as "agent"
+	fs   *flag.FlagSet // the command's flags; nil for a group
+}
+
+func (helpRequested) Error() string { return "help requested" }
+
+// print writes the command's lines of the usage text, then its flags.
+func (h helpRequested) print(w io.Writer) {
+	name := "agentdesk " + h.name
+	fmt.Fprintln(w, "Usage:")
+	for _, line := range strings.Split(fmt.Sprintf(usage, server.DefaultDataDir(), server.DefaultAddr), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), name); ok && (rest == "" || rest[0] == ' ') {
+			fmt.Fprintln(w, line)
+		}
+	}
+	if h.fs != nil {
+		fmt.Fprintln(w, "\nFlags:")
+		h.fs.SetOutput(w)
+		h.fs.PrintDefaults()
+	}
+}
+
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return err
+			return helpRequested{fs.Name(), fs}
 		}
 		return usagef("%v", err)
 	}
@@ -216,6 +245,9 @@ func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
 		return tokenCreate(args, dataDir, stdout)
 	case "backup":
 		return backup(args, dataDir, stdout)
+	}
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		return helpRequested{name: cmd} // "agentdesk agent --help": the group's commands
 	}
 	return usagef("unknown command %q", cmd)
 }

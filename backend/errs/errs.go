@@ -18,10 +18,12 @@ const (
 	Conflict        Code = "conflict"
 	PayloadTooLarge Code = "payload_too_large"
 	RateLimited     Code = "rate_limited"
-	Internal        Code = "internal"
 	// PreconditionFailed: an If-Match precondition does not hold (HTTP 412); the
 	// object changed since the caller read it.
 	PreconditionFailed Code = "precondition_failed"
+	// MethodNotAllowed: a known path and a method it lacks (REST only).
+	MethodNotAllowed Code = "method_not_allowed"
+	Internal         Code = "internal"
 )
 
 // Error is a failure a caller can act on: Message is a sentence meant for people and
@@ -45,6 +47,7 @@ func Forbid(format string, args ...any) *Error      { return newf(Forbidden, for
 func Missing(format string, args ...any) *Error     { return newf(NotFound, format, args...) }
 func Conflicting(format string, args ...any) *Error { return newf(Conflict, format, args...) }
 func TooLarge(format string, args ...any) *Error    { return newf(PayloadTooLarge, format, args...) }
+func NotAllowed(format string, args ...any) *Error  { return newf(MethodNotAllowed, format, args...) }
 func Precondition(format string, args ...any) *Error {
 	return newf(PreconditionFailed, format, args...)
 }

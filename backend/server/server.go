@@ -25,6 +25,7 @@ type Server struct {
 	hubDone chan struct{}
 	store   *store.Store
 	http    *http.Server
+	handler http.Handler // the router, without the connection-level wrapping
 	ln      net.Listener
 	served  chan error
 	jobs    *jobs.Runner // the scheduler and activity pruning
@@ -71,14 +72,16 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		ln:      ln,
 		served:  make(chan error, 1),
 		http: &http.Server{
-			Handler:           withBodyDeadline(bodyTimeout, withSecurityHeaders(api.NewRouter(svc, hub, cfg.origins()))),
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 		},
 	}
+	router := api.NewRouter(svc, hub, cfg.origins())
+	s.handler = router // the desktop window's in-process handler
+	s.http.Handler = shapeRawErrors(s.http, withBodyDeadline(bodyTimeout, withSecurityHeaders(router))) // rawerrors.go
 	s.jobs = jobs.Start(svc, jobs.Options{Clock: cfg.Clock, ActivityRetention: cfg.ActivityRetention})
-	go func() { s.served <- s.http.Serve(ln) }()
+	go func() { s.served <- s.http.Serve(rawListener{ln}) }()
 	return s, nil
 }
 
@@ -142,4 +145,4 @@ func Run(ctx context.Context, cfg Config) error {
 }
 
 // Handler is the server's HTTP handler, for the desktop window to serve in-process.
-func (s *Server) Handler() http.Handler { return s.http.Handler }
+func (s *Server) Handler() http.Handler { return s.handler }
