@@ -426,13 +426,13 @@ export interface paths {
          * The event stream (WebSocket)
          * @description Upgrades to a WebSocket (RFC 6455) that carries every change of the caller's project as it happens: one JSON object per text frame, `{"seq": 42, "type": "task.created", "projectId": "...", "at": "2026-01-05T09:41:12.5Z", "data": {...}}` (schema `Event`; OpenAPI cannot type WebSocket frames, so the schema is given apart). Types: `task.created`, `task.updated` (data: the task with its conversation), `task.deleted` (data: `{"id"}`), `agent.created` (the agent), `conversation.created` (the conversation), `message.created` (the message), `document.created` (the document), `reaction.added` and `reaction.removed` (the reaction with the message's new counts), `participant.added` and `participant.removed` (the conversation id and the participant), and `stream.reset` (see below). New types may be added; clients skip those they do not know.
          *
-         *     **Credentials**, in this order: `Authorization: Bearer <token>`; `?access_token=<token>` (browsers, whose WebSocket API cannot set headers); or the agent headers `X-Task-Authorization` and `X-Agent-Name` with the project as `?project_id=`. The caller needs `task:read` or `messaging:read` (403 otherwise) and only receives the events its scopes allow: `task.*` and `agent.*` with `task:read`; `conversation.*`, `message.*`, `document.*`, `reaction.*` and `participant.*` with `messaging:read`; `stream.reset` always. A browser's `Origin` must be this server's own origin or a configured one (403 otherwise).
+         *     **Credentials**, in this order: `Authorization: Bearer <token>`; `?access_token=<token>` (browsers, whose WebSocket API cannot set headers); or the agent headers `X-Task-Authorization` and `X-Agent-Name` with the project as `?project_id=`. The caller needs `task:read` or `messaging:read` (403 otherwise) and only receives the events its scopes allow: `task.*` and `agent.*` with `task:read`; `conversation.*`, `message.*`, `document.*`, `reaction.*` and `participant.*` with `messaging:read`; `stream.reset` always. A browser's `Origin` must be a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`) or the configured public URL (`--public-url`) (403 otherwise); clients that send no `Origin` are not browsers and pass.
          *
-         *     **Replay**: `seq` increases by one with every event of the project and is stored for 7 days (by default). Without `since` the stream carries live events only; with `?since=SEQ` it first replays the stored events after SEQ, then continues live, with nothing lost or repeated in between. When SEQ is older than what is kept, or past the newest event (a restored database), the stream starts with one `stream.reset` event instead: reload the state, then follow the stream.
+         *     **Replay**: `seq` increases by one with every event of the project and is stored for 7 days (by default). Without `since` the stream carries live events only; with `?since=SEQ` it first replays the stored events after SEQ, then continues live, with nothing lost or repeated in between. The replay is read from the log page by page; a few replays run at once and the others wait their turn, connected, and then miss nothing either. When SEQ is older than what is kept, or past the newest event (a restored database), the stream starts with one `stream.reset` event instead: reload the state, then follow the stream.
          *
-         *     **Connection**: the server ignores what the client sends (messages over 4096 bytes close the connection), pings every 25 seconds and drops a client that has not answered for 60 seconds (WebSocket libraries answer pings by themselves). A client that falls too far behind is closed with code 4008 and a reason naming the `since` to reconnect with; on shutdown the server closes with 1001. Reconnect with `?since=` the last `seq` received.
+         *     **Connection**: the server ignores what the client sends (messages over 4096 bytes close the connection), pings every 25 seconds and drops a client that has not answered for 60 seconds (WebSocket libraries answer pings by themselves). A client that stops reading (a message not taken within 10 seconds) or falls too far behind is closed with code 4008 and a reason naming the `since` to reconnect with, always with a close frame once it reads again; when the credential ends (token revoked, rotated or expired, agent deleted) the stream closes within a second with code 4401 and a reason; on shutdown the server closes with 1001. Reconnect with `?since=` the last `seq` received.
          *
-         *     **Refusals** come before the upgrade, as ordinary HTTP answers: 401 and 403 for credentials and scopes, 400 for a bad `since` or a request that is not a WebSocket upgrade, all in the error envelope. The checks of the WebSocket library itself, done last, answer in plain text instead: 400 `Bad Request` for a handshake without `Sec-WebSocket-Version: 13` or with a malformed `Sec-WebSocket-Key`, and 403 `Forbidden` for a browser `Origin` that is not allowed.
+         *     **Refusals** come before the upgrade, as ordinary HTTP answers: 401 and 403 for credentials and scopes, 400 for a bad `since` or a request that is not a WebSocket upgrade, all in the error envelope. The checks of the WebSocket library itself, done last, answer in the envelope too, with `Sec-WebSocket-Version: 13`: 400 for a handshake without `Sec-WebSocket-Version: 13` or with a malformed `Sec-WebSocket-Key`, and 403 for a browser `Origin` that is not allowed. A `HEAD` never upgrades: it answers as a plain `GET` would.
          */
         get: operations["streamEvents"];
         put?: never;
@@ -733,7 +733,7 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
-        /** @description `text` or `chunks`, exactly one. */
+        /** @description `text` or `chunks`, exactly one (a file is sent as `multipart/form-data` instead). */
         AddVectorDocumentRequest: {
             name: string;
             /** @description The document's text (Markdown or plain), chunked by the server. */
@@ -743,8 +743,8 @@ export interface components {
                 /** @description The chunk's vector; every chunk has one, or none does. */
                 vector?: number[];
             }[];
-        };
-        /** @description `query`, `vector`, or both. */
+        } & (unknown | unknown);
+        /** @description `query` (not blank), `vector`, or both. */
         VectorSearchRequest: {
             /** @description The question, in words. */
             query?: string;
@@ -764,7 +764,9 @@ export interface components {
                 /** @description Only chunks of these documents. */
                 documentIds?: number[];
             };
-        };
+        } | {
+            query: unknown;
+        } | unknown;
         VectorSearchResults: {
             results: components["schemas"]["VectorResult"][];
         };
@@ -1344,12 +1346,18 @@ export interface components {
         Error: {
             error: {
                 /**
-                 * @description invalid_argument: 400. unauthenticated: 401. forbidden: 403. not_found: 404. conflict: 409. precondition_failed: 412. payload_too_large: 413. rate_limited: 429. internal: 500.
+                 * @description invalid_argument: 400. unauthenticated: 401. forbidden: 403. not_found: 404. method_not_allowed: 405. conflict: 409. precondition_failed: 412. payload_too_large: 413. rate_limited: 429. internal: 500.
                  * @enum {string}
                  */
-                code: "invalid_argument" | "unauthenticated" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "internal";
+                code: "invalid_argument" | "unauthenticated" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "method_not_allowed" | "internal";
                 /** @description A sentence for people; no stack traces, SQL or secrets. */
                 message: string;
+            };
+        };
+        MethodNotAllowedError: components["schemas"]["Error"] & {
+            error?: {
+                /** @constant */
+                code?: "method_not_allowed";
             };
         };
         InvalidArgumentError: components["schemas"]["Error"] & {
@@ -1402,6 +1410,16 @@ export interface components {
         };
     };
     responses: {
+        /** @description The path is one of this document's, but not with this method (code `method_not_allowed`). Answered for any method a path does not list; the `Allow` header lists those it takes. */
+        MethodNotAllowed: {
+            headers: {
+                Allow: components["headers"]["Allow"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["MethodNotAllowedError"];
+            };
+        };
         /** @description Authenticated, but not with a data token holding the scope (code `forbidden`): a platform token (the `/api/vector` endpoints accept data tokens only; the message says so), or a data token without `vector:read` / `vector:write`. */
         VectorForbidden: {
             headers: {
@@ -1599,11 +1617,11 @@ export interface components {
         WebSocketConnection: string;
         /** @description Part of the WebSocket opening handshake: must hold the token `websocket`. Without it the request answers 400. */
         WebSocketUpgrade: string;
-        /** @description Part of the WebSocket opening handshake: must list version `13`. Otherwise the WebSocket library answers 400 in plain text. */
+        /** @description Part of the WebSocket opening handshake: must list version `13`. Otherwise the WebSocket library refuses the handshake: 400 (code `invalid_argument`). */
         WebSocketVersion: string;
-        /** @description Part of the WebSocket opening handshake: the base64 encoding of 16 random bytes. Otherwise the WebSocket library answers 400 in plain text. */
+        /** @description Part of the WebSocket opening handshake: the base64 encoding of 16 random bytes. Otherwise the WebSocket library refuses the handshake: 400 (code `invalid_argument`). */
         WebSocketKey: string;
-        /** @description Sent by browsers. When present it must be this server's own origin (same host as the request) or one of the origins the server is configured to allow; any other origin answers 403 (in plain text, from the WebSocket library), so that a foreign page cannot open the stream with a user's credentials. Clients that send no `Origin` (agents, scripts) are not browsers and pass. */
+        /** @description Sent by browsers. When present it must be this server's own origin (same host as the request) or one of the origins the server is configured to allow; any other origin answers 403 (code `forbidden`, from the WebSocket library), so that a foreign page cannot open the stream with a user's credentials. Clients that send no `Origin` (agents, scripts) are not browsers and pass. */
         Origin: string;
     };
     requestBodies: never;
@@ -1614,7 +1632,11 @@ export interface components {
         Link: string;
         /** @description The task's strong entity tag: it changes with every change of the task (and only then), even several within the same instant. Opaque: compare it, send it back in `If-None-Match` or `If-Match`, never parse it. Absent from an answer replayed under an `Idempotency-Key` (the task may have changed since). */
         ETag: string;
-        /** @description `13`: sent with the plain-text refusals of the WebSocket library, which name the protocol version it speaks. */
+        /** @description The methods the path takes, comma-separated (RFC 9110): `HEAD` wherever `GET` is. */
+        Allow: string;
+        /** @description The URL of the object just created, as a path on this server: the URL that `GET` (for a vector document, `DELETE`) takes for it. */
+        Location: string;
+        /** @description `13`: sent with the refusals of the WebSocket library, which name the protocol version it speaks. */
         WebSocketVersion: "13";
     };
     pathItems: never;
@@ -1660,6 +1682,7 @@ export interface operations {
             /** @description The new space. */
             201: {
                 headers: {
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1808,6 +1831,7 @@ export interface operations {
             /** @description The stored document. */
             201: {
                 headers: {
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2087,6 +2111,7 @@ export interface operations {
             /** @description The created task, with an empty `conversation`. A replay under the same `Idempotency-Key` returns the first task again. */
             201: {
                 headers: {
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2452,11 +2477,11 @@ export interface operations {
                 Connection: components["parameters"]["WebSocketConnection"];
                 /** @description Part of the WebSocket opening handshake: must hold the token `websocket`. Without it the request answers 400. */
                 Upgrade: components["parameters"]["WebSocketUpgrade"];
-                /** @description Part of the WebSocket opening handshake: must list version `13`. Otherwise the WebSocket library answers 400 in plain text. */
+                /** @description Part of the WebSocket opening handshake: must list version `13`. Otherwise the WebSocket library refuses the handshake: 400 (code `invalid_argument`). */
                 "Sec-WebSocket-Version": components["parameters"]["WebSocketVersion"];
-                /** @description Part of the WebSocket opening handshake: the base64 encoding of 16 random bytes. Otherwise the WebSocket library answers 400 in plain text. */
+                /** @description Part of the WebSocket opening handshake: the base64 encoding of 16 random bytes. Otherwise the WebSocket library refuses the handshake: 400 (code `invalid_argument`). */
                 "Sec-WebSocket-Key": components["parameters"]["WebSocketKey"];
-                /** @description Sent by browsers. When present it must be this server's own origin (same host as the request) or one of the origins the server is configured to allow; any other origin answers 403 (in plain text, from the WebSocket library), so that a foreign page cannot open the stream with a user's credentials. Clients that send no `Origin` (agents, scripts) are not browsers and pass. */
+                /** @description Sent by browsers. When present it must be this server's own origin (same host as the request) or one of the origins the server is configured to allow; any other origin answers 403 (code `forbidden`, from the WebSocket library), so that a foreign page cannot open the stream with a user's credentials. Clients that send no `Origin` (agents, scripts) are not browsers and pass. */
                 Origin?: components["parameters"]["Origin"];
                 /** @description The agent's orchestration namespace (`SERVICE_NAMESPACE`). Agents send it; it plays no part in authentication. */
                 "X-Task-Namespace"?: components["parameters"]["TaskNamespace"];
@@ -2479,7 +2504,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Not a WebSocket upgrade (no `Connection: Upgrade` and `Upgrade: websocket`; a plain GET), or `since` is not an integer or is negative: the error envelope (code `invalid_argument`). A handshake the WebSocket library refuses (no `Sec-WebSocket-Version: 13`, a malformed `Sec-WebSocket-Key`) answers in plain text, `Bad Request`, with `Sec-WebSocket-Version: 13`. */
+            /** @description Not a WebSocket upgrade (no `Connection: Upgrade` and `Upgrade: websocket`; a plain GET), or `since` is not an integer or is negative: the error envelope (code `invalid_argument`). A handshake the WebSocket library refuses (no `Sec-WebSocket-Version: 13`, a malformed `Sec-WebSocket-Key`) answers 400 too, in the envelope (code `invalid_argument`), with `Sec-WebSocket-Version: 13`. */
             400: {
                 headers: {
                     "Sec-WebSocket-Version": components["headers"]["WebSocketVersion"];
@@ -2487,12 +2512,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InvalidArgumentError"];
-                    /** @example Bad Request */
-                    "text/plain": "Bad Request\n";
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description Authenticated without `task:read` and without `messaging:read` (a data token included): the error envelope (code `forbidden`). A browser `Origin` that is not allowed is refused by the WebSocket library, in plain text: `Forbidden`, with `Sec-WebSocket-Version: 13`. */
+            /** @description Authenticated without `task:read` and without `messaging:read` (a data token included): the error envelope (code `forbidden`). A browser `Origin` that is not allowed is refused by the WebSocket library: 403 in the envelope too (code `forbidden`), with `Sec-WebSocket-Version: 13`. */
             403: {
                 headers: {
                     "Sec-WebSocket-Version": components["headers"]["WebSocketVersion"];
@@ -2500,8 +2523,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ForbiddenError"];
-                    /** @example Forbidden */
-                    "text/plain": "Forbidden\n";
                 };
             };
             500: components["responses"]["InternalError"];
@@ -2631,6 +2652,7 @@ export interface operations {
             /** @description The created conversation, with the caller as its participant. A replay under the same `Idempotency-Key` returns the first conversation again. */
             201: {
                 headers: {
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2753,7 +2775,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The posted message, without reactions yet. A replay under the same `Idempotency-Key` returns the first message again. */
+            /** @description The posted message, without reactions yet. A replay under the same `Idempotency-Key` returns the first message again. A message has no URL of its own, so no `Location`: it is listed by `listMessages`. */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -2888,6 +2910,7 @@ export interface operations {
             /** @description The stored document, without its bytes; `url` downloads them. */
             201: {
                 headers: {
+                    Location: components["headers"]["Location"];
                     [name: string]: unknown;
                 };
                 content: {
