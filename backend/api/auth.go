@@ -1,8 +1,6 @@
 package api
 
 import (
-	"strings"
-
 	"github.com/gin-gonic/gin"
 
 	"github.com/agentdesk/agentdesk/backend/audit"
@@ -27,36 +25,10 @@ func withActor(c *gin.Context, p *auth.Principal) {
 	c.Request = c.Request.WithContext(audit.WithVia(ctx, audit.ViaFor(audit.ViaREST, c.GetHeader(audit.ClientHeader))))
 }
 
-// bearerToken extracts the token of an "Authorization: Bearer" header.
+// bearerToken extracts the token of an "Authorization: Bearer" header (GraphQL's
+// TokenFunc), by the service's one reading of the header.
 func bearerToken(c *gin.Context) (string, error) {
-	h := c.GetHeader("Authorization")
-	if h == "" {
-		return "", errs.Unauth("missing credentials: send Authorization: Bearer <token>")
-	}
-	scheme, token, found := strings.Cut(h, " ")
-	if !found || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-		return "", errs.Unauth("the Authorization header must be \"Bearer <token>\"")
-	}
-	return strings.TrimSpace(token), nil
-}
-
-// requireBearer authenticates the request by its platform or data token.
-func requireBearer(svc *service.Service) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		token, err := bearerToken(c)
-		if err != nil {
-			fail(c, err)
-			return
-		}
-		p, err := svc.AuthenticateToken(c.Request.Context(), token)
-		if err != nil {
-			fail(c, err)
-			return
-		}
-		c.Set(principalKey, p)
-		withActor(c, p)
-		c.Next()
-	}
+	return service.BearerToken(c.GetHeader("Authorization"))
 }
 
 // Agent headers, as the spec names them.
@@ -66,22 +38,19 @@ const (
 	HeaderAgentName         = "X-Agent-Name"
 )
 
-// requireCaller authenticates a user by Bearer token, or an agent by its headers with
-// the project id taken from the path's {projectId}. Routes that take the project from
-// the body (the agent callback) authenticate agents themselves.
-func requireCaller(svc *service.Service) gin.HandlerFunc {
+// credentials reads what a request presents, for Service.Authenticate to decide: the
+// Authorization header, the agent headers with the path's {projectId} (if any), and the
+// web UI's client header.
+func credentials(c *gin.Context, where service.Where) service.Credentials {
+	return service.Credentials{Where: where, Authorization: c.GetHeader("Authorization"),
+		AgentDigest: c.GetHeader(HeaderTaskAuthorization), AgentName: c.GetHeader(HeaderAgentName),
+		ProjectID: c.Param("projectId"), Client: c.GetHeader(audit.ClientHeader)}
+}
+
+// authenticate is the middleware of the routes that authenticate at where.
+func authenticate(svc *service.Service, where service.Where) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		var p *auth.Principal
-		var err error
-		if c.GetHeader("Authorization") == "" && c.GetHeader(HeaderTaskAuthorization) != "" {
-			p, err = svc.AuthenticateAgent(c.Request.Context(), c.Param("projectId"),
-				c.GetHeader(HeaderTaskAuthorization), c.GetHeader(HeaderAgentName))
-		} else {
-			var token string
-			if token, err = bearerToken(c); err == nil {
-				p, err = svc.AuthenticateToken(c.Request.Context(), token)
-			}
-		}
+		p, err := svc.Authenticate(c.Request.Context(), credentials(c, where))
 		if err != nil {
 			fail(c, err)
 			return
@@ -91,6 +60,14 @@ func requireCaller(svc *service.Service) gin.HandlerFunc {
 		c.Next()
 	}
 }
+
+// requireBearer authenticates the /api routes without a project in the path: tokens
+// (agents have no project there, so they are refused).
+func requireBearer(svc *service.Service) gin.HandlerFunc { return authenticate(svc, service.WhereREST) }
+
+// requireCaller authenticates the /api/projects/{projectId} routes: a user by token, or
+// an agent by its headers for the path's project.
+func requireCaller(svc *service.Service) gin.HandlerFunc { return authenticate(svc, service.WhereREST) }
 
 // pathProject checks that the {projectId} of the path is the caller's project. Another
 // project answers 404, as if it did not exist.

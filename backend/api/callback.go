@@ -14,20 +14,12 @@ import (
 func (h tasksHandler) agentCallback(c *gin.Context) {
 	// Credentials come first: a Bearer token is checked (401 when wrong) and refused for
 	// not being an agent (403); no credentials at all is a 401 before the body is read.
-	if c.GetHeader("Authorization") != "" {
-		token, err := bearerToken(c)
-		if err == nil {
-			_, err = h.svc.AuthenticateToken(c.Request.Context(), token)
+	creds := credentials(c, service.WhereCallback)
+	if creds.Authorization != "" || creds.AgentDigest == "" {
+		if _, err := h.svc.Authenticate(c.Request.Context(), creds); err != nil {
+			fail(c, err)
+			return
 		}
-		if err == nil {
-			err = errs.Forbid("the agent callback is for agents: authenticate with X-Task-Authorization and X-Agent-Name, not a Bearer token")
-		}
-		fail(c, err)
-		return
-	}
-	if c.GetHeader(HeaderTaskAuthorization) == "" {
-		fail(c, errs.Unauth("missing credentials: the agent callback takes the agent headers X-Task-Authorization and X-Agent-Name"))
-		return
 	}
 	id, err := pathID(c, "id", "task id")
 	if err != nil {
@@ -54,7 +46,8 @@ func (h tasksHandler) agentCallback(c *gin.Context) {
 		fail(c, errs.Invalid("project_id is required: the agent callback takes the project from the body"))
 		return
 	}
-	p, err := h.svc.AuthenticateAgent(c.Request.Context(), in.ProjectID, c.GetHeader(HeaderTaskAuthorization), c.GetHeader(HeaderAgentName))
+	creds.ProjectID = in.ProjectID
+	p, err := h.svc.Authenticate(c.Request.Context(), creds)
 	if err != nil {
 		fail(c, err)
 		return

@@ -78,19 +78,10 @@ func handshakeRefused(w http.ResponseWriter, _ *http.Request, status int, reason
 	_ = json.NewEncoder(w).Encode(ErrorBody{ErrorDetail{code, msg}})
 }
 
+// streamPrincipal authenticates the stream: besides the headers, browsers send their
+// token as ?access_token= and agents name their project with ?project_id=.
 func streamPrincipal(c *gin.Context, svc *service.Service) (*auth.Principal, error) {
-	ctx := c.Request.Context()
-	switch {
-	case c.GetHeader("Authorization") != "":
-		token, err := bearerToken(c)
-		if err != nil {
-			return nil, err
-		}
-		return svc.AuthenticateToken(ctx, token)
-	case c.Query("access_token") != "":
-		return svc.AuthenticateToken(ctx, c.Query("access_token"))
-	case c.GetHeader(HeaderTaskAuthorization) != "":
-		return svc.AuthenticateAgent(ctx, c.Query("project_id"), c.GetHeader(HeaderTaskAuthorization), c.GetHeader(HeaderAgentName))
-	}
-	return nil, errs.Unauth("missing credentials: send Authorization: Bearer <token>, ?access_token=<token>, or the agent headers with ?project_id=")
+	creds := credentials(c, service.WhereEvents)
+	creds.Token, creds.ProjectID = c.Query("access_token"), c.Query("project_id")
+	return svc.Authenticate(c.Request.Context(), creds)
 }

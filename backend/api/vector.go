@@ -31,20 +31,7 @@ func vectorRoutes(r *gin.Engine, svc *service.Service) {
 // requireDataToken authenticates the request by its data token; the service refuses
 // platform tokens here with 403.
 func requireDataToken(svc *service.Service) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		token, err := bearerToken(c)
-		if err != nil {
-			fail(c, err)
-			return
-		}
-		p, err := svc.AuthenticateDataToken(c.Request.Context(), token)
-		if err != nil {
-			fail(c, err)
-			return
-		}
-		c.Set(principalKey, p)
-		c.Next()
-	}
+	return authenticate(svc, service.WhereVector)
 }
 
 func spaceID(c *gin.Context) (int64, error) { return pathID(c, "spaceId", "space id") }

@@ -44,6 +44,10 @@ type Principal struct {
 	TokenType string   // KindToken: platform or data
 	AgentID   int64    // KindAgent
 	Scopes    []string // what the caller may do; the owner holds every scope
+	// Via is the interface the caller came through (audit's ViaREST, ViaGraphQL, ViaUI,
+	// ViaJob...), set where it authenticated; "" for a principal made in code, which
+	// acts for whoever its context says (the CLI's owner, or the system).
+	Via string
 	// What the caller authenticated with, so that a long-lived connection can check
 	// that it still holds: the token's hash (KindToken), the digest presented (KindAgent).
 	TokenHash   []byte

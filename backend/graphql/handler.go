@@ -25,7 +25,6 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/events"
-	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
 )
 
@@ -146,18 +145,10 @@ func Handler(svc *service.Service, token TokenFunc, opts ...Option) gin.HandlerF
 	}
 }
 
-// authenticate resolves the Bearer token of a /graphql request (HTTP or WebSocket).
-// Data tokens are for /api/vector only, as everywhere else: GraphQL's knowledge-base
-// operations take a platform token with admin, like the web UI's.
+// authenticate resolves the Bearer token of a /graphql request (HTTP or WebSocket), by
+// the service's one rule of credentials (data tokens are for /api/vector only).
 func authenticate(ctx context.Context, svc *service.Service, value string) (*auth.Principal, error) {
-	pr, err := svc.AuthenticateToken(ctx, value)
-	if err != nil {
-		return nil, err
-	}
-	if pr.TokenType == model.TokenData {
-		return nil, errs.Forbid("data tokens are accepted only by the /api/vector endpoints; /graphql takes a platform token (knowledge bases need the admin scope)")
-	}
-	return pr, nil
+	return svc.Authenticate(ctx, service.Credentials{Where: service.WhereGraphQL, Token: value})
 }
 
 // replyError answers a request that failed before execution.

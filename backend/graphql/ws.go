@@ -290,26 +290,17 @@ func (w *wsConn) authenticate(payload json.RawMessage) (*auth.Principal, error) 
 			return nil, errs.Unauth("the connection_init payload must be an object, e.g. {\"Authorization\": \"Bearer <token>\"}")
 		}
 	}
-	value := ""
+	c := service.Credentials{Where: service.WhereGraphQL}
 	for _, k := range []string{"Authorization", "authorization"} {
 		if v, ok := creds[k].(string); ok {
-			scheme, rest, _ := strings.Cut(strings.TrimSpace(v), " ")
-			if !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(rest) == "" {
-				return nil, errs.Unauth("Authorization must be \"Bearer <token>\"")
-			}
-			value = strings.TrimSpace(rest)
+			c.Authorization = v
 		}
 	}
-	if v, ok := creds["token"].(string); ok && value == "" {
-		value = v
+	c.Token, _ = creds["token"].(string)
+	if c.Authorization == "" && c.Token == "" && w.header != nil {
+		return w.header, nil
 	}
-	if value == "" {
-		if w.header != nil {
-			return w.header, nil
-		}
-		return nil, errs.Unauth("missing credentials: send {\"Authorization\": \"Bearer <token>\"} in the connection_init payload")
-	}
-	return authenticate(w.ctx, w.svc, value)
+	return w.svc.Authenticate(w.ctx, c)
 }
 
 func (w *wsConn) sendErrors(id string, list []gqlerrors.FormattedError) {

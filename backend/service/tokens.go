@@ -79,24 +79,34 @@ func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in CreateT
 	return value, tok, nil
 }
 
-// AuthenticateToken resolves a Bearer token value to its principal. Unknown, revoked and
-// expired tokens get 401s that say which, never anything about other tokens.
+// AuthenticateToken resolves a token value to its principal: the token case of
+// Authenticate, which interfaces call (it also decides where which token is taken).
+// Unknown, revoked and expired tokens get 401s that say which, never anything about
+// other tokens.
 func (s *Service) AuthenticateToken(ctx context.Context, value string) (*auth.Principal, error) {
 	if !auth.LooksLikeToken(value) {
 		return nil, errs.Unauth("the bearer token is not an agentdesk token (they start with %q)", auth.TokenPrefix)
 	}
 	// The lookup is by SHA-256 of the value: the database never compares secrets
 	// themselves, so its timing reveals nothing usable about a valid token.
-	hash := auth.HashToken(value)
-	tok, now, err := s.liveToken(ctx, hash)
+	p, now, err := s.tokenPrincipal(ctx, auth.HashToken(value))
 	if err != nil {
 		return nil, err
 	}
 	s.usedMu.Lock()
-	s.used[tok.ID] = now
+	s.used[p.TokenID] = now
 	s.usedMu.Unlock()
+	return p, nil
+}
+
+// tokenPrincipal is the principal of a live token, by its hash.
+func (s *Service) tokenPrincipal(ctx context.Context, hash []byte) (*auth.Principal, time.Time, error) {
+	tok, now, err := s.liveToken(ctx, hash)
+	if err != nil {
+		return nil, now, err
+	}
 	return &auth.Principal{Kind: auth.KindToken, ProjectID: tok.ProjectID, Name: tok.Name,
-		TokenID: tok.ID, TokenType: tok.Type, Scopes: tok.Scopes, TokenHash: hash}, nil
+		TokenID: tok.ID, TokenType: tok.Type, Scopes: tok.Scopes, TokenHash: hash}, now, nil
 }
 
 // liveToken finds the token of a hash, if it is neither revoked nor expired.
@@ -125,23 +135,24 @@ func (s *Service) liveToken(ctx context.Context, hash []byte) (*model.Token, tim
 // sending and every fraction of a second, and close when it fails. It reads the
 // credential caches, so it costs no query while nothing changed.
 func (s *Service) CheckCredentials(ctx context.Context, p *auth.Principal) error {
-	switch p.Kind {
+	var now *auth.Principal
+	var err error
+	switch p.Kind { // the lookups of Authenticate, with what p authenticated with
 	case auth.KindToken:
-		tok, _, err := s.liveToken(ctx, p.TokenHash)
-		if err != nil {
-			return err
-		}
-		if tok.ID != p.TokenID {
-			return errs.Unauth("unknown token")
-		}
+		now, _, err = s.tokenPrincipal(ctx, p.TokenHash)
 	case auth.KindAgent:
-		a, err := s.AuthenticateAgent(ctx, p.ProjectID, p.AgentDigest, p.Name)
-		if err != nil {
-			return err
-		}
-		if a.AgentID != p.AgentID { // deleted, and another registered under its name
-			return errs.Unauth("agent %q was deleted", p.Name)
-		}
+		now, err = s.agentPrincipal(ctx, p.ProjectID, p.AgentDigest, p.Name)
+	default:
+		return nil // the local owner and jobs hold no credential that could end
+	}
+	if err != nil {
+		return err
+	}
+	if now.TokenID != p.TokenID {
+		return errs.Unauth("unknown token")
+	}
+	if now.AgentID != p.AgentID { // deleted, and another registered under its name
+		return errs.Unauth("agent %q was deleted", p.Name)
 	}
 	return nil
 }
@@ -198,11 +209,11 @@ func (s *Service) RevokeToken(ctx context.Context, p *auth.Principal, id int64) 
 	})
 }
 
-// AuthenticateAgent checks an agent's headers, in the spec's order: the digest must be
+// agentPrincipal checks an agent's headers (the agent case of Authenticate), in the spec's order: the digest must be
 // the SHA-1 of projectID followed by the project's secret (compared in constant time),
 // then agentName must be an agent registered in that project. The namespace plays no
 // part. Each failure says which header was wrong, never the expected value.
-func (s *Service) AuthenticateAgent(ctx context.Context, projectID, digest, agentName string) (*auth.Principal, error) {
+func (s *Service) agentPrincipal(ctx context.Context, projectID, digest, agentName string) (*auth.Principal, error) {
 	if digest == "" {
 		return nil, errs.Unauth("missing credentials: send Authorization: Bearer <token>, or the agent headers X-Task-Authorization and X-Agent-Name")
 	}

@@ -1,0 +1,126 @@
+package service
+
+import (
+	"context"
+	"strings"
+
+	"github.com/agentdesk/agentdesk/backend/audit"
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/model"
+)
+
+// Where is the place a request authenticates at. Which credentials each place takes is
+// decided in Authenticate, and nowhere else.
+type Where string
+
+const (
+	// WhereREST is /api outside /api/vector: platform tokens, and agents (their headers
+	// with the project of the path).
+	WhereREST Where = "rest"
+	// WhereVector is /api/vector: data tokens only.
+	WhereVector Where = "vector"
+	// WhereGraphQL is /graphql, over HTTP or WebSocket: platform tokens only.
+	WhereGraphQL Where = "graphql"
+	// WhereEvents is /api/events: platform tokens (header or ?access_token=), and agents
+	// (their headers with ?project_id=).
+	WhereEvents Where = "events"
+	// WhereCallback is /api/agent_callback: agents only (the project from the body).
+	WhereCallback Where = "callback"
+)
+
+// Credentials is what a request presents, as the interface read it from headers, query
+// or payload. Authenticate decides which of them counts.
+type Credentials struct {
+	Where Where
+	// Authorization is the Authorization header as sent: "Bearer <token>".
+	Authorization string
+	// Token is a token value sent outside the Authorization header: the event stream's
+	// ?access_token= (browsers cannot set headers on a WebSocket), the connection_init
+	// payload's "token" of GraphQL over WebSocket.
+	Token string
+	// The agent headers (X-Task-Authorization, X-Agent-Name) and the project they are
+	// for: the path's {projectId}, the stream's ?project_id=, the callback's project_id.
+	AgentDigest string
+	AgentName   string
+	ProjectID   string
+	// Client is the X-Agentdesk-Client header: the web UI says "web", so that its changes
+	// are recorded as made through the UI.
+	Client string
+	// Team mode (issue 18) adds the session cookie here, and one case to credentialOf.
+}
+
+// Authenticate finds who is calling, for every interface: it reads the credential the
+// request presents (Authorization header first, then a token given elsewhere, then the
+// agent headers where agents may come), checks it, and checks that it is accepted at
+// c.Where. Errors are unauthenticated (no, wrong, revoked or expired credentials) or
+// forbidden (a valid credential of the wrong kind for the place), and say which.
+func (s *Service) Authenticate(ctx context.Context, c Credentials) (*auth.Principal, error) {
+	p, err := s.credentialOf(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if err := admitted(c.Where, p); err != nil {
+		return nil, err
+	}
+	p.Via = audit.ViaFor(audit.ViaREST, c.Client)
+	if c.Where == WhereGraphQL {
+		p.Via = audit.ViaFor(audit.ViaGraphQL, c.Client)
+	}
+	return p, nil
+}
+
+// credentialOf authenticates the one credential of c that counts.
+func (s *Service) credentialOf(ctx context.Context, c Credentials) (*auth.Principal, error) {
+	switch {
+	case c.Authorization != "":
+		value, err := BearerToken(c.Authorization)
+		if err != nil {
+			return nil, err
+		}
+		return s.AuthenticateToken(ctx, value)
+	case c.Token != "":
+		return s.AuthenticateToken(ctx, c.Token)
+	case c.AgentDigest != "" && takesAgents(c.Where):
+		return s.agentPrincipal(ctx, c.ProjectID, c.AgentDigest, c.AgentName)
+	}
+	return nil, errs.Unauth("%s", missingCredentials[c.Where])
+}
+
+// missingCredentials says, for each place, what to send.
+var missingCredentials = map[Where]string{
+	WhereREST:     "missing credentials: send Authorization: Bearer <token> (agents: X-Task-Authorization and X-Agent-Name on /api/projects/{projectId}/... paths)",
+	WhereVector:   "missing credentials: send Authorization: Bearer <data token>",
+	WhereGraphQL:  "missing credentials: send Authorization: Bearer <token> (over WebSocket: {\"Authorization\": \"Bearer <token>\"} in the connection_init payload)",
+	WhereEvents:   "missing credentials: send Authorization: Bearer <token>, ?access_token=<token>, or the agent headers with ?project_id=",
+	WhereCallback: "missing credentials: the agent callback takes the agent headers X-Task-Authorization and X-Agent-Name",
+}
+
+func takesAgents(w Where) bool { return w == WhereREST || w == WhereEvents || w == WhereCallback }
+
+// admitted checks that a valid credential is of a kind the place takes: data tokens
+// on /api/vector only, and nothing else there; only agents on the agent callback.
+func admitted(w Where, p *auth.Principal) error {
+	data := p.Kind == auth.KindToken && p.TokenType == model.TokenData
+	switch {
+	case w == WhereVector && !data:
+		return errs.Forbid("the /api/vector endpoints accept data tokens only, and this is a %s token; create one with: agentdesk token create --type data --scopes vector:read,vector:write", p.TokenType)
+	case w != WhereVector && data:
+		return errs.Forbid("data tokens are accepted only by the /api/vector endpoints; use a platform token here (GraphQL's knowledge-base operations need one with the admin scope)")
+	case w == WhereCallback && p.Kind != auth.KindAgent:
+		return errs.Forbid("the agent callback is for agents: authenticate with X-Task-Authorization and X-Agent-Name, not a Bearer token")
+	}
+	return nil
+}
+
+// BearerToken takes the token out of an Authorization header value ("Bearer <token>").
+func BearerToken(header string) (string, error) {
+	if header == "" {
+		return "", errs.Unauth("missing credentials: send Authorization: Bearer <token>")
+	}
+	scheme, token, found := strings.Cut(strings.TrimSpace(header), " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return "", errs.Unauth("the Authorization header must be \"Bearer <token>\"")
+	}
+	return strings.TrimSpace(token), nil
+}
