@@ -24,8 +24,8 @@ func streamEvents(svc *service.Service, hub *events.Hub, upgrader *websocket.Upg
 			fail(c, err)
 			return
 		}
-		if !p.Has(auth.TaskRead) && !p.Has(auth.MessagingRead) {
-			fail(c, errs.Forbid("the event stream needs the task:read or messaging:read scope"))
+		if err := svc.WatchEvents(c.Request.Context(), p); err != nil {
+			fail(c, err)
 			return
 		}
 		since := int64(-1) // live events only

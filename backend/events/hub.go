@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
 )
 
@@ -402,20 +402,9 @@ func plain(s string) bool {
 	return true
 }
 
-// Allowed reports whether p may receive events of the type: task and agent events need
-// task:read; conversation events need messaging:read.
-func Allowed(p *auth.Principal, typ string) bool {
-	switch {
-	case strings.HasPrefix(typ, "stream."):
-		return true
-	case strings.HasPrefix(typ, "task."), strings.HasPrefix(typ, "agent."):
-		return p.Has(auth.TaskRead)
-	case strings.HasPrefix(typ, "conversation."), strings.HasPrefix(typ, "message."),
-		strings.HasPrefix(typ, "reaction."), strings.HasPrefix(typ, "document."), strings.HasPrefix(typ, "participant."):
-		return p.Has(auth.MessagingRead)
-	}
-	return p.Has(auth.Admin)
-}
+// Allowed reports whether p may receive events of the type: the service's rule
+// (service.MayReceive), which GraphQL subscriptions follow too.
+func Allowed(p *auth.Principal, typ string) bool { return service.MayReceive(p, typ) }
 
 // Subscribe registers the watch's principal for its project's events after seq since
 // (-1: live events only). When there are stored events to replay, it first waits for a
