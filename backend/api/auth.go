@@ -18,13 +18,6 @@ func principal(c *gin.Context) *auth.Principal {
 	return pr
 }
 
-// withActor puts the caller and the interface (REST, or the web UI when it says so with
-// X-Agentdesk-Client: web) in the request's context, for the activity trail.
-func withActor(c *gin.Context, p *auth.Principal) {
-	ctx := audit.WithPrincipal(c.Request.Context(), p)
-	c.Request = c.Request.WithContext(audit.WithVia(ctx, audit.ViaFor(audit.ViaREST, c.GetHeader(audit.ClientHeader))))
-}
-
 // bearerToken extracts the token of an "Authorization: Bearer" header (GraphQL's
 // TokenFunc), by the service's one reading of the header.
 func bearerToken(c *gin.Context) (string, error) {
@@ -55,8 +48,7 @@ func authenticate(svc *service.Service, where service.Where) gin.HandlerFunc {
 			fail(c, err)
 			return
 		}
-		c.Set(principalKey, p)
-		withActor(c, p)
+		c.Set(principalKey, p) // the service stamps it as the actor of what it changes
 		c.Next()
 	}
 }

@@ -52,7 +52,6 @@ func (h tasksHandler) agentCallback(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	withActor(c, p)
 	task, err := h.svc.AgentCallback(ifMatch(c), p, id, in, idempotencyKey(c))
 	writeTask(c, http.StatusOK, task, err)
 }

@@ -60,14 +60,20 @@ type Actor struct {
 	Via  string
 }
 
-// From reads the actor of ctx; without one it is the system, through "internal".
+// From reads the actor of ctx; without one it is the system, through "internal". The
+// interface is the principal's own (where it authenticated) when it has one, else the
+// context's.
 func From(ctx context.Context) Actor {
 	a := Actor{Kind: KindSystem, Name: "system", Via: ViaInternal}
-	if p, _ := ctx.Value(principalKey{}).(*auth.Principal); p != nil {
+	p, _ := ctx.Value(principalKey{}).(*auth.Principal)
+	if p != nil {
 		a.Kind, a.Name = string(p.Kind), p.Name
 	}
 	if v, _ := ctx.Value(viaKey{}).(string); v != "" {
 		a.Via = v
+	}
+	if p != nil && p.Via != "" {
+		a.Via = p.Via
 	}
 	return a
 }

@@ -31,6 +31,7 @@ type UpdateAgentInput struct {
 // UpdateAgent changes the profile of an agent of the principal's project (admin). The
 // agent's name, which it authenticates with, does not change.
 func (s *Service) UpdateAgent(ctx context.Context, p *auth.Principal, id int64, in UpdateAgentInput) (*model.Agent, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -73,6 +74,7 @@ func (s *Service) UpdateAgent(ctx context.Context, p *auth.Principal, id int64, 
 // unassigned (each with its task.updated event, status unchanged), it leaves its
 // conversations (participant.removed), its messages stay; then agent.deleted.
 func (s *Service) DeleteAgent(ctx context.Context, p *auth.Principal, id int64) error {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return err
 	}

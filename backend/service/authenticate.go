@@ -124,3 +124,16 @@ func BearerToken(header string) (string, error) {
 	}
 	return strings.TrimSpace(token), nil
 }
+
+// acting is ctx with p as the actor of the changes made in it: the store records who
+// made each event, and through which interface, from the context (audit.From). Every
+// service method that changes something starts with it, so that the actor comes from
+// the principal the method is given and no interface has to say it again. A principal
+// that came through no interface (Via "": made in code, by the CLI or a test) leaves
+// the context's actor: the CLI's owner, or the system.
+func acting(ctx context.Context, p *auth.Principal) context.Context {
+	if p == nil || p.Via == "" {
+		return ctx
+	}
+	return audit.WithPrincipal(ctx, p)
+}

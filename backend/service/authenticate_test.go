@@ -254,3 +254,55 @@ func TestCheckCredentialsFollowsAuthenticate(t *testing.T) {
 		t.Errorf("rotated secret: %v", err)
 	}
 }
+
+// TestServiceStampsTheActor: the activity trail records the principal a service
+// method is given, and the interface it authenticated at, whatever the context says:
+// no interface has to put them there.
+func TestServiceStampsTheActor(t *testing.T) {
+	ctx := context.Background()
+	w := newAuthWorld(t)
+	ci, _, err := w.svc.CreateToken(ctx, w.owner, service.CreateTokenInput{Name: "ci", Scopes: []string{auth.TaskWrite}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := func(ctx context.Context, p *auth.Principal) {
+		t.Helper()
+		if _, err := w.svc.CreateTask(ctx, p, service.CreateTaskInput{Summary: "x"}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ui := w.check(t, "web", service.Credentials{Where: service.WhereREST, Authorization: "Bearer " + ci, Client: audit.ClientWeb}, "", "")
+	gql := w.check(t, "graphql", service.Credentials{Where: service.WhereGraphQL, Token: ci}, "", "")
+	agent := w.check(t, "agent", service.Credentials{Where: service.WhereREST, AgentDigest: w.digest, AgentName: "builder", ProjectID: w.project}, "", "")
+	if ui == nil || gql == nil || agent == nil {
+		t.FailNow()
+	}
+	create(ctx, ui)
+	create(ctx, gql)
+	create(ctx, agent)
+	create(ctx, w.owner)                                                                   // made in code, without an interface: the context's actor (none: the system)
+	create(audit.WithVia(audit.WithPrincipal(ctx, auth.Owner("")), audit.ViaCLI), w.owner) // as the CLI does
+	// Another principal in the context does not change who acted.
+	create(audit.WithVia(audit.WithPrincipal(ctx, w.owner), audit.ViaInternal), gql)
+
+	got, err := w.svc.Activity(ctx, w.owner, service.ActivityInput{ObjectType: "task", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][3]string{ // newest first: kind, name, via
+		{"token", "ci", "graphql"},
+		{"owner", "owner", "cli"},
+		{"system", "system", "internal"},
+		{"agent", "builder", "rest"},
+		{"token", "ci", "graphql"},
+		{"token", "ci", "ui"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("activity %+v", got)
+	}
+	for i, a := range got {
+		if [3]string{a.ActorKind, a.Actor, a.Via} != want[i] || a.Action != service.EventTaskCreated {
+			t.Errorf("activity[%d] = %s %s %s %s, want %v", i, a.ActorKind, a.Actor, a.Via, a.Action, want[i])
+		}
+	}
+}

@@ -163,6 +163,7 @@ func (s *Service) loadConversation(ctx context.Context, r store.Reader, projectI
 // becomes its participant and text its first message. With an idempotency key, a
 // repeated request returns the first conversation again.
 func (s *Service) CreateConversation(ctx context.Context, p *auth.Principal, in CreateConversationInput, idemKey string) (*model.Conversation, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.MessagingWrite); err != nil {
 		return nil, err
 	}
@@ -249,6 +250,7 @@ func (s *Service) ListConversations(ctx context.Context, p *auth.Principal, in P
 // PostMessage adds a message to a conversation; a poster who is not yet a participant
 // becomes one. With an idempotency key, a repeated request returns the first message.
 func (s *Service) PostMessage(ctx context.Context, p *auth.Principal, ref string, in PostMessageInput, idemKey string) (*model.Message, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.MessagingWrite); err != nil {
 		return nil, err
 	}
@@ -446,6 +448,7 @@ func (s *Service) Participants(ctx context.Context, p *auth.Principal, ref strin
 // AddParticipant adds a user or an agent to a conversation and returns the conversation.
 // Adding a participant twice changes nothing.
 func (s *Service) AddParticipant(ctx context.Context, p *auth.Principal, ref string, in ParticipantInput) (*model.Conversation, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.MessagingWrite); err != nil {
 		return nil, err
 	}
@@ -476,6 +479,7 @@ func (s *Service) AddParticipant(ctx context.Context, p *auth.Principal, ref str
 // RemoveParticipant takes a user or an agent out of a conversation and returns the
 // conversation. Its messages stay. One that is not a participant is not found.
 func (s *Service) RemoveParticipant(ctx context.Context, p *auth.Principal, ref string, in ParticipantInput) (*model.Conversation, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.MessagingWrite); err != nil {
 		return nil, err
 	}
@@ -547,6 +551,7 @@ func (s *Service) RemoveReaction(ctx context.Context, p *auth.Principal, message
 }
 
 func (s *Service) react(ctx context.Context, p *auth.Principal, messageID int64, emoji string, add bool) (*model.Message, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.MessagingWrite); err != nil {
 		return nil, err
 	}
@@ -634,6 +639,7 @@ type DocumentUpload struct {
 // ShareDocument stores a document in a conversation; the uploader becomes a participant.
 // Scope and conversation are checked before the body is read.
 func (s *Service) ShareDocument(ctx context.Context, p *auth.Principal, ref string, in DocumentUpload) (*model.Document, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.MessagingWrite); err != nil {
 		return nil, err
 	}

@@ -198,6 +198,7 @@ func reschedule(j *model.Job, now time.Time) {
 // CreateJob adds a job to the project (admin). Its first run is the schedule's first
 // time after now.
 func (s *Service) CreateJob(ctx context.Context, p *auth.Principal, in JobInput) (*model.Job, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -228,6 +229,7 @@ func (s *Service) CreateJob(ctx context.Context, p *auth.Principal, in JobInput)
 // changeJob is the shape of every job change: load, change, reschedule if asked, save
 // with its event.
 func (s *Service) changeJob(ctx context.Context, p *auth.Principal, id int64, event string, change func(tx *store.Tx, j *model.Job, now time.Time) error) (*model.Job, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -285,6 +287,7 @@ func (s *Service) SetJobPaused(ctx context.Context, p *auth.Principal, id int64,
 
 // DeleteJob removes a job and its runs (admin); the tasks it made stay.
 func (s *Service) DeleteJob(ctx context.Context, p *auth.Principal, id int64) error {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return err
 	}
@@ -357,7 +360,8 @@ func (s *Service) JobRuns(ctx context.Context, p *auth.Principal, id, before int
 
 // jobPrincipal is the job acting in its project: the actor of what its runs create.
 func jobPrincipal(j *model.Job) *auth.Principal {
-	return &auth.Principal{Kind: auth.Kind(audit.KindJob), ProjectID: j.ProjectID, Name: j.Name, Scopes: []string{auth.TaskRead, auth.TaskWrite}}
+	return &auth.Principal{Kind: auth.Kind(audit.KindJob), ProjectID: j.ProjectID, Name: j.Name,
+		Scopes: []string{auth.TaskRead, auth.TaskWrite}, Via: audit.ViaJob}
 }
 
 // runJob creates the job's task for one run, in tx, and records the run. A run that
@@ -410,6 +414,7 @@ func (s *Service) runJob(ctx context.Context, tx *store.Tx, j *model.Job, schedu
 
 // RunJobNow runs a job at once, paused or not, without changing its schedule (admin).
 func (s *Service) RunJobNow(ctx context.Context, p *auth.Principal, id int64) (*model.JobRun, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -471,7 +476,7 @@ func (s *Service) RunDueJobs(ctx context.Context, now, startedAt time.Time) erro
 	var errsOut []error
 	for i := range due {
 		j := &due[i]
-		jctx := audit.WithVia(audit.WithPrincipal(ctx, jobPrincipal(j)), audit.ViaJob)
+		jctx := acting(ctx, jobPrincipal(j))
 		err := s.store.Write(jctx, func(tx *store.Tx) error {
 			cur, err := tx.Job(jctx, j.ProjectID, j.ID)
 			if errors.Is(err, store.ErrNotFound) {

@@ -87,6 +87,7 @@ type AddMemberInput struct {
 // without an email, a name already among the project's members is a conflict and any
 // other name makes a new user (users of other projects are never matched by name).
 func (s *Service) AddMember(ctx context.Context, p *auth.Principal, in AddMemberInput) (*model.Member, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -203,6 +204,7 @@ func (s *Service) checkOwnerChange(ctx context.Context, tx *store.Tx, p *auth.Pr
 
 // SetMemberRole changes a member's role.
 func (s *Service) SetMemberRole(ctx context.Context, p *auth.Principal, userID int64, role string) (*model.Member, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -243,6 +245,7 @@ func (s *Service) SetMemberRole(ctx context.Context, p *auth.Principal, userID i
 // RemoveMember takes a user out of the principal's project (the user remains, for
 // other projects).
 func (s *Service) RemoveMember(ctx context.Context, p *auth.Principal, userID int64) error {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return err
 	}

@@ -67,6 +67,7 @@ func insertProject(ctx context.Context, tx *store.Tx, name, namespace string, no
 
 // CreateProject makes a new project. Only the local owner creates projects.
 func (s *Service) CreateProject(ctx context.Context, p *auth.Principal, name, namespace string) (*model.Project, error) {
+	ctx = acting(ctx, p)
 	if p == nil || p.Kind != auth.KindOwner {
 		return nil, errs.Forbid("only the local owner creates projects")
 	}
@@ -132,6 +133,7 @@ func (s *Service) Project(ctx context.Context, p *auth.Principal, id string) (*m
 
 // CreateAgent registers an agent in the principal's project.
 func (s *Service) CreateAgent(ctx context.Context, p *auth.Principal, name string) (*model.Agent, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -198,6 +200,7 @@ const EventProjectSecretRotated = "project.secret_rotated"
 // the moment this returns (the store forgets its cached credentials on commit); they
 // need the new environment (agentEnv, or the CLI's agent env).
 func (s *Service) RotateProjectSecret(ctx context.Context, p *auth.Principal) (*model.Project, error) {
+	ctx = acting(ctx, p)
 	if err := requireSecretAccess(p); err != nil {
 		return nil, err
 	}

@@ -65,6 +65,7 @@ func (s *Service) AgentSkills(ctx context.Context, p *auth.Principal) (map[int64
 
 // CreateSkill adds a skill to the project (admin).
 func (s *Service) CreateSkill(ctx context.Context, p *auth.Principal, name, description string) (*model.Skill, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -99,6 +100,7 @@ func firstErr(err error) error {
 
 // UpdateSkill renames a skill or changes its description (admin); nil leaves a field as is.
 func (s *Service) UpdateSkill(ctx context.Context, p *auth.Principal, id int64, name, description *string) (*model.Skill, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -142,6 +144,7 @@ func (s *Service) UpdateSkill(ctx context.Context, p *auth.Principal, id int64, 
 // DeleteSkill removes a skill (admin): agents lose it, tasks stop requiring it, jobs
 // that picked their agent by it pick none.
 func (s *Service) DeleteSkill(ctx context.Context, p *auth.Principal, id int64) error {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return err
 	}
@@ -172,6 +175,7 @@ func (s *Service) loadSkill(ctx context.Context, r store.Reader, projectID strin
 // SetAgentSkill attaches a skill to an agent, or detaches it (admin). Either is a no-op
 // when already so. It returns the agent's skills afterwards.
 func (s *Service) SetAgentSkill(ctx context.Context, p *auth.Principal, agentID, skillID int64, attach bool) (*model.Agent, []model.Skill, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, nil, err
 	}

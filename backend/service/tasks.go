@@ -77,6 +77,7 @@ func (in *CreateTaskInput) validate() error {
 // CreateTask makes a task in the principal's project: Todo when it has an agent, else
 // Backlog. With an idempotency key, a repeated request returns the first task again.
 func (s *Service) CreateTask(ctx context.Context, p *auth.Principal, in CreateTaskInput, idemKey string) (*model.Task, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
 	}
@@ -266,6 +267,7 @@ func taskFilter(p *auth.Principal, in ListTasksInput) (store.TaskFilter, error) 
 // request's If-Match (precondition.go), let change alter it, save it, append the event,
 // and return the task as it now is.
 func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, change func(tx *store.Tx, t *model.Task) error) (*model.Task, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
 	}
@@ -410,6 +412,7 @@ type RespondInput struct {
 // a user message and the task goes back to Doing. A task not Waiting, or a
 // waiting_version the task has moved past, is a conflict.
 func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in RespondInput, idemKey string) (*model.Task, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
 	}
@@ -453,6 +456,7 @@ func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in R
 
 // DeleteTask removes a task with its steps and conversation.
 func (s *Service) DeleteTask(ctx context.Context, p *auth.Principal, id int64) error {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.TaskWrite); err != nil {
 		return err
 	}
@@ -480,6 +484,7 @@ func (s *Service) DeleteTask(ctx context.Context, p *auth.Principal, id int64) e
 
 // DeleteDoneTasks removes every Done task of the principal's project and returns how many.
 func (s *Service) DeleteDoneTasks(ctx context.Context, p *auth.Principal) (int, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.TaskWrite); err != nil {
 		return 0, err
 	}

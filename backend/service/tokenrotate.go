@@ -17,6 +17,7 @@ import (
 // returned, shown this once. A revoked token cannot be rotated (create a new one), and
 // the caller must hold every scope of the token, as for creating it.
 func (s *Service) RotateToken(ctx context.Context, p *auth.Principal, id int64) (string, *model.Token, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return "", nil, err
 	}

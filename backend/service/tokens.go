@@ -33,6 +33,7 @@ const (
 // CreateToken makes a token in the principal's project and returns its value, which is
 // never stored and cannot be shown again. A caller can only grant scopes it holds.
 func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in CreateTokenInput) (string, *model.Token, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return "", nil, err
 	}
@@ -193,6 +194,7 @@ func (s *Service) Tokens(ctx context.Context, p *auth.Principal) ([]model.Token,
 
 // RevokeToken revokes a token of the principal's project; it stops working at once.
 func (s *Service) RevokeToken(ctx context.Context, p *auth.Principal, id int64) error {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return err
 	}

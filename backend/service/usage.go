@@ -144,6 +144,7 @@ func (s *Service) budgetStatus(ctx context.Context, r store.Reader, projectID st
 // SetBudget sets the project's monthly budget in US dollars, or removes it with nil
 // (admin). Once the month's cost reaches it, agents' new tasks stay in Backlog.
 func (s *Service) SetBudget(ctx context.Context, p *auth.Principal, monthlyUSD *float64) (*BudgetStatus, error) {
+	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
