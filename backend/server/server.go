@@ -78,7 +78,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		},
 	}
 	router := api.NewRouter(svc, hub, cfg.origins())
-	s.handler = router // the desktop window's in-process handler
+	s.handler = router                                                                                  // the desktop window's in-process handler
 	s.http.Handler = shapeRawErrors(s.http, withBodyDeadline(bodyTimeout, withSecurityHeaders(router))) // rawerrors.go
 	s.jobs = jobs.Start(svc, jobs.Options{Clock: cfg.Clock, ActivityRetention: cfg.ActivityRetention})
 	go func() { s.served <- s.http.Serve(rawListener{ln}) }()
