@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
@@ -19,8 +20,12 @@ import (
 	"github.com/agentdesk/agentdesk/backend/store"
 )
 
-// Tests check every task the writer takes from its cache against the database.
-func init() { store.VerifyWrittenTasks = true }
+func init() {
+	// Tests check every task the writer takes from its cache against the database.
+	store.VerifyWrittenTasks = true
+	// One info line per request floods `go test -v`; warnings and errors still show.
+	slog.SetLogLoggerLevel(slog.LevelWarn)
+}
 
 // Env is a running server and what a test needs to call it.
 type Env struct {
