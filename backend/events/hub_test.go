@@ -280,3 +280,29 @@ func TestDeliverHandsOffFromReplay(t *testing.T) {
 		t.Errorf("live received %v", got)
 	}
 }
+
+// deliver reads a project's events after the seq its feed had when it looked; by the
+// time it hands them out, the feed may have been emptied and made again by a new
+// subscriber at a later seq. Those events are not sent to it: they came before it.
+func TestDeliverStaleReadSendsNothingTwice(t *testing.T) {
+	h := newHub(t, Options{}, nil)
+	ctx := context.Background()
+	first := subscribe(t, h, -1, auth.TaskRead)
+	commit(t, h, repeat("task.updated", 3)...)
+	h.Unsubscribe(first) // the feed is gone
+	h.deliverProject(ctx, hubProject, 0)
+
+	sub := subscribe(t, h, -1, auth.TaskRead) // a new feed, at seq 3
+	h.deliverProject(ctx, hubProject, 0)      // what deliver read before the feed changed
+	if got := received(sub); got != nil {
+		t.Errorf("the new subscriber received %v from before it subscribed", got)
+	}
+	commit(t, h, "task.created")
+	h.deliver(ctx)
+	if got := received(sub); !slices.Equal(got, []int64{4}) {
+		t.Errorf("received %v, want [4]", got)
+	}
+	if got := received(first); got != nil {
+		t.Errorf("the unsubscribed subscriber received %v", got)
+	}
+}
