@@ -31,15 +31,7 @@ type convWorld struct {
 func newConvWorld(t *testing.T) *convWorld {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, t.TempDir()+"/agentdesk.db", store.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(st, service.Options{})
-	t.Cleanup(func() {
-		svc.Close()
-		st.Close()
-	})
+	svc := openService(t)
 	p, err := svc.CreateProject(ctx, auth.Owner(""), "p", "")
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +50,7 @@ func newConvWorld(t *testing.T) *convWorld {
 	}
 	rw := []string{auth.MessagingRead, auth.MessagingWrite}
 	return &convWorld{
-		svc: svc, st: st, project: p.ID,
+		svc: svc, st: svc.Store(), project: p.ID,
 		user:         &auth.Principal{Kind: auth.KindToken, ProjectID: p.ID, Name: "alice", Scopes: rw},
 		reader:       &auth.Principal{Kind: auth.KindToken, ProjectID: p.ID, Name: "reader", Scopes: []string{auth.MessagingRead}},
 		agent:        auth.Agent(p.ID, a.ID, a.Name),
