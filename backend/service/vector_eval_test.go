@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/service"
-	"github.com/agentdesk/agentdesk/backend/store"
 )
 
 var spaces = regexp.MustCompile(`\s+`)
@@ -23,15 +22,7 @@ var spaces = regexp.MustCompile(`\s+`)
 // fusion must not be worse than either ranking alone.
 func TestVectorSearchQuality(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "agentdesk.db"), store.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(st, service.Options{})
-	t.Cleanup(func() { svc.Close(); st.Close() })
-	if err := svc.EnsureDefaultProject(ctx); err != nil {
-		t.Fatal(err)
-	}
+	svc := newService(t)
 	projects, _ := svc.Projects(ctx, auth.Owner(""))
 	owner := auth.Owner(projects[0].ID)
 	name := "eval"
