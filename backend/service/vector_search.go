@@ -139,8 +139,9 @@ func callerVector(sp *model.VectorSpace, v []float32) ([]float32, error) {
 }
 
 // embedQuery embeds the query text when the space's vectors come from this server's
-// embedder. Otherwise, or when the embedding cannot be compared with the space's, it
-// returns nil (keyword ranking alone); vector mode then has nothing to rank by.
+// embedder. Otherwise it returns nil (keyword ranking alone), or an error in vector
+// mode, which would have nothing to rank by. An embedding that cannot be compared with
+// the space's vectors is nil too.
 func (k *Knowledge) embedQuery(ctx context.Context, sp *model.VectorSpace, q searchQuery) ([]float32, error) {
 	if sp.Embedder != k.embedder.Name() {
 		if q.mode == VectorModeVector {
