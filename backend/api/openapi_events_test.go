@@ -170,21 +170,21 @@ func TestOpenAPIEventStream(t *testing.T) {
 		t.Fatalf("rotate the project's secret: %v", err)
 	}
 	spaceName, docName, docText := "oa-space", "oa-doc", "agentdesk keeps its state in one SQLite file."
-	space, err := env.Service.CreateVectorSpace(ctx, owner, service.CreateVectorSpaceInput{Name: &spaceName})
+	space, err := env.Service.Knowledge().CreateSpace(ctx, owner, service.CreateVectorSpaceInput{Name: &spaceName})
 	if err != nil {
 		t.Fatalf("create space: %v", err)
 	}
-	vdoc, err := env.Service.AddVectorDocument(ctx, owner, space.ID, service.AddVectorDocumentInput{Name: &docName, Text: &docText})
+	vdoc, err := env.Service.Knowledge().AddDocument(ctx, owner, space.ID, service.AddVectorDocumentInput{Name: &docName, Text: &docText})
 	if err != nil {
 		t.Fatalf("add document: %v", err)
 	}
-	if _, err := env.Service.LinkVectorSpace(ctx, owner, space.ID, streamer.ID); err != nil {
+	if _, err := env.Service.Knowledge().LinkSpace(ctx, owner, space.ID, streamer.ID); err != nil {
 		t.Fatalf("link space: %v", err)
 	}
-	if err := env.Service.DeleteVectorDocument(ctx, owner, space.ID, vdoc.ID); err != nil {
+	if err := env.Service.Knowledge().DeleteDocument(ctx, owner, space.ID, vdoc.ID); err != nil {
 		t.Fatalf("delete document: %v", err)
 	}
-	if err := env.Service.DeleteVectorSpace(ctx, owner, space.ID); err != nil {
+	if err := env.Service.Knowledge().DeleteSpace(ctx, owner, space.ID); err != nil {
 		t.Fatalf("delete space: %v", err)
 	}
 	platformChanges(t, env, owner, streamer) // platform_test.go: skill.*, job.*, budget.*

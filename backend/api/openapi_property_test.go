@@ -167,11 +167,11 @@ func newOAGen(t *testing.T, doc *openapi3.T, h *oaHarness, rnd *rand.Rand) *oaGe
 // operations to find (requests delete them too).
 func (g *oaGen) freshVectorDocument(name string) {
 	ctx, p, text := context.Background(), auth.Owner(g.h.project), "the server listens on 127.0.0.1 by default"
-	sp, err := g.h.env.Service.CreateVectorSpace(ctx, p, service.CreateVectorSpaceInput{Name: &name})
+	sp, err := g.h.env.Service.Knowledge().CreateSpace(ctx, p, service.CreateVectorSpaceInput{Name: &name})
 	if err != nil {
 		g.t.Fatalf("space: %v", err)
 	}
-	vd, err := g.h.env.Service.AddVectorDocument(ctx, p, sp.ID, service.AddVectorDocumentInput{Name: &name, Text: &text})
+	vd, err := g.h.env.Service.Knowledge().AddDocument(ctx, p, sp.ID, service.AddVectorDocumentInput{Name: &name, Text: &text})
 	if err != nil {
 		g.t.Fatalf("vector document: %v", err)
 	}

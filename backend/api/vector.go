@@ -56,7 +56,7 @@ func (h vectorHandler) createSpace(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	sp, err := h.svc.CreateVectorSpace(c.Request.Context(), principal(c), in)
+	sp, err := h.svc.Knowledge().CreateSpace(c.Request.Context(), principal(c), in)
 	if err == nil {
 		c.Header("Location", fmt.Sprintf("/api/vector/spaces/%d", sp.ID))
 	}
@@ -65,7 +65,7 @@ func (h vectorHandler) createSpace(c *gin.Context) {
 
 // listSpaces serves GET /api/vector/spaces.
 func (h vectorHandler) listSpaces(c *gin.Context) {
-	sps, err := h.svc.VectorSpaces(c.Request.Context(), principal(c))
+	sps, err := h.svc.Knowledge().Spaces(c.Request.Context(), principal(c))
 	writeObject(c, http.StatusOK, sps, err)
 }
 
@@ -76,7 +76,7 @@ func (h vectorHandler) getSpace(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	sp, err := h.svc.VectorSpace(c.Request.Context(), principal(c), id)
+	sp, err := h.svc.Knowledge().Space(c.Request.Context(), principal(c), id)
 	writeObject(c, http.StatusOK, sp, err)
 }
 
@@ -87,7 +87,7 @@ func (h vectorHandler) deleteSpace(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	if err := h.svc.DeleteVectorSpace(c.Request.Context(), principal(c), id); err != nil {
+	if err := h.svc.Knowledge().DeleteSpace(c.Request.Context(), principal(c), id); err != nil {
 		fail(c, err)
 		return
 	}
@@ -133,7 +133,7 @@ func (h vectorHandler) addDocument(c *gin.Context) {
 			return
 		}
 	}
-	doc, err := h.svc.AddVectorDocument(c.Request.Context(), principal(c), id, in)
+	doc, err := h.svc.Knowledge().AddDocument(c.Request.Context(), principal(c), id, in)
 	if err == nil { // the document's URL, though only DELETE takes it
 		c.Header("Location", fmt.Sprintf("/api/vector/spaces/%d/documents/%d", id, doc.ID))
 	}
@@ -147,7 +147,7 @@ func (h vectorHandler) listDocuments(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	docs, err := h.svc.VectorDocuments(c.Request.Context(), principal(c), id)
+	docs, err := h.svc.Knowledge().Documents(c.Request.Context(), principal(c), id)
 	writeObject(c, http.StatusOK, docs, err)
 }
 
@@ -163,7 +163,7 @@ func (h vectorHandler) deleteDocument(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	if err := h.svc.DeleteVectorDocument(c.Request.Context(), principal(c), id, docID); err != nil {
+	if err := h.svc.Knowledge().DeleteDocument(c.Request.Context(), principal(c), id, docID); err != nil {
 		fail(c, err)
 		return
 	}
@@ -182,7 +182,7 @@ func (h vectorHandler) search(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	results, err := h.svc.SearchVectors(c.Request.Context(), principal(c), id, in)
+	results, err := h.svc.Knowledge().Search(c.Request.Context(), principal(c), id, in)
 	if err != nil {
 		fail(c, err)
 		return

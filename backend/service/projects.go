@@ -247,7 +247,7 @@ func (s *Service) AgentEnv(ctx context.Context, p *auth.Principal, agentName, ba
 		{"AGENTDESK_URL", baseURL},
 	}
 	// The agent's knowledge bases (vector.go), when spaces are linked to it.
-	if spaces, err := s.agentVectorSpaces(ctx, r, agent.ID); err != nil {
+	if spaces, err := s.vector.agentSpaces(ctx, r, agent.ID); err != nil {
 		return nil, err
 	} else if spaces != "" {
 		env = append(env, EnvVar{"AGENTDESK_VECTOR_SPACES", spaces})

@@ -26,8 +26,8 @@ type Service struct {
 	stop chan struct{}
 	done sync.WaitGroup
 
-	vector *vectorState // knowledge bases: the embedder, cached vectors (vector.go)
-	jobs   jobsState    // the job scheduler's wake-up signal (jobs.go)
+	vector *Knowledge // knowledge bases, their own subsystem (vector.go)
+	jobs   jobsState  // the job scheduler's wake-up signal (jobs.go)
 }
 
 // Options tune a Service; the zero value is what agentdesk runs with.
@@ -44,10 +44,11 @@ const IdempotencyKeyTTL = 24 * time.Hour
 // New returns the service and starts its housekeeping (recording token use, forgetting
 // old idempotency keys). Close stops it.
 func New(st *store.Store, opts Options) *Service {
-	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{}, stop: make(chan struct{}), vector: newVectorState(opts.Embedder)}
+	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{}, stop: make(chan struct{})}
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.vector = newKnowledge(st, s.clock, opts.Embedder)
 	s.done.Add(1)
 	go s.housekeeping()
 	return s

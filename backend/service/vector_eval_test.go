@@ -26,7 +26,7 @@ func TestVectorSearchQuality(t *testing.T) {
 	projects, _ := svc.Projects(ctx, auth.Owner(""))
 	owner := auth.Owner(projects[0].ID)
 	name := "eval"
-	sp, err := svc.CreateVectorSpace(ctx, owner, service.CreateVectorSpaceInput{Name: &name})
+	sp, err := svc.Knowledge().CreateSpace(ctx, owner, service.CreateVectorSpaceInput{Name: &name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestVectorSearchQuality(t *testing.T) {
 			t.Fatal(err)
 		}
 		base, text := filepath.Base(f), string(raw)
-		if _, err := svc.AddVectorDocument(ctx, owner, sp.ID, service.AddVectorDocumentInput{Name: &base, Text: &text}); err != nil {
+		if _, err := svc.Knowledge().AddDocument(ctx, owner, sp.ID, service.AddVectorDocumentInput{Name: &base, Text: &text}); err != nil {
 			t.Fatalf("ingest %s: %v", base, err)
 		}
 	}
@@ -62,7 +62,7 @@ func TestVectorSearchQuality(t *testing.T) {
 		var top5 int
 		for _, item := range set {
 			q := item.Q
-			res, err := svc.SearchVectors(ctx, owner, sp.ID, service.VectorSearchInput{Query: &q, K: &k, Mode: mode})
+			res, err := svc.Knowledge().Search(ctx, owner, sp.ID, service.VectorSearchInput{Query: &q, K: &k, Mode: mode})
 			if err != nil {
 				t.Fatalf("%s %q: %v", mode, q, err)
 			}
