@@ -160,22 +160,14 @@ func authenticate(ctx context.Context, svc *service.Service, value string) (*aut
 	return pr, nil
 }
 
-// replyError answers a request that failed before execution.
+// replyError answers a request that failed before execution, with the status REST
+// gives the same error.
 func replyError(c *gin.Context, err error) {
 	code, msg := errs.Public(err)
-	status := http.StatusBadRequest
-	switch code {
-	case errs.Unauthenticated:
-		status = http.StatusUnauthorized
+	if code == errs.Unauthenticated {
 		c.Header("WWW-Authenticate", "Bearer")
-	case errs.Forbidden:
-		status = http.StatusForbidden
-	case errs.PayloadTooLarge:
-		status = http.StatusRequestEntityTooLarge
-	case errs.Internal:
-		status = http.StatusInternalServerError
 	}
-	reply(c, status, response{Errors: errorList{gqlError(code, msg)}})
+	reply(c, errs.HTTPStatus(err), response{Errors: errorList{gqlError(code, msg)}})
 }
 
 // reply writes an answer in the media type the client asked for. The status is the
