@@ -44,12 +44,6 @@ func (h tasksHandler) agentCallback(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	if in.WaitingDetails != nil {
-		if err := checkUnusedSynonym(in.WaitingDetailsCamel); err != nil {
-			fail(c, err)
-			return
-		}
-	}
 	if in.ProjectID == "" {
 		fail(c, errs.Invalid("project_id is required: the agent callback takes the project from the body"))
 		return

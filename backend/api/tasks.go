@@ -105,9 +105,8 @@ func DecodeCreateTask(body []byte) (service.CreateTaskInput, error) {
 
 // StatusBody is the body of PUT /api/tasks/{id}/status (and of the step status).
 type StatusBody struct {
-	Status              *string `json:"status"`
-	WaitingDetails      *string `json:"waiting_details"`
-	WaitingDetailsCamel *string `json:"waitingDetails"`
+	Status *string `json:"status"`
+	service.WaitingDetailsInput
 }
 
 // DecodeStatus decodes a status body; status is required.
@@ -119,12 +118,9 @@ func DecodeStatus(body []byte) (StatusBody, error) {
 	if in.Status == nil {
 		return in, errs.Invalid("status is required")
 	}
-	if in.WaitingDetails == nil {
-		in.WaitingDetails = in.WaitingDetailsCamel
-	} else if err := checkUnusedSynonym(in.WaitingDetailsCamel); err != nil {
-		return in, err
-	}
-	return in, nil
+	waiting, err := in.Resolve()
+	in.WaitingDetailsInput = service.WaitingDetailsInput{WaitingDetails: waiting}
+	return in, err
 }
 
 // setStatus serves PUT /api/tasks/{id}/status.
