@@ -90,7 +90,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 	vectorRoutes(r, svc)
 
 	// Same Bearer tokens as REST; subscriptions over WebSocket with the stream's origin check.
-	r.Match([]string{http.MethodGet, http.MethodPost}, "/graphql", graphql.Handler(svc, bearerToken, graphql.WithEvents(hub, events.Upgrader(allowedOrigins))))
+	r.Match([]string{http.MethodGet, http.MethodPost}, "/graphql", gin.WrapH(graphql.Handler(svc, graphqlToken, graphql.WithEvents(hub, events.Upgrader(allowedOrigins)))))
 
 	r.NoRoute(func(c *gin.Context) {
 		if strings.HasPrefix(c.Request.URL.Path, "/api/") || c.Request.URL.Path == "/api" {
@@ -104,6 +104,10 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 	})
 	return &Router{r}
 }
+
+// graphqlToken is bearerToken for the plain http.Handler of /graphql (it reads only the
+// request's Authorization header).
+func graphqlToken(r *http.Request) (string, error) { return bearerToken(&gin.Context{Request: r}) }
 
 // requirePathProject refuses a {projectId} other than the caller's project (pathProject).
 func requirePathProject(c *gin.Context) {
