@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"time"
 	"unicode/utf8"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
@@ -92,49 +93,40 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 	if err := CheckIdempotencyKey(idemKey); err != nil {
 		return nil, err
 	}
-	now := s.clock()
-	var task *model.Task
-	err = s.store.Write(ctx, func(tx *store.Tx) (err error) {
-		input := struct {
-			ID int64 `json:"id"`
-			CallbackInput
-		}{id, in}
-		task, _, err = idempotent(ctx, tx, p, idemKey, "agent-callback", input, now, func() (*model.Task, error) {
-			t, err := s.loadTaskForUpdate(ctx, tx, p.ProjectID, id)
-			if err != nil {
-				return nil, err
+	input := struct {
+		ID int64 `json:"id"`
+		CallbackInput
+	}{id, in}
+	return writeOnce(ctx, s, p, idemKey, "agent-callback", input, func(tx *store.Tx, now time.Time) (*model.Task, error) {
+		t, err := s.loadTaskForUpdate(ctx, tx, p.ProjectID, id)
+		if err != nil {
+			return nil, err
+		}
+		if t.AgentID == nil || *t.AgentID != p.AgentID {
+			return nil, errs.Forbid("task %d is not assigned to agent %q", id, p.Name)
+		}
+		if err := checkTaskPrecondition(ctx, id, t.Version); err != nil {
+			return nil, err
+		}
+		for i, st := range in.Steps {
+			if *st.Index >= len(t.Steps) {
+				return nil, errs.Invalid("steps[%d].index %d is past the last step: task %d has %d steps, numbered from 0", i, *st.Index, id, len(t.Steps))
 			}
-			if t.AgentID == nil || *t.AgentID != p.AgentID {
-				return nil, errs.Forbid("task %d is not assigned to agent %q", id, p.Name)
+			if err := tx.UpdateStepStatus(ctx, id, *st.Index, stepStatuses[i]); err != nil {
+				return nil, internal("update step", err)
 			}
-			if err := checkTaskPrecondition(ctx, id, t.Version); err != nil {
-				return nil, err
-			}
-			for i, st := range in.Steps {
-				if *st.Index >= len(t.Steps) {
-					return nil, errs.Invalid("steps[%d].index %d is past the last step: task %d has %d steps, numbered from 0", i, *st.Index, id, len(t.Steps))
-				}
-				if err := tx.UpdateStepStatus(ctx, id, *st.Index, stepStatuses[i]); err != nil {
-					return nil, internal("update step", err)
-				}
-				t.Steps[*st.Index].Status = stepStatuses[i]
-			}
-			if in.Status != "" {
-				setStatus(t, in.Status, in.WaitingDetails)
-			}
-			if err := s.recordUsage(ctx, tx, p, id, in.Usage, now); err != nil { // usage.go
-				return nil, err
-			}
-			var entry *model.TaskMessage
-			if in.Message != "" {
-				entry = &model.TaskMessage{Role: model.RoleAssistant, Content: in.Message}
-			}
-			return s.saveTask(ctx, tx, t, entry, now)
-		})
-		return err
+			t.Steps[*st.Index].Status = stepStatuses[i]
+		}
+		if in.Status != "" {
+			setStatus(t, in.Status, in.WaitingDetails)
+		}
+		if err := s.recordUsage(ctx, tx, p, id, in.Usage, now); err != nil { // usage.go
+			return nil, err
+		}
+		var entry *model.TaskMessage
+		if in.Message != "" {
+			entry = &model.TaskMessage{Role: model.RoleAssistant, Content: in.Message}
+		}
+		return s.saveTask(ctx, tx, t, entry, now)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return task, nil
 }
