@@ -1,8 +1,6 @@
 package api
 
 import (
-	"net/http"
-
 	"github.com/gin-gonic/gin"
 
 	"github.com/agentdesk/agentdesk/backend/errs"
@@ -11,7 +9,7 @@ import (
 
 // agentCallback serves POST /api/agent_callback/{id}. The project comes from the body's
 // project_id, so the agent headers are checked here rather than by a route middleware.
-func (h tasksHandler) agentCallback(c *gin.Context) {
+func (h tasksHandler) agentCallback(c *gin.Context) error {
 	// Credentials come first: a Bearer token is checked (401 when wrong) and refused for
 	// not being an agent (403); no credentials at all is a 401 before the body is read.
 	if c.GetHeader("Authorization") != "" {
@@ -22,44 +20,27 @@ func (h tasksHandler) agentCallback(c *gin.Context) {
 		if err == nil {
 			err = errs.Forbid("the agent callback is for agents: authenticate with X-Task-Authorization and X-Agent-Name, not a Bearer token")
 		}
-		fail(c, err)
-		return
+		return err
 	}
 	if c.GetHeader(HeaderTaskAuthorization) == "" {
-		fail(c, errs.Unauth("missing credentials: the agent callback takes the agent headers X-Task-Authorization and X-Agent-Name"))
-		return
+		return errs.Unauth("missing credentials: the agent callback takes the agent headers X-Task-Authorization and X-Agent-Name")
 	}
-	id, err := pathID(c, "id", "task id")
+	id, err := taskID(c)
 	if err != nil {
-		fail(c, err)
-		return
-	}
-	body, err := readBody(c, MaxJSONBody)
-	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	var in service.CallbackInput
-	if err := decodeJSON(body, &in, false); err != nil {
-		fail(c, err)
-		return
-	}
-	if in.WaitingDetails != nil {
-		if err := checkUnusedSynonym(in.WaitingDetailsCamel); err != nil {
-			fail(c, err)
-			return
-		}
+	if err := bindJSON(c, &in, false); err != nil {
+		return err
 	}
 	if in.ProjectID == "" {
-		fail(c, errs.Invalid("project_id is required: the agent callback takes the project from the body"))
-		return
+		return errs.Invalid("project_id is required: the agent callback takes the project from the body")
 	}
 	p, err := h.svc.AuthenticateAgent(c.Request.Context(), in.ProjectID, c.GetHeader(HeaderTaskAuthorization), c.GetHeader(HeaderAgentName))
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	withActor(c, p)
 	task, err := h.svc.AgentCallback(ifMatch(c), p, id, in, idempotencyKey(c))
-	writeTask(c, http.StatusOK, task, err)
+	return writeTaskOr(c, task, err)
 }

@@ -110,11 +110,8 @@ func (s *Service) Projects(ctx context.Context, p *auth.Principal) ([]model.Proj
 // project loads a project, 404 when it does not exist.
 func (s *Service) project(ctx context.Context, r store.Reader, id string) (*model.Project, error) {
 	pr, err := r.Project(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.Missing("project %q not found", id)
-	}
-	if err != nil {
-		return nil, internal("load project", err)
+	if err := storeError(err, "load project", func() error { return errs.Missing("project %q not found", id) }); err != nil {
+		return nil, err
 	}
 	return pr, nil
 }

@@ -113,6 +113,18 @@ func require(p *auth.Principal, scope string) error {
 	return errs.Forbid("this request needs the %s scope, which the caller does not hold", scope)
 }
 
+// storeError is the caller's error for the error of a store call: missing() when there
+// is no such row, an internal error saying what failed otherwise, nil for nil.
+func storeError(err error, what string, missing func() error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return missing()
+	}
+	if err != nil {
+		return internal(what, err)
+	}
+	return nil
+}
+
 // internal wraps an unexpected failure; errs.Public hides its text from callers.
 func internal(what string, err error) error {
 	var e *errs.Error
