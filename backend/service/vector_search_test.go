@@ -16,7 +16,7 @@ import (
 // which error wins when a request has several faults.
 func TestVectorSearchEdges(t *testing.T) {
 	ctx := context.Background()
-	svc := newSessionService(t)
+	svc := newService(t)
 	projects, _ := svc.Projects(ctx, auth.Owner(""))
 	owner := auth.Owner(projects[0].ID)
 	kb := svc.Knowledge()
