@@ -456,26 +456,56 @@ func TestSecondServerRefused(t *testing.T) {
 	}
 }
 
+// agentProject is a data directory with a project, a "human" token (task:read,
+// task:write) and an agent, all made with the CLI, and a server on it.
+type agentProject struct {
+	data, project, agentName string
+	token                    string
+	agent                    struct{ ID int64 }
+	srv                      *server
+}
+
+func newAgentProject(t *testing.T, project, agentName string) *agentProject {
+	t.Helper()
+	ap := &agentProject{data: t.TempDir(), agentName: agentName}
+	var p struct{ ID string }
+	json.Unmarshal([]byte(mustCLI(t, "project", "create", "--name", project, "--data", ap.data)), &p)
+	ap.project = p.ID
+	ap.token = strings.TrimSpace(mustCLI(t, "token", "create", "--project", p.ID, "--name", "human", "--scopes", "task:read,task:write", "--data", ap.data))
+	json.Unmarshal([]byte(mustCLI(t, "agent", "create", "--project", p.ID, "--name", agentName, "--data", ap.data)), &ap.agent)
+	ap.srv = startServer(t, ap.data)
+	return ap
+}
+
+// env is the agent's environment as `agent env` prints it, as KEY=value entries, but
+// for the lines that mention one of skip.
+func (ap *agentProject) env(t *testing.T, skip ...string) []string {
+	t.Helper()
+	out := mustCLI(t, "agent", "env", "--project", ap.project, "--name", ap.agentName, "--url", ap.srv.url, "--data", ap.data)
+	var env []string
+lines:
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		for _, s := range skip {
+			if strings.Contains(line, s) {
+				continue lines
+			}
+		}
+		kv := strings.TrimPrefix(line, "export ")
+		env = append(env, strings.Trim(strings.Replace(kv, "='", "=", 1), "'"))
+	}
+	return env
+}
+
 // TestReferenceAgentEndToEnd: the reference agent runs as a real child process on a
 // task with three steps, the second a question; a human answers through REST; the task
 // reaches Done with the answer in its conversation.
 func TestReferenceAgentEndToEnd(t *testing.T) {
 	start := time.Now()
-	data := t.TempDir()
-	var p struct{ ID string }
-	json.Unmarshal([]byte(mustCLI(t, "project", "create", "--name", "e2e", "--data", data)), &p)
-	token := strings.TrimSpace(mustCLI(t, "token", "create", "--project", p.ID, "--name", "human", "--scopes", "task:read,task:write", "--data", data))
-	var agent struct{ ID int64 }
-	json.Unmarshal([]byte(mustCLI(t, "agent", "create", "--project", p.ID, "--name", "worker", "--data", data)), &agent)
-	srv := startServer(t, data)
+	ap := newAgentProject(t, "e2e", "worker")
+	srv, token, agent := ap.srv, ap.token, ap.agent
 
 	// The agent's environment comes from `agent env`, exactly as a user would paste it.
-	envOut := mustCLI(t, "agent", "env", "--project", p.ID, "--name", "worker", "--url", srv.url, "--data", data)
-	agentEnv := os.Environ()
-	for _, line := range strings.Split(strings.TrimSpace(envOut), "\n") {
-		kv := strings.TrimPrefix(line, "export ")
-		agentEnv = append(agentEnv, strings.Trim(strings.Replace(kv, "='", "=", 1), "'"))
-	}
+	agentEnv := append(os.Environ(), ap.env(t)...)
 	agentCmd := exec.Command(binary, "agent", "run", "--name", "worker", "--poll", "1m", "--pause", "50ms")
 	// A one-minute poll: within the 20 s budget below, only the event stream can wake it.
 	agentCmd.Env = agentEnv
@@ -552,21 +582,10 @@ func TestPythonExampleAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal("python3 is required for this test; .ci/run installs it")
 	}
-	data := t.TempDir()
-	var p struct{ ID string }
-	json.Unmarshal([]byte(mustCLI(t, "project", "create", "--name", "py", "--data", data)), &p)
-	token := strings.TrimSpace(mustCLI(t, "token", "create", "--project", p.ID, "--name", "human", "--scopes", "task:read,task:write", "--data", data))
-	var agent struct{ ID int64 }
-	json.Unmarshal([]byte(mustCLI(t, "agent", "create", "--project", p.ID, "--name", "py-worker", "--data", data)), &agent)
-	srv := startServer(t, data)
-	envOut := mustCLI(t, "agent", "env", "--project", p.ID, "--name", "py-worker", "--url", srv.url, "--data", data)
-	agentEnv := append(os.Environ(), "POLL_SECONDS=0.1")
-	for _, line := range strings.Split(strings.TrimSpace(envOut), "\n") {
-		if strings.Contains(line, "SERVICE_API_TOKEN") {
-			continue // the script must also work from the secret alone
-		}
-		agentEnv = append(agentEnv, strings.Trim(strings.Replace(strings.TrimPrefix(line, "export "), "='", "=", 1), "'"))
-	}
+	ap := newAgentProject(t, "py", "py-worker")
+	srv, token, agent := ap.srv, ap.token, ap.agent
+	// The script must also work from the secret alone: no SERVICE_API_TOKEN.
+	agentEnv := append(append(os.Environ(), "POLL_SECONDS=0.1"), ap.env(t, "SERVICE_API_TOKEN")...)
 	cmd := exec.Command(python, "backend/agentrun/example_agent.py")
 	cmd.Env = agentEnv
 	log := &syncBuffer{}

@@ -18,12 +18,6 @@ func principal(c *gin.Context) *auth.Principal {
 	return pr
 }
 
-// bearerToken extracts the token of an "Authorization: Bearer" header (GraphQL's
-// TokenFunc), by the service's one reading of the header.
-func bearerToken(c *gin.Context) (string, error) {
-	return service.BearerToken(c.GetHeader("Authorization"))
-}
-
 // Agent headers, as the spec names them.
 const (
 	HeaderTaskAuthorization = "X-Task-Authorization"

@@ -14,11 +14,10 @@ import (
 
 // backup answers GET /api/backup: a consistent copy of the database as an attachment.
 func backup(svc *service.Service) gin.HandlerFunc {
-	return func(c *gin.Context) {
+	return handle(func(c *gin.Context) error {
 		exp, err := svc.ExportDatabase(c.Request.Context(), principal(c))
 		if err != nil {
-			fail(c, err)
-			return
+			return err
 		}
 		defer exp.Remove()
 		name := "agentdesk-" + time.Now().Format("2006-01-02") + ".db"
@@ -32,17 +31,18 @@ func backup(svc *service.Service) gin.HandlerFunc {
 		if _, err := io.Copy(c.Writer, exp.File); err != nil {
 			slog.Warn("backup download interrupted", "err", err)
 		}
-	}
+		return nil
+	})
 }
 
 // about answers GET /api/about: the version and, for administrators, the data directory.
 func about(svc *service.Service) gin.HandlerFunc {
-	return func(c *gin.Context) {
+	return handle(func(c *gin.Context) error {
 		a, err := svc.About(c.Request.Context(), principal(c))
 		if err != nil {
-			fail(c, err)
-			return
+			return err
 		}
 		c.JSON(http.StatusOK, a)
-	}
+		return nil
+	})
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
@@ -52,11 +54,7 @@ func pageInput(c *gin.Context) (service.PageInput, error) {
 }
 
 // writeList answers a page of a list, with a Link rel="next" header while more remain.
-func writeList[T any](c *gin.Context, items []T, more bool, lastID func(T) int64, err error) {
-	if err != nil {
-		fail(c, err)
-		return
-	}
+func writeList[T any](c *gin.Context, items []T, more bool, lastID func(T) int64) {
 	if more && len(items) > 0 {
 		setNextLink(c, lastID(items[len(items)-1]))
 	}
@@ -73,11 +71,7 @@ func setNextLink(c *gin.Context, lastID int64) {
 
 // writeTaskList answers a list of tasks as writeList does, each task's JSON as it comes
 // (the store caches it).
-func writeTaskList(c *gin.Context, tasks []model.EncodedTask, more bool, err error) {
-	if err != nil {
-		fail(c, err)
-		return
-	}
+func writeTaskList(c *gin.Context, tasks []model.EncodedTask, more bool) {
 	if more && len(tasks) > 0 {
 		setNextLink(c, tasks[len(tasks)-1].ID)
 	}
@@ -99,7 +93,8 @@ func writeTaskList(c *gin.Context, tasks []model.EncodedTask, more bool, err err
 // listBuffers recycles the buffers task lists are assembled in (tens of KiB each).
 var listBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
-// writeObject answers v with status, or the error.
+// writeObject answers v with status, or the error (for handlers that answer errors
+// themselves, with fail, rather than return them to handle).
 func writeObject(c *gin.Context, status int, v any, err error) {
 	if err != nil {
 		fail(c, err)
@@ -109,114 +104,101 @@ func writeObject(c *gin.Context, status int, v any, err error) {
 }
 
 // create serves POST /api/projects/{projectId}/conversations.
-func (h conversationsHandler) create(c *gin.Context) {
-	if err := pathProject(c); err != nil {
-		fail(c, err)
-		return
-	}
+func (h conversationsHandler) create(c *gin.Context) error {
 	var in service.CreateConversationInput
 	if err := bindJSON(c, &in, false); err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	conv, err := h.svc.CreateConversation(c.Request.Context(), principal(c), in, idempotencyKey(c))
-	if err == nil {
-		c.Header("Location", fmt.Sprintf("/api/projects/%s/conversations/%d", conv.ProjectID, conv.ID))
+	if err != nil {
+		return err
 	}
-	writeObject(c, http.StatusCreated, conv, err)
+	c.Header("Location", fmt.Sprintf("/api/projects/%s/conversations/%d", conv.ProjectID, conv.ID))
+	c.JSON(http.StatusCreated, conv)
+	return nil
 }
 
 // list serves GET /api/projects/{projectId}/conversations.
-func (h conversationsHandler) list(c *gin.Context) {
-	if err := pathProject(c); err != nil {
-		fail(c, err)
-		return
-	}
+func (h conversationsHandler) list(c *gin.Context) error {
 	page, err := pageInput(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	convs, more, err := h.svc.ListConversations(c.Request.Context(), principal(c), page)
-	writeList(c, convs, more, func(v model.Conversation) int64 { return v.ID }, err)
+	if err != nil {
+		return err
+	}
+	writeList(c, convs, more, func(v model.Conversation) int64 { return v.ID })
+	return nil
 }
 
 // get serves GET /api/projects/{projectId}/conversations/{conversationId}.
-func (h conversationsHandler) get(c *gin.Context) {
-	if err := pathProject(c); err != nil {
-		fail(c, err)
-		return
-	}
+func (h conversationsHandler) get(c *gin.Context) error {
 	conv, err := h.svc.GetConversation(c.Request.Context(), principal(c), conversationRef(c))
-	writeObject(c, http.StatusOK, conv, err)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, conv)
+	return nil
 }
 
 // postMessage serves POST .../conversations/{conversationId}/messages.
-func (h conversationsHandler) postMessage(c *gin.Context) {
-	if err := pathProject(c); err != nil {
-		fail(c, err)
-		return
-	}
+func (h conversationsHandler) postMessage(c *gin.Context) error {
 	var in service.PostMessageInput
 	if err := bindJSON(c, &in, false); err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	msg, err := h.svc.PostMessage(c.Request.Context(), principal(c), conversationRef(c), in, idempotencyKey(c))
-	writeObject(c, http.StatusCreated, msg, err)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusCreated, msg)
+	return nil
 }
 
 // listMessages serves GET .../conversations/{conversationId}/messages.
-func (h conversationsHandler) listMessages(c *gin.Context) {
-	if err := pathProject(c); err != nil {
-		fail(c, err)
-		return
-	}
-	page, err := pageInput(c)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	msgs, more, err := h.svc.ListMessages(c.Request.Context(), principal(c), conversationRef(c), page)
-	writeList(c, msgs, more, func(v model.Message) int64 { return v.ID }, err)
+func (h conversationsHandler) listMessages(c *gin.Context) error {
+	return conversationList(c, h.svc.ListMessages, func(v model.Message) int64 { return v.ID })
 }
 
 // tasks serves GET .../conversations/{conversationId}/tasks.
-func (h conversationsHandler) tasks(c *gin.Context) {
-	if err := pathProject(c); err != nil {
-		fail(c, err)
-		return
-	}
+func (h conversationsHandler) tasks(c *gin.Context) error {
+	return conversationList(c, h.svc.ConversationTasks, func(v model.Task) int64 { return v.ID })
+}
+
+// listDocuments serves GET .../conversations/{conversationId}/documents.
+func (h conversationsHandler) listDocuments(c *gin.Context) error {
+	return conversationList(c, h.svc.ListDocuments, func(v model.Document) int64 { return v.ID })
+}
+
+// conversationList answers a page of one of a conversation's lists, read by list.
+func conversationList[T any](c *gin.Context, list func(context.Context, *auth.Principal, string, service.PageInput) ([]T, bool, error), lastID func(T) int64) error {
 	page, err := pageInput(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
-	tasks, more, err := h.svc.ConversationTasks(c.Request.Context(), principal(c), conversationRef(c), page)
-	writeList(c, tasks, more, func(v model.Task) int64 { return v.ID }, err)
+	items, more, err := list(c.Request.Context(), principal(c), conversationRef(c), page)
+	if err != nil {
+		return err
+	}
+	writeList(c, items, more, lastID)
+	return nil
 }
 
 // uploadDocument serves POST .../conversations/{conversationId}/documents: a
 // multipart/form-data body whose part "file" is the document. The part is streamed to
 // the service, which checks scope and conversation before reading it.
-func (h conversationsHandler) uploadDocument(c *gin.Context) {
-	if err := pathProject(c); err != nil {
-		fail(c, err)
-		return
-	}
+func (h conversationsHandler) uploadDocument(c *gin.Context) error {
 	if err := checkUploadSize(c); err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	mt, params, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
-		fail(c, errs.Invalid("a document upload must be multipart/form-data with the document in the part named file"))
-		return
+		return errs.Invalid("a document upload must be multipart/form-data with the document in the part named file")
 	}
 	part, err := filePart(c, params["boundary"])
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	defer part.Close()
 	doc, err := h.svc.ShareDocument(c.Request.Context(), principal(c), conversationRef(c), service.DocumentUpload{
@@ -224,10 +206,12 @@ func (h conversationsHandler) uploadDocument(c *gin.Context) {
 		MimeType: part.Header.Get("Content-Type"),
 		Body:     uploadReader{part},
 	})
-	if err == nil {
-		c.Header("Location", doc.URL)
+	if err != nil {
+		return err
 	}
-	writeObject(c, http.StatusCreated, doc, err)
+	c.Header("Location", doc.URL)
+	c.JSON(http.StatusCreated, doc)
+	return nil
 }
 
 // uploadReader turns the read errors of an upload into errors with a status.
@@ -277,43 +261,23 @@ func uploadError(err error) error {
 	return errs.Invalid("malformed multipart upload: %v", err)
 }
 
-// listDocuments serves GET .../conversations/{conversationId}/documents.
-func (h conversationsHandler) listDocuments(c *gin.Context) {
-	if err := pathProject(c); err != nil {
-		fail(c, err)
-		return
-	}
-	page, err := pageInput(c)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	docs, more, err := h.svc.ListDocuments(c.Request.Context(), principal(c), conversationRef(c), page)
-	writeList(c, docs, more, func(v model.Document) int64 { return v.ID }, err)
-}
-
 // downloadDocument serves GET .../conversations/{conversationId}/documents/{docId}: the
 // document's bytes, with its type, as an attachment under its name.
-func (h conversationsHandler) downloadDocument(c *gin.Context) {
-	if err := pathProject(c); err != nil {
-		fail(c, err)
-		return
-	}
+func (h conversationsHandler) downloadDocument(c *gin.Context) error {
 	id, err := pathID(c, "docId", "document id")
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	doc, content, err := h.svc.GetDocument(c.Request.Context(), principal(c), conversationRef(c), id)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	c.Header("Content-Disposition", attachment(doc.Name))
 	c.Header("X-Content-Type-Options", "nosniff")
 	c.Header("Content-Security-Policy", "sandbox")
 	c.Header("Cache-Control", "private, no-cache")
 	c.Data(http.StatusOK, doc.MimeType, content)
+	return nil
 }
 
 // attachment is a Content-Disposition value offering name as the download's file name:

@@ -126,24 +126,10 @@ func (f *convFixture) upload(t *testing.T, token, project, conv, filename, conte
 	return d
 }
 
-// convScenario is one request and what must come back.
-type convScenario struct {
-	name   string
-	method string
-	// path placeholders: {project} {otherProject} {conv} {uuid} {second} {otherConv}
-	// {otherUUID} {doc}
-	path string
-	// token: all, ro, wo, task, msg, other, agent (agent headers), badagent, none,
-	// or "raw:" followed by an Authorization header value
-	token    string
-	body     string
-	header   map[string]string
-	status   int
-	code     string   // error code expected, "" for success
-	contains []string // substrings of the body
-}
-
-func (f *convFixture) run(t *testing.T, sc convScenario) *testenv.Response {
+// run sends a scenario. Path placeholders: {project} {otherProject} {conv} {uuid}
+// {second} {otherConv} {otherUUID} {doc}. Tokens: all, ro, wo, task, msg, other, agent
+// (agent headers), badagent.
+func (f *convFixture) run(t *testing.T, sc scenario) *testenv.Response {
 	t.Helper()
 	fill := strings.NewReplacer("{project}", f.project, "{otherProject}", f.otherProject,
 		"{conv}", fmt.Sprint(f.conv.ID), "{uuid}", f.conv.UUID, "{second}", fmt.Sprint(f.second.ID),
@@ -175,29 +161,7 @@ func (f *convFixture) run(t *testing.T, sc convScenario) *testenv.Response {
 	default:
 		req.Header.Set("Authorization", strings.TrimPrefix(sc.token, "raw:"))
 	}
-	for k, v := range sc.header {
-		req.Header.Set(k, v)
-	}
-	r := f.env.Do(t, req)
-	if r.Status != sc.status {
-		t.Fatalf("%s %s: status %d, want %d; body %s", sc.method, path, r.Status, sc.status, r.Body)
-	}
-	if got := r.ErrorCode(); got != sc.code {
-		t.Fatalf("%s %s: error code %q, want %q; body %s", sc.method, path, got, sc.code, r.Body)
-	}
-	if sc.status >= 400 && !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		t.Fatalf("error answer is not JSON: %q", r.Header.Get("Content-Type"))
-	}
-	if sc.status == http.StatusUnauthorized && !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {
-		t.Fatalf("401 without WWW-Authenticate: Bearer")
-	}
-	for _, s := range sc.contains {
-		s = fill.Replace(s)
-		if !strings.Contains(string(r.Body), s) {
-			t.Fatalf("%s %s: body %s does not contain %q", sc.method, path, r.Body, s)
-		}
-	}
-	return r
+	return sc.send(t, f.env, req, fill)
 }
 
 // TestConversationEndpoints covers every Conversations endpoint with its errors. The
@@ -206,7 +170,7 @@ func TestConversationEndpoints(t *testing.T) {
 	f := newConvFixture(t)
 	const base = "/api/projects/{project}/conversations"
 	long := strings.Repeat("x", service.MaxMessageLen+1)
-	scenarios := []convScenario{
+	scenarios := []scenario{
 		// POST /conversations
 		{name: "create", method: "POST", path: base, token: "wo", body: `{"message":"hi"}`, status: 201,
 			contains: []string{`"name":null`, `"participants":["test"]`, `"uuid":"`, `"projectId":"{project}"`, `"createdAt":"`}},

@@ -8,12 +8,10 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/agentdesk/agentdesk/backend/errs"
-	"github.com/agentdesk/agentdesk/backend/service"
 )
 
 // MaxJSONBody is the largest JSON request body accepted (the contract's 1 MiB).
@@ -124,15 +122,6 @@ func bindJSON(c *gin.Context, v any, allowEmpty bool) error {
 		return err
 	}
 	return decodeJSON(body, v, allowEmpty)
-}
-
-// checkUnusedSynonym refuses an over-long waitingDetails sent beside waiting_details:
-// the synonym is not used then, but openapi.json bounds it like the field it stands for.
-func checkUnusedSynonym(waitingDetails *string) error {
-	if waitingDetails != nil && utf8.RuneCountInString(*waitingDetails) > service.MaxResponseLen {
-		return errs.Invalid("waitingDetails is too long: at most %d characters", service.MaxResponseLen)
-	}
-	return nil
 }
 
 // pathID parses a positive integer path parameter.

@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"log/slog"
-	"net/http"
 
 	"github.com/gin-gonic/gin"
 
@@ -21,30 +20,23 @@ type ErrorDetail struct {
 	Message string    `json:"message"`
 }
 
-var statusOf = map[errs.Code]int{
-	errs.InvalidArgument:    http.StatusBadRequest,
-	errs.Unauthenticated:    http.StatusUnauthorized,
-	errs.Forbidden:          http.StatusForbidden,
-	errs.NotFound:           http.StatusNotFound,
-	errs.Conflict:           http.StatusConflict,
-	errs.PayloadTooLarge:    http.StatusRequestEntityTooLarge,
-	errs.RateLimited:        http.StatusTooManyRequests,
-	errs.MethodNotAllowed:   http.StatusMethodNotAllowed,
-	errs.Internal:           http.StatusInternalServerError,
-	errs.PreconditionFailed: http.StatusPreconditionFailed,
+// handle adapts a REST handler to gin: the handler writes its answer, or returns the
+// error that is answered here, in the error envelope.
+func handle(h func(c *gin.Context) error) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := h(c); err != nil {
+			fail(c, err)
+		}
+	}
 }
 
 // fail answers with err in the error envelope and stops the handler chain. Internal
 // errors are logged with their detail and answered with a generic sentence.
 func fail(c *gin.Context, err error) {
 	code, msg := errs.Public(err)
-	status := statusOf[code]
-	if errs.IsUnavailable(err) {
-		// Said and logged once where it happened (the writer's fail-stop).
-		c.AbortWithStatusJSON(http.StatusServiceUnavailable, ErrorBody{ErrorDetail{code, msg}})
-		return
-	}
-	if code == errs.Internal {
+	// An Unavailable error was said and logged once where it happened (the writer's
+	// fail-stop); other internal errors are logged here.
+	if code == errs.Internal && !errs.IsUnavailable(err) {
 		if errors.Is(err, c.Request.Context().Err()) && c.Request.Context().Err() != nil {
 			// The client went away; nobody is left to answer.
 			c.Abort()
@@ -55,5 +47,5 @@ func fail(c *gin.Context, err error) {
 	if code == errs.Unauthenticated {
 		c.Header("WWW-Authenticate", `Bearer realm="agentdesk"`)
 	}
-	c.AbortWithStatusJSON(status, ErrorBody{ErrorDetail{code, msg}})
+	c.AbortWithStatusJSON(errs.HTTPStatus(err), ErrorBody{ErrorDetail{code, msg}})
 }

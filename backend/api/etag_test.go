@@ -20,23 +20,7 @@ import (
 // instant, so nothing but the task's version can tell its states apart.
 func frozenEnv(t *testing.T) *testenv.Env {
 	t.Helper()
-	dir := t.TempDir()
-	srv, err := server.Start(context.Background(), server.Config{DataDir: dir, Addr: "127.0.0.1:0",
-		Clock: jobs.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
-	projects, err := srv.Service.Projects(context.Background(), auth.Owner(""))
-	if err != nil || len(projects) != 1 {
-		t.Fatalf("default project: %v %v", projects, err)
-	}
-	return &testenv.Env{URL: srv.URL(), DataDir: dir, Server: srv, Service: srv.Service,
-		Client: &http.Client{Timeout: 30 * time.Second}, Project: projects[0]}
+	return testenv.StartWith(t, server.Config{Clock: jobs.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))})
 }
 
 // TestTaskETag: GET sends a strong ETag that changes with every change of the task,

@@ -117,6 +117,35 @@ func TestOpenAPIProperties(t *testing.T) {
 			report(o, req, problems)
 		}
 	}
+	// Chance may leave an operation that needs a particular state (respond needs a
+	// Waiting task, and the answer its current waiting_version or none) without a 2xx:
+	// top those up with valid requests whose only task is a fresh Waiting one, so the
+	// coverage check below fails only when the operation really cannot succeed.
+	for attempt := 0; attempt < 40 && time.Now().Before(deadline); attempt++ {
+		var missing []operation
+		for _, o := range ops {
+			if key := o.method + " " + o.path; !succeeded[key] && key != "GET /api/events" {
+				missing = append(missing, o)
+			}
+		}
+		if len(missing) == 0 {
+			break
+		}
+		ids := g.pools["id"]
+		g.pools["id"] = []string{strconv.FormatInt(h.freshTask(t, "waiting"), 10)}
+		for _, o := range missing {
+			req := g.request(o.method, o.path, o.item, o.op, true)
+			problems, kind, status, _ := g.check(router, req)
+			key := o.method + " " + o.path
+			sent[key]++
+			stats[fmt.Sprintf("%s %dxx", kind, status/100)]++
+			if status/100 == 2 {
+				succeeded[key] = true
+			}
+			report(o, req, problems)
+		}
+		g.pools["id"] = ids
+	}
 	total := 0
 	for _, o := range ops {
 		key := o.method + " " + o.path
@@ -167,11 +196,11 @@ func newOAGen(t *testing.T, doc *openapi3.T, h *oaHarness, rnd *rand.Rand) *oaGe
 // operations to find (requests delete them too).
 func (g *oaGen) freshVectorDocument(name string) {
 	ctx, p, text := context.Background(), auth.Owner(g.h.project), "the server listens on 127.0.0.1 by default"
-	sp, err := g.h.env.Service.CreateVectorSpace(ctx, p, service.CreateVectorSpaceInput{Name: &name})
+	sp, err := g.h.env.Service.Knowledge().CreateSpace(ctx, p, service.CreateVectorSpaceInput{Name: &name})
 	if err != nil {
 		g.t.Fatalf("space: %v", err)
 	}
-	vd, err := g.h.env.Service.AddVectorDocument(ctx, p, sp.ID, service.AddVectorDocumentInput{Name: &name, Text: &text})
+	vd, err := g.h.env.Service.Knowledge().AddDocument(ctx, p, sp.ID, service.AddVectorDocumentInput{Name: &name, Text: &text})
 	if err != nil {
 		g.t.Fatalf("vector document: %v", err)
 	}

@@ -47,15 +47,15 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 
 	tasks := tasksHandler{svc}
 	bearer := r.Group("/api", requireBearer(svc))
-	bearer.GET("/tasks", tasks.list)
-	bearer.POST("/tasks", tasks.create)
-	bearer.DELETE("/tasks/done", tasks.deleteDone)
-	bearer.GET("/tasks/:id", tasks.get)
-	bearer.DELETE("/tasks/:id", tasks.delete)
-	bearer.PUT("/tasks/:id/status", tasks.setStatus)
-	bearer.PUT("/tasks/:id/agent", tasks.setAgent)
-	bearer.PUT("/tasks/:id/steps/:stepNum/status", tasks.setStepStatus)
-	bearer.POST("/tasks/:id/respond", tasks.respond)
+	bearer.GET("/tasks", handle(tasks.list))
+	bearer.POST("/tasks", handle(tasks.create))
+	bearer.DELETE("/tasks/done", handle(tasks.deleteDone))
+	bearer.GET("/tasks/:id", handle(tasks.get))
+	bearer.DELETE("/tasks/:id", handle(tasks.delete))
+	bearer.PUT("/tasks/:id/status", handle(tasks.setStatus))
+	bearer.PUT("/tasks/:id/agent", handle(tasks.setAgent))
+	bearer.PUT("/tasks/:id/steps/:stepNum/status", handle(tasks.setStepStatus))
+	bearer.POST("/tasks/:id/respond", handle(tasks.respond))
 	bearer.GET("/backup", backup(svc)) // backup.go
 	bearer.GET("/about", about(svc))
 
@@ -65,31 +65,32 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 	r.GET("/api/events", streamEvents(svc, hub, eventsUpgrader))
 
 	// The agent callback authenticates the agent itself: its project is in the body.
-	r.POST("/api/agent_callback/:id", tasks.agentCallback)
+	r.POST("/api/agent_callback/:id", handle(tasks.agentCallback))
 
-	// Project-scoped routes: users with a token, or agents with their headers.
-	project := r.Group("/api/projects/:projectId", requireCaller(svc))
-	project.GET("/tasks", tasks.list)
-	project.GET("/tasks/:id", tasks.get)
+	// Project-scoped routes: users with a token, or agents with their headers, in the
+	// project of the path.
+	project := r.Group("/api/projects/:projectId", requireCaller(svc), requirePathProject)
+	project.GET("/tasks", handle(tasks.list))
+	project.GET("/tasks/:id", handle(tasks.get))
 
 	// Conversations REST (users with a token, or agents with their headers). Every
 	// {conversationId} is the integer id or the uuid.
 	conv := conversationsHandler{svc}
-	project.POST("/conversations", conv.create)
-	project.GET("/conversations", conv.list)
-	project.GET("/conversations/:conversationId", conv.get)
-	project.POST("/conversations/:conversationId/messages", conv.postMessage)
-	project.GET("/conversations/:conversationId/messages", conv.listMessages)
-	project.GET("/conversations/:conversationId/tasks", conv.tasks)
-	project.POST("/conversations/:conversationId/documents", conv.uploadDocument)
-	project.GET("/conversations/:conversationId/documents", conv.listDocuments)
-	project.GET("/conversations/:conversationId/documents/:docId", conv.downloadDocument)
+	project.POST("/conversations", handle(conv.create))
+	project.GET("/conversations", handle(conv.list))
+	project.GET("/conversations/:conversationId", handle(conv.get))
+	project.POST("/conversations/:conversationId/messages", handle(conv.postMessage))
+	project.GET("/conversations/:conversationId/messages", handle(conv.listMessages))
+	project.GET("/conversations/:conversationId/tasks", handle(conv.tasks))
+	project.POST("/conversations/:conversationId/documents", handle(conv.uploadDocument))
+	project.GET("/conversations/:conversationId/documents", handle(conv.listDocuments))
+	project.GET("/conversations/:conversationId/documents/:docId", handle(conv.downloadDocument))
 
 	// Knowledge bases, for data tokens only (vector.go).
 	vectorRoutes(r, svc)
 
 	// Same Bearer tokens as REST; subscriptions over WebSocket with the stream's origin check.
-	r.Match([]string{http.MethodGet, http.MethodPost}, "/graphql", graphql.Handler(svc, bearerToken, graphql.WithEvents(hub, events.Upgrader(allowedOrigins))))
+	r.Match([]string{http.MethodGet, http.MethodPost}, "/graphql", gin.WrapH(graphql.Handler(svc, graphqlToken, graphql.WithEvents(hub, events.Upgrader(allowedOrigins)))))
 
 	r.NoRoute(func(c *gin.Context) {
 		if strings.HasPrefix(c.Request.URL.Path, "/api/") || c.Request.URL.Path == "/api" {
@@ -102,6 +103,21 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 		c.String(http.StatusNotFound, "404 page not found\n")
 	})
 	return &Router{r}
+}
+
+// graphqlToken takes the Bearer token of a /graphql request (its Authorization header),
+// by the service's one reading of the header.
+func graphqlToken(r *http.Request) (string, error) {
+	return service.BearerToken(r.Header.Get("Authorization"))
+}
+
+// requirePathProject refuses a {projectId} other than the caller's project (pathProject).
+func requirePathProject(c *gin.Context) {
+	if err := pathProject(c); err != nil {
+		fail(c, err)
+		return
+	}
+	c.Next()
 }
 
 // health answers GET /healthz: 200 while the database answers.

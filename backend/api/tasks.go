@@ -19,73 +19,63 @@ type tasksHandler struct{ svc *service.Service }
 func idempotencyKey(c *gin.Context) string { return c.GetHeader("Idempotency-Key") }
 
 // listTasks serves GET /api/tasks and GET /api/projects/{projectId}/tasks.
-func (h tasksHandler) list(c *gin.Context) {
-	if c.Param("projectId") != "" {
-		if err := pathProject(c); err != nil {
-			fail(c, err)
-			return
-		}
-	}
+func (h tasksHandler) list(c *gin.Context) error {
 	in := service.ListTasksInput{Status: c.Query("status")}
 	if _, present := c.GetQuery("status"); present && in.Status == "" {
-		fail(c, errs.Invalid("status must not be empty; use one of Backlog, Todo, Doing, Waiting, Done, Failed"))
-		return
+		return errs.Invalid("status must not be empty; use one of Backlog, Todo, Doing, Waiting, Done, Failed")
 	}
 	if v, ok, err := queryInt(c, "agent_id"); err != nil {
-		fail(c, err)
-		return
+		return err
 	} else if ok {
 		in.AgentID = &v
 	}
 	page, err := pageInput(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	in.PageInput = page
 	if assigned, present := c.GetQuery("assigned"); present { // present but empty is refused, as status
 		if assigned != "me" {
-			fail(c, errs.Invalid("assigned takes only the value me"))
-			return
+			return errs.Invalid("assigned takes only the value me")
 		}
 		in.AssignedMe = true
 	}
 	tasks, more, err := h.svc.ListTasksJSON(c.Request.Context(), principal(c), in)
-	writeTaskList(c, tasks, more, err)
+	if err != nil {
+		return err
+	}
+	writeTaskList(c, tasks, more)
+	return nil
 }
 
 // get serves GET /api/tasks/{id} and GET /api/projects/{projectId}/tasks/{id}.
-func (h tasksHandler) get(c *gin.Context) {
-	if c.Param("projectId") != "" {
-		if err := pathProject(c); err != nil {
-			fail(c, err)
-			return
-		}
-	}
-	id, err := pathID(c, "id", "task id")
+func (h tasksHandler) get(c *gin.Context) error {
+	id, err := taskID(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	task, err := h.svc.GetTask(c.Request.Context(), principal(c), id)
-	if err == nil && notModified(c, task.ETag) { // etag.go
-		return
+	if err != nil {
+		return err
 	}
-	writeTask(c, http.StatusOK, task, err)
+	if notModified(c, task.ETag) { // etag.go
+		return nil
+	}
+	return writeTask(c, http.StatusOK, task)
 }
 
 // create serves POST /api/tasks.
-func (h tasksHandler) create(c *gin.Context) {
+func (h tasksHandler) create(c *gin.Context) error {
 	in, err := decodeCreateTask(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	task, err := h.svc.CreateTask(c.Request.Context(), principal(c), in, idempotencyKey(c))
-	if err == nil {
-		c.Header("Location", fmt.Sprintf("/api/tasks/%d", task.ID))
+	if err != nil {
+		return err
 	}
-	writeTask(c, http.StatusCreated, task, err)
+	c.Header("Location", fmt.Sprintf("/api/tasks/%d", task.ID))
+	return writeTask(c, http.StatusCreated, task)
 }
 
 func decodeCreateTask(c *gin.Context) (service.CreateTaskInput, error) {
@@ -105,9 +95,8 @@ func DecodeCreateTask(body []byte) (service.CreateTaskInput, error) {
 
 // StatusBody is the body of PUT /api/tasks/{id}/status (and of the step status).
 type StatusBody struct {
-	Status              *string `json:"status"`
-	WaitingDetails      *string `json:"waiting_details"`
-	WaitingDetailsCamel *string `json:"waitingDetails"`
+	Status *string `json:"status"`
+	service.WaitingDetailsInput
 }
 
 // DecodeStatus decodes a status body; status is required.
@@ -119,134 +108,127 @@ func DecodeStatus(body []byte) (StatusBody, error) {
 	if in.Status == nil {
 		return in, errs.Invalid("status is required")
 	}
-	if in.WaitingDetails == nil {
-		in.WaitingDetails = in.WaitingDetailsCamel
-	} else if err := checkUnusedSynonym(in.WaitingDetailsCamel); err != nil {
-		return in, err
+	waiting, err := in.Resolve()
+	in.WaitingDetailsInput = service.WaitingDetailsInput{WaitingDetails: waiting}
+	return in, err
+}
+
+// taskID is the {id} of the path.
+func taskID(c *gin.Context) (int64, error) { return pathID(c, "id", "task id") }
+
+// readStatus reads the status body of a PUT (the task's or a step's).
+func readStatus(c *gin.Context) (StatusBody, error) {
+	body, err := readBody(c, MaxJSONBody)
+	if err != nil {
+		return StatusBody{}, err
 	}
-	return in, nil
+	return DecodeStatus(body)
 }
 
 // setStatus serves PUT /api/tasks/{id}/status.
-func (h tasksHandler) setStatus(c *gin.Context) {
-	id, err := pathID(c, "id", "task id")
+func (h tasksHandler) setStatus(c *gin.Context) error {
+	id, err := taskID(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
-	body, err := readBody(c, MaxJSONBody)
+	in, err := readStatus(c)
 	if err != nil {
-		fail(c, err)
-		return
-	}
-	in, err := DecodeStatus(body)
-	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	task, err := h.svc.SetTaskStatus(ifMatch(c), principal(c), id, *in.Status, in.WaitingDetails)
-	writeTask(c, http.StatusOK, task, err)
+	return writeTaskOr(c, task, err)
 }
 
 // setAgent serves PUT /api/tasks/{id}/agent.
-func (h tasksHandler) setAgent(c *gin.Context) {
-	id, err := pathID(c, "id", "task id")
+func (h tasksHandler) setAgent(c *gin.Context) error {
+	id, err := taskID(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	var in struct {
 		AgentID *int64 `json:"agent_id"`
 	}
 	if err := bindJSON(c, &in, true); err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	task, err := h.svc.AssignTask(ifMatch(c), principal(c), id, in.AgentID)
-	writeTask(c, http.StatusOK, task, err)
+	return writeTaskOr(c, task, err)
 }
 
 // setStepStatus serves PUT /api/tasks/{id}/steps/{stepNum}/status.
-func (h tasksHandler) setStepStatus(c *gin.Context) {
-	id, err := pathID(c, "id", "task id")
+func (h tasksHandler) setStepStatus(c *gin.Context) error {
+	id, err := taskID(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	raw := c.Param("stepNum")
 	stepNum, perr := strconv.Atoi(raw)
 	if perr != nil || stepNum < 0 {
-		fail(c, errs.Invalid("step number must be an integer from 0 (steps are numbered from 0), not %q", raw))
-		return
+		return errs.Invalid("step number must be an integer from 0 (steps are numbered from 0), not %q", raw)
 	}
-	body, err := readBody(c, MaxJSONBody)
+	in, err := readStatus(c)
 	if err != nil {
-		fail(c, err)
-		return
-	}
-	in, err := DecodeStatus(body)
-	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	task, err := h.svc.SetStepStatus(ifMatch(c), principal(c), id, stepNum, *in.Status)
-	writeTask(c, http.StatusOK, task, err)
+	return writeTaskOr(c, task, err)
 }
 
 // respond serves POST /api/tasks/{id}/respond.
-func (h tasksHandler) respond(c *gin.Context) {
-	id, err := pathID(c, "id", "task id")
+func (h tasksHandler) respond(c *gin.Context) error {
+	id, err := taskID(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	var in service.RespondInput
 	if err := bindJSON(c, &in, false); err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	task, err := h.svc.Respond(ifMatch(c), principal(c), id, in, idempotencyKey(c))
-	writeTask(c, http.StatusOK, task, err)
+	return writeTaskOr(c, task, err)
 }
 
 // delete serves DELETE /api/tasks/{id}.
-func (h tasksHandler) delete(c *gin.Context) {
-	id, err := pathID(c, "id", "task id")
+func (h tasksHandler) delete(c *gin.Context) error {
+	id, err := taskID(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	if err := h.svc.DeleteTask(ifMatch(c), principal(c), id); err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	c.Status(http.StatusNoContent)
+	return nil
 }
 
 // deleteDone serves DELETE /api/tasks/done.
-func (h tasksHandler) deleteDone(c *gin.Context) {
+func (h tasksHandler) deleteDone(c *gin.Context) error {
 	n, err := h.svc.DeleteDoneTasks(c.Request.Context(), principal(c))
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	c.JSON(http.StatusOK, gin.H{"deleted": n})
+	return nil
 }
 
-// writeTask writes the task with status, or the error. The answer carries the task's
-// ETag, unless it is unknown (a replayed idempotent answer: the task may have changed).
-func writeTask(c *gin.Context, status int, v *model.Task, err error) {
+// writeTaskOr answers a change of one task: 200 with the task, or the error.
+func writeTaskOr(c *gin.Context, task *model.Task, err error) error {
 	if err != nil {
-		fail(c, err)
-		return
+		return err
+	}
+	return writeTask(c, http.StatusOK, task)
+}
+
+// writeTask writes the task with status. The answer carries the task's ETag, unless it
+// is unknown (a replayed idempotent answer: the task may have changed).
+func writeTask(c *gin.Context, status int, v *model.Task) error {
+	body, err := v.AppendJSON(make([]byte, 0, 1024)) // as c.JSON would, without reflection
+	if err != nil {
+		return err
 	}
 	if v.ETag != "" {
 		c.Header("ETag", v.ETag)
 	}
-	body, err := v.AppendJSON(make([]byte, 0, 1024)) // as c.JSON would, without reflection
-	if err != nil {
-		fail(c, err)
-		return
-	}
 	c.Data(status, "application/json; charset=utf-8", body)
+	return nil
 }

@@ -62,19 +62,8 @@ func (f *fixture) put(t *testing.T, path, body string, want int) *testenv.Respon
 	return r
 }
 
-// scenario is one request and what must come back.
-type scenario struct {
-	name     string
-	method   string
-	path     string // placeholders: {todo} {waiting} {other} (a task of another project) {project} {otherProject} {agent}
-	token    string // rw, ro, wo, msg, other, none, or a literal Authorization header value after "raw:"
-	body     string
-	header   map[string]string
-	status   int
-	code     string   // error code expected, "" for success
-	contains []string // substrings of the body
-}
-
+// run sends a scenario. Path placeholders: {todo} {waiting} {other} (a task of another
+// project) {project} {otherProject} {agent}. Tokens: rw, ro, wo, msg, other.
 func (f *fixture) run(t *testing.T, sc scenario) *testenv.Response {
 	t.Helper()
 	fill := strings.NewReplacer("{todo}", fmt.Sprint(f.todo), "{waiting}", fmt.Sprint(f.waiting), "{other}", fmt.Sprint(f.other),
@@ -99,28 +88,7 @@ func (f *fixture) run(t *testing.T, sc scenario) *testenv.Response {
 	default:
 		req.Header.Set("Authorization", strings.TrimPrefix(sc.token, "raw:"))
 	}
-	for k, v := range sc.header {
-		req.Header.Set(k, v)
-	}
-	r := f.env.Do(t, req)
-	if r.Status != sc.status {
-		t.Fatalf("%s %s: status %d, want %d; body %s", sc.method, path, r.Status, sc.status, r.Body)
-	}
-	if got := r.ErrorCode(); got != sc.code {
-		t.Fatalf("%s %s: error code %q, want %q; body %s", sc.method, path, got, sc.code, r.Body)
-	}
-	if sc.status >= 400 && !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		t.Fatalf("error answer is not JSON: %q", r.Header.Get("Content-Type"))
-	}
-	if sc.status == http.StatusUnauthorized && !strings.HasPrefix(r.Header.Get("WWW-Authenticate"), "Bearer") {
-		t.Fatalf("401 without WWW-Authenticate: Bearer")
-	}
-	for _, s := range sc.contains {
-		if !strings.Contains(string(r.Body), s) {
-			t.Fatalf("%s %s: body %s does not contain %q", sc.method, path, r.Body, s)
-		}
-	}
-	return r
+	return sc.send(t, f.env, req, fill)
 }
 
 // TestTaskEndpoints covers every Tasks endpoint and every error row of the contract.

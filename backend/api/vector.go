@@ -43,7 +43,7 @@ func (h vectorHandler) createSpace(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	sp, err := h.svc.CreateVectorSpace(c.Request.Context(), principal(c), in)
+	sp, err := h.svc.Knowledge().CreateSpace(c.Request.Context(), principal(c), in)
 	if err == nil {
 		c.Header("Location", fmt.Sprintf("/api/vector/spaces/%d", sp.ID))
 	}
@@ -52,7 +52,7 @@ func (h vectorHandler) createSpace(c *gin.Context) {
 
 // listSpaces serves GET /api/vector/spaces.
 func (h vectorHandler) listSpaces(c *gin.Context) {
-	sps, err := h.svc.VectorSpaces(c.Request.Context(), principal(c))
+	sps, err := h.svc.Knowledge().Spaces(c.Request.Context(), principal(c))
 	writeObject(c, http.StatusOK, sps, err)
 }
 
@@ -63,7 +63,7 @@ func (h vectorHandler) getSpace(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	sp, err := h.svc.VectorSpace(c.Request.Context(), principal(c), id)
+	sp, err := h.svc.Knowledge().Space(c.Request.Context(), principal(c), id)
 	writeObject(c, http.StatusOK, sp, err)
 }
 
@@ -74,7 +74,7 @@ func (h vectorHandler) deleteSpace(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	if err := h.svc.DeleteVectorSpace(c.Request.Context(), principal(c), id); err != nil {
+	if err := h.svc.Knowledge().DeleteSpace(c.Request.Context(), principal(c), id); err != nil {
 		fail(c, err)
 		return
 	}
@@ -120,7 +120,7 @@ func (h vectorHandler) addDocument(c *gin.Context) {
 			return
 		}
 	}
-	doc, err := h.svc.AddVectorDocument(c.Request.Context(), principal(c), id, in)
+	doc, err := h.svc.Knowledge().AddDocument(c.Request.Context(), principal(c), id, in)
 	if err == nil { // the document's URL, though only DELETE takes it
 		c.Header("Location", fmt.Sprintf("/api/vector/spaces/%d/documents/%d", id, doc.ID))
 	}
@@ -134,7 +134,7 @@ func (h vectorHandler) listDocuments(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	docs, err := h.svc.VectorDocuments(c.Request.Context(), principal(c), id)
+	docs, err := h.svc.Knowledge().Documents(c.Request.Context(), principal(c), id)
 	writeObject(c, http.StatusOK, docs, err)
 }
 
@@ -150,7 +150,7 @@ func (h vectorHandler) deleteDocument(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	if err := h.svc.DeleteVectorDocument(c.Request.Context(), principal(c), id, docID); err != nil {
+	if err := h.svc.Knowledge().DeleteDocument(c.Request.Context(), principal(c), id, docID); err != nil {
 		fail(c, err)
 		return
 	}
@@ -169,7 +169,7 @@ func (h vectorHandler) search(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	results, err := h.svc.SearchVectors(c.Request.Context(), principal(c), id, in)
+	results, err := h.svc.Knowledge().Search(c.Request.Context(), principal(c), id, in)
 	if err != nil {
 		fail(c, err)
 		return

@@ -51,15 +51,7 @@ func TestVectorExternalEmbedder(t *testing.T) {
 	var calls atomic.Int64
 	var fail atomic.Bool
 	fake := fakeEmbeddings(t, &calls, &fail)
-	srv, err := server.Start(context.Background(), server.Config{DataDir: t.TempDir(), Addr: "127.0.0.1:0", EmbedderURL: fake.URL, EmbedderModel: "test-model"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	})
+	srv := testenv.StartWith(t, server.Config{EmbedderURL: fake.URL, EmbedderModel: "test-model"}).Server
 	projects, _ := srv.Service.Projects(context.Background(), auth.Owner(""))
 	token, _, err := srv.Service.CreateToken(context.Background(), auth.Owner(projects[0].ID),
 		service.CreateTokenInput{Name: "kb", Type: model.TokenData, Scopes: []string{auth.VectorRead, auth.VectorWrite}})

@@ -5,6 +5,7 @@ package errs
 import (
 	"errors"
 	"fmt"
+	"net/http"
 )
 
 // Code is one of the contract's error codes.
@@ -50,6 +51,28 @@ func TooLarge(format string, args ...any) *Error    { return newf(PayloadTooLarg
 func NotAllowed(format string, args ...any) *Error  { return newf(MethodNotAllowed, format, args...) }
 func Precondition(format string, args ...any) *Error {
 	return newf(PreconditionFailed, format, args...)
+}
+
+// HTTPStatus is the HTTP status that answers err on REST and /graphql: its code's
+// status, and 503 for an Unavailable error. Anything that is not an *Error is a 500.
+func HTTPStatus(err error) int {
+	if IsUnavailable(err) {
+		return http.StatusServiceUnavailable
+	}
+	return statusOf[CodeOf(err)]
+}
+
+var statusOf = map[Code]int{
+	InvalidArgument:    http.StatusBadRequest,
+	Unauthenticated:    http.StatusUnauthorized,
+	Forbidden:          http.StatusForbidden,
+	NotFound:           http.StatusNotFound,
+	Conflict:           http.StatusConflict,
+	PayloadTooLarge:    http.StatusRequestEntityTooLarge,
+	RateLimited:        http.StatusTooManyRequests,
+	PreconditionFailed: http.StatusPreconditionFailed,
+	MethodNotAllowed:   http.StatusMethodNotAllowed,
+	Internal:           http.StatusInternalServerError,
 }
 
 // CodeOf reports the code of err, Internal for anything that is not an *Error.

@@ -296,41 +296,56 @@ func (h *Hub) deliver(ctx context.Context) {
 	}
 	h.mu.Unlock()
 	for projectID, last := range watched {
-		for {
-			evs, err := h.store.Read().EventsSince(ctx, projectID, last, 500)
-			if err != nil {
-				if ctx.Err() == nil {
-					slog.Warn("read events", "project", projectID, "err", err)
-				}
-				break
+		h.deliverProject(ctx, projectID, last)
+	}
+}
+
+// deliverProject reads the project's events after last, a page at a time, and fans
+// each page out.
+func (h *Hub) deliverProject(ctx context.Context, projectID string, last int64) {
+	for {
+		evs, err := h.store.Read().EventsSince(ctx, projectID, last, 500)
+		if err != nil {
+			if ctx.Err() == nil {
+				slog.Warn("read events", "project", projectID, "err", err)
 			}
-			if len(evs) == 0 {
-				break
-			}
-			msgs := make([]*Message, len(evs))
-			for i, e := range evs {
-				msgs[i] = encode(e)
-			}
-			last = evs[len(evs)-1].Seq
-			h.mu.Lock()
-			if f := h.projects[projectID]; f != nil {
-				for _, m := range msgs {
-					if m.Seq <= f.last {
-						continue
-					}
-					for sub := range f.subs {
-						if Allowed(sub.Principal, m.Type) && sub.Watch.Reason() == "" {
-							h.send(f, sub, m)
-						}
-					}
-					f.last = m.Seq
-				}
-			}
-			h.mu.Unlock()
-			if len(evs) < 500 {
-				break
+			return
+		}
+		if len(evs) == 0 {
+			return
+		}
+		msgs := make([]*Message, len(evs))
+		for i, e := range evs {
+			msgs[i] = encode(e)
+		}
+		last = evs[len(evs)-1].Seq
+		h.fanOut(projectID, msgs)
+		if len(evs) < 500 {
+			return
+		}
+	}
+}
+
+// fanOut hands each message the project's feed has not had yet to the subscribers that
+// may read it. The feed may have changed since deliver looked (emptied, or made again
+// by a new subscriber at a later seq): what it already has is not sent again.
+func (h *Hub) fanOut(projectID string, msgs []*Message) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f := h.projects[projectID]
+	if f == nil {
+		return // no subscriber left
+	}
+	for _, m := range msgs {
+		if m.Seq <= f.last {
+			continue
+		}
+		for sub := range f.subs {
+			if Allowed(sub.Principal, m.Type) && sub.Watch.Reason() == "" {
+				h.send(f, sub, m)
 			}
 		}
+		f.last = m.Seq
 	}
 }
 

@@ -173,23 +173,14 @@ func TestRotateToken(t *testing.T) {
 	env := testenv.Start(t)
 	pid := env.Project.ID
 	admin := env.Token(t, pid, allScopes...)
-	type token struct {
-		ID         int64
-		Name, Type string
-		Scopes     []string
-		Token      *string
-		CreatedAt  string
-		ExpiresAt  *string
-		RevokedAt  *string
-	}
 	const fields = `id name type scopes token createdAt expiresAt revokedAt`
-	var old token
+	var old gqlToken
 	expires := time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)
 	do(t, env, admin, `mutation($e: String) { createPlatformToken(name: "ci", scopes: ["task:read", "messaging:read"], expiresAt: $e) { `+fields+` } }`,
 		map[string]any{"e": expires}).ok(t).into(t, "createPlatformToken", &old)
 	do(t, env, *old.Token, `{ tasks { id } }`, nil).ok(t)
 
-	var fresh token
+	var fresh gqlToken
 	do(t, env, admin, `mutation($id: Int!) { rotateToken(id: $id) { `+fields+` } }`, map[string]any{"id": old.ID}).ok(t).into(t, "rotateToken", &fresh)
 	if fresh.ID == old.ID || fresh.Token == nil || *fresh.Token == *old.Token || fresh.Name != "ci" || fresh.Type != "platform" ||
 		strings.Join(fresh.Scopes, ",") != strings.Join(old.Scopes, ",") || fresh.ExpiresAt == nil || fresh.RevokedAt != nil {
@@ -204,7 +195,7 @@ func TestRotateToken(t *testing.T) {
 		t.Fatalf("old token after rotation: %d %s", r.status, r.raw)
 	}
 	do(t, env, *fresh.Token, `{ tasks { id } }`, nil).ok(t)
-	var list []token
+	var list []gqlToken
 	do(t, env, admin, `{ tokens { `+fields+` } }`, nil).ok(t).into(t, "tokens", &list)
 	for _, tk := range list {
 		if tk.Token != nil {

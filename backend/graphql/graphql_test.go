@@ -321,20 +321,24 @@ func TestTasks(t *testing.T) {
 	}
 }
 
+// gqlToken is a Token of the GraphQL API, as the tests ask for it.
+type gqlToken struct {
+	ID         int64
+	Name, Type string
+	Scopes     []string
+	Token      *string
+	CreatedAt  string
+	ExpiresAt  *string
+	LastUsedAt *string
+	RevokedAt  *string
+}
+
 func TestTokens(t *testing.T) {
 	env := testenv.Start(t)
 	pid := env.Project.ID
 	admin := env.Token(t, pid, allScopes...)
 
-	type token struct {
-		ID         int64
-		Name, Type string
-		Scopes     []string
-		Token      *string
-		LastUsedAt *string
-		RevokedAt  *string
-	}
-	var created token
+	var created gqlToken
 	do(t, env, admin, `mutation { createPlatformToken(name: "ci", scopes: ["task:read"]) { id name type scopes token } }`, nil).
 		ok(t).into(t, "createPlatformToken", &created)
 	if created.Token == nil || !strings.HasPrefix(*created.Token, "adk_") || created.Type != "platform" || len(created.Scopes) != 1 {
@@ -343,9 +347,9 @@ func TestTokens(t *testing.T) {
 	// The new token works, and its use is recorded.
 	do(t, env, *created.Token, `{ tasks { id } }`, nil).ok(t)
 
-	var list []token
+	var list []gqlToken
 	do(t, env, admin, `{ tokens { id name type scopes token lastUsedAt revokedAt } }`, nil).ok(t).into(t, "tokens", &list)
-	var found *token
+	var found *gqlToken
 	for i := range list {
 		if list[i].Token != nil {
 			t.Fatalf("tokens shows a value: %+v", list[i])

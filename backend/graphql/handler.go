@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gin-gonic/gin"
 	"github.com/gorilla/websocket"
 	gql "github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/gqlerrors"
@@ -33,7 +32,7 @@ var playgroundHTML []byte
 
 // TokenFunc extracts the Bearer token of a request, exactly as REST does (the api
 // package passes its own); the token is then authenticated by the service.
-type TokenFunc func(c *gin.Context) (string, error)
+type TokenFunc func(r *http.Request) (string, error)
 
 // Request is the body of POST /graphql (and the query parameters of GET).
 type Request struct {
@@ -102,7 +101,7 @@ func WithEvents(hub *events.Hub, upgrader *websocket.Upgrader) Option {
 // query string, or, for a browser (Accept: text/html), serves a small page to try
 // queries in; a WebSocket upgrade (with WithEvents) serves subscriptions. Callers
 // authenticate with a Bearer token, as on REST.
-func Handler(svc *service.Service, token TokenFunc, opts ...Option) gin.HandlerFunc {
+func Handler(svc *service.Service, token TokenFunc, opts ...Option) http.Handler {
 	schema, err := NewSchema(svc)
 	if err != nil {
 		panic("graphql schema: " + err.Error()) // a programming error, caught by every test
@@ -111,38 +110,38 @@ func Handler(svc *service.Service, token TokenFunc, opts ...Option) gin.HandlerF
 	for _, opt := range opts {
 		opt(&o)
 	}
-	return func(c *gin.Context) {
-		if c.Request.Method == http.MethodGet && websocket.IsWebSocketUpgrade(c.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && websocket.IsWebSocketUpgrade(r) {
 			if o.hub == nil {
-				replyError(c, errs.Invalid("this server does not serve GraphQL subscriptions"))
+				replyError(w, r, errs.Invalid("this server does not serve GraphQL subscriptions"))
 				return
 			}
-			serveWS(c, &schema, svc, o.hub, o.upgrader, token)
+			serveWS(w, r, &schema, svc, o.hub, o.upgrader, token)
 			return
 		}
-		if c.Request.Method == http.MethodGet && c.Query("query") == "" && strings.Contains(c.GetHeader("Accept"), "text/html") {
-			c.Header("Cache-Control", "no-store")
-			c.Data(http.StatusOK, "text/html; charset=utf-8", playgroundHTML)
+		if r.Method == http.MethodGet && r.URL.Query().Get("query") == "" && strings.Contains(r.Header.Get("Accept"), "text/html") {
+			w.Header().Set("Cache-Control", "no-store")
+			writeBody(w, http.StatusOK, "text/html; charset=utf-8", playgroundHTML)
 			return
 		}
-		if c.Request.Method != http.MethodGet && c.Request.Method != http.MethodPost {
-			c.Header("Allow", "GET, POST")
-			reply(c, http.StatusMethodNotAllowed, response{Errors: errorList{gqlError(errs.InvalidArgument, "use POST /graphql (or GET for queries)")}})
+		if r.Method != http.MethodGet && r.Method != http.MethodPost {
+			w.Header().Set("Allow", "GET, POST")
+			reply(w, r, http.StatusMethodNotAllowed, response{Errors: errorList{gqlError(errs.InvalidArgument, "use POST /graphql (or GET for queries)")}})
 			return
 		}
-		value, err := token(c)
+		value, err := token(r)
 		if err == nil {
-			pr, aerr := authenticate(c.Request.Context(), svc, value)
+			pr, aerr := authenticate(r.Context(), svc, value)
 			if aerr == nil {
-				ctx, _ := withAgentLoader(WithPrincipal(c.Request.Context(), pr), svc, pr)
-				ctx = platformContext(ctx, c.GetHeader(audit.ClientHeader), svc, pr, true) // activity.go
-				serve(c, &schema, ctx)
+				ctx, _ := withAgentLoader(WithPrincipal(r.Context(), pr), svc, pr)
+				ctx = platformContext(ctx, r.Header.Get(audit.ClientHeader), svc, pr, true) // activity.go
+				serve(w, r, &schema, ctx)
 				return
 			}
 			err = aerr
 		}
-		replyError(c, err)
-	}
+		replyError(w, r, err)
+	})
 }
 
 // authenticate resolves the Bearer token of a /graphql request (HTTP or WebSocket), by
@@ -151,55 +150,55 @@ func authenticate(ctx context.Context, svc *service.Service, value string) (*aut
 	return svc.Authenticate(ctx, service.Credentials{Where: service.WhereGraphQL, Token: value})
 }
 
-// replyError answers a request that failed before execution.
-func replyError(c *gin.Context, err error) {
+// replyError answers a request that failed before execution, with the status REST
+// gives the same error.
+func replyError(w http.ResponseWriter, r *http.Request, err error) {
 	code, msg := errs.Public(err)
-	status := http.StatusBadRequest
-	switch code {
-	case errs.Unauthenticated:
-		status = http.StatusUnauthorized
-		c.Header("WWW-Authenticate", "Bearer")
-	case errs.Forbidden:
-		status = http.StatusForbidden
-	case errs.PayloadTooLarge:
-		status = http.StatusRequestEntityTooLarge
-	case errs.Internal:
-		status = http.StatusInternalServerError
+	if code == errs.Unauthenticated {
+		w.Header().Set("WWW-Authenticate", "Bearer")
 	}
-	reply(c, status, response{Errors: errorList{gqlError(code, msg)}})
+	reply(w, r, errs.HTTPStatus(err), response{Errors: errorList{gqlError(code, msg)}})
 }
 
 // reply writes an answer in the media type the client asked for. The status is the
 // same for both: 4xx for a request that failed before execution (its body has no data),
 // 200 once execution ran, as the GraphQL-over-HTTP draft asks of
 // application/graphql-response+json (and allows for application/json).
-func reply(c *gin.Context, status int, body response) {
+func reply(w http.ResponseWriter, r *http.Request, status int, body response) {
 	raw, err := json.Marshal(body)
 	if err != nil {
 		raw = []byte(`{"errors":[{"message":"internal error; the server log has the details","extensions":{"code":"internal"}}]}`)
 		status = http.StatusInternalServerError
 	}
 	media := mediaJSON
-	if wantsGraphQLResponse(c.GetHeader("Accept")) {
+	if wantsGraphQLResponse(r.Header.Get("Accept")) {
 		media = mediaGraphQLResponse
 	}
-	c.Writer.Header().Add("Vary", "Accept")
-	c.Data(status, media+"; charset=utf-8", raw)
+	w.Header().Add("Vary", "Accept")
+	writeBody(w, status, media+"; charset=utf-8", raw)
+}
+
+// writeBody answers body with status and its media type.
+func writeBody(w http.ResponseWriter, status int, contentType string, body []byte) {
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(status)
+	_, _ = w.Write(body) // a client that went away is no one's error
 }
 
 // readRequest reads the operation from the body (POST) or the query string (GET).
-func readRequest(c *gin.Context) (Request, error) {
+func readRequest(w http.ResponseWriter, r *http.Request) (Request, error) {
 	var req Request
-	if c.Request.Method == http.MethodGet {
-		req.Query = c.Query("query")
-		req.OperationName = c.Query("operationName")
-		if v := c.Query("variables"); v != "" {
+	if r.Method == http.MethodGet {
+		q := r.URL.Query()
+		req.Query = q.Get("query")
+		req.OperationName = q.Get("operationName")
+		if v := q.Get("variables"); v != "" {
 			if err := json.Unmarshal([]byte(v), &req.Variables); err != nil {
 				return req, errs.Invalid("variables must be a JSON object")
 			}
 		}
 	} else {
-		body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, MaxBodyBytes))
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return req, errs.TooLarge("the request body is over %d bytes", MaxBodyBytes)
@@ -223,26 +222,26 @@ func readRequest(c *gin.Context) (Request, error) {
 // serve parses, checks the limits, validates and executes one request. ctx ends when
 // the client goes away: then the operation does not start, and its resolvers' store
 // calls are cancelled.
-func serve(c *gin.Context, schema *gql.Schema, ctx context.Context) {
-	req, err := readRequest(c)
+func serve(w http.ResponseWriter, r *http.Request, schema *gql.Schema, ctx context.Context) {
+	req, err := readRequest(w, r)
 	if err != nil {
-		replyError(c, err)
+		replyError(w, r, err)
 		return
 	}
 	doc, list := checkRequest(schema, req.Query, req.Variables)
 	if list != nil {
-		reply(c, http.StatusBadRequest, response{Errors: list})
+		reply(w, r, http.StatusBadRequest, response{Errors: list})
 		return
 	}
 	op := operation(doc, req.OperationName)
 	if op != nil && op.Operation == ast.OperationTypeSubscription {
-		replyError(c, errs.Invalid("subscriptions are served over WebSocket: connect to ws://…/graphql with the graphql-transport-ws protocol (e.g. the graphql-ws client)"))
+		replyError(w, r, errs.Invalid("subscriptions are served over WebSocket: connect to ws://…/graphql with the graphql-transport-ws protocol (e.g. the graphql-ws client)"))
 		return
 	}
-	if c.Request.Method == http.MethodGet && op != nil && op.Operation == ast.OperationTypeMutation {
+	if r.Method == http.MethodGet && op != nil && op.Operation == ast.OperationTypeMutation {
 		// GraphQL over HTTP: a mutation over GET is refused with 405.
-		c.Header("Allow", "POST")
-		reply(c, http.StatusMethodNotAllowed, response{Errors: errorList{gqlError(errs.InvalidArgument, "mutations must be sent with POST")}})
+		w.Header().Set("Allow", "POST")
+		reply(w, r, http.StatusMethodNotAllowed, response{Errors: errorList{gqlError(errs.InvalidArgument, "mutations must be sent with POST")}})
 		return
 	}
 	if ctx.Err() != nil {
@@ -255,10 +254,10 @@ func serve(c *gin.Context, schema *gql.Schema, ctx context.Context) {
 	if res.Data == nil && requestFailed(res.Errors) {
 		// Nothing ran: the variables or the operation name are wrong. A request error,
 		// so no data key.
-		reply(c, http.StatusBadRequest, response{Errors: executionErrors(ctx, res.Errors)})
+		reply(w, r, http.StatusBadRequest, response{Errors: executionErrors(ctx, res.Errors)})
 		return
 	}
-	reply(c, http.StatusOK, response{Data: &res.Data, Errors: executionErrors(ctx, res.Errors)})
+	reply(w, r, http.StatusOK, response{Data: &res.Data, Errors: executionErrors(ctx, res.Errors)})
 }
 
 // checkRequest parses a query, checks the limits and validates it (HTTP and

@@ -62,16 +62,16 @@ func (b builder) vectorQueries(f gql.Fields) gql.Fields {
 	svc := b.svc
 	f["vectorSpaces"] = &gql.Field{Type: listOf(vectorSpaceType), Description: "The project's knowledge-base spaces, oldest first." + vectorAccess,
 		Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
-			return svc.VectorSpaces(p.Context, pr)
+			return svc.Knowledge().Spaces(p.Context, pr)
 		})}
 	f["vectorSpace"] = &gql.Field{Type: gql.NewNonNull(vectorSpaceType), Args: gql.FieldConfigArgument{"id": {Type: nnInt}}, Description: "One space." + vectorAccess,
 		Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
-			return svc.VectorSpace(p.Context, pr, argInt64(p.Args, "id"))
+			return svc.Knowledge().Space(p.Context, pr, argInt64(p.Args, "id"))
 		})}
 	f["vectorDocuments"] = &gql.Field{Type: listOf(vectorDocumentType), Args: gql.FieldConfigArgument{"spaceId": {Type: nnInt}},
 		Description: "A space's documents, oldest first." + vectorAccess,
 		Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
-			return svc.VectorDocuments(p.Context, pr, argInt64(p.Args, "spaceId"))
+			return svc.Knowledge().Documents(p.Context, pr, argInt64(p.Args, "spaceId"))
 		})}
 	f["vectorSearch"] = &gql.Field{Type: listOf(vectorResultType),
 		Description: "The k chunks of a space that best answer the query, best first: cosine similarity fused with BM25 keyword ranking (as POST /api/vector/spaces/{id}/search)." + vectorAccess,
@@ -102,7 +102,7 @@ func (b builder) vectorQueries(f gql.Fields) gql.Fields {
 					in.Filter.DocumentIDs = append(in.Filter.DocumentIDs, int64(v))
 				}
 			}
-			return svc.SearchVectors(p.Context, pr, argInt64(p.Args, "spaceId"), in)
+			return svc.Knowledge().Search(p.Context, pr, argInt64(p.Args, "spaceId"), in)
 		})}
 	return f
 }
@@ -114,12 +114,12 @@ func (b builder) vectorMutations(f gql.Fields) gql.Fields {
 		Args: gql.FieldConfigArgument{"name": {Type: nnString}, "description": {Type: gql.String}},
 		Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
 			name := argString(p.Args, "name")
-			return svc.CreateVectorSpace(p.Context, pr, service.CreateVectorSpaceInput{Name: &name, Description: optString(p.Args, "description")})
+			return svc.Knowledge().CreateSpace(p.Context, pr, service.CreateVectorSpaceInput{Name: &name, Description: optString(p.Args, "description")})
 		})}
 	f["deleteVectorSpace"] = &gql.Field{Type: nnBool, Description: "Deletes a space with its documents; true when done." + vectorAccess,
 		Args: gql.FieldConfigArgument{"id": {Type: nnInt}},
 		Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
-			if err := svc.DeleteVectorSpace(p.Context, pr, argInt64(p.Args, "id")); err != nil {
+			if err := svc.Knowledge().DeleteSpace(p.Context, pr, argInt64(p.Args, "id")); err != nil {
 				return nil, err
 			}
 			return true, nil
@@ -129,12 +129,12 @@ func (b builder) vectorMutations(f gql.Fields) gql.Fields {
 		Args:        gql.FieldConfigArgument{"spaceId": {Type: nnInt}, "name": {Type: nnString}, "text": {Type: nnString}},
 		Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
 			name, text := argString(p.Args, "name"), argString(p.Args, "text")
-			return svc.AddVectorDocument(p.Context, pr, argInt64(p.Args, "spaceId"), service.AddVectorDocumentInput{Name: &name, Text: &text})
+			return svc.Knowledge().AddDocument(p.Context, pr, argInt64(p.Args, "spaceId"), service.AddVectorDocumentInput{Name: &name, Text: &text})
 		})}
 	f["deleteVectorDocument"] = &gql.Field{Type: nnBool, Description: "Deletes a document of a space; true when done." + vectorAccess,
 		Args: gql.FieldConfigArgument{"spaceId": {Type: nnInt}, "id": {Type: nnInt}},
 		Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
-			if err := svc.DeleteVectorDocument(p.Context, pr, argInt64(p.Args, "spaceId"), argInt64(p.Args, "id")); err != nil {
+			if err := svc.Knowledge().DeleteDocument(p.Context, pr, argInt64(p.Args, "spaceId"), argInt64(p.Args, "id")); err != nil {
 				return nil, err
 			}
 			return true, nil
@@ -143,12 +143,12 @@ func (b builder) vectorMutations(f gql.Fields) gql.Fields {
 		Description: "Links a space to an agent of the project: `agentdesk agent env` then gives the agent AGENTDESK_VECTOR_SPACES. Linking twice changes nothing." + vectorAccess,
 		Args:        link,
 		Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
-			return svc.LinkVectorSpace(p.Context, pr, argInt64(p.Args, "spaceId"), argInt64(p.Args, "agentId"))
+			return svc.Knowledge().LinkSpace(p.Context, pr, argInt64(p.Args, "spaceId"), argInt64(p.Args, "agentId"))
 		})}
 	f["unlinkSpaceFromAgent"] = &gql.Field{Type: gql.NewNonNull(vectorSpaceType), Description: "Removes a space's link to an agent; a link that is not there is not an error." + vectorAccess,
 		Args: link,
 		Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
-			return svc.UnlinkVectorSpace(p.Context, pr, argInt64(p.Args, "spaceId"), argInt64(p.Args, "agentId"))
+			return svc.Knowledge().UnlinkSpace(p.Context, pr, argInt64(p.Args, "spaceId"), argInt64(p.Args, "agentId"))
 		})}
 	return f
 }

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
-	"github.com/gin-gonic/gin"
 	"github.com/gorilla/websocket"
 	gql "github.com/graphql-go/graphql"
 	"github.com/graphql-go/graphql/gqlerrors"
@@ -80,23 +80,23 @@ type wsOp struct{ cancel context.CancelFunc }
 
 // serveWS upgrades the request and speaks the protocol until the socket closes, the
 // client goes away or the hub closes (server shutdown: close code 1001).
-func serveWS(c *gin.Context, schema *gql.Schema, svc *service.Service, hub *events.Hub, up *websocket.Upgrader, token TokenFunc) {
+func serveWS(rw http.ResponseWriter, r *http.Request, schema *gql.Schema, svc *service.Service, hub *events.Hub, up *websocket.Upgrader, token TokenFunc) {
 	var header *auth.Principal
-	if c.GetHeader("Authorization") != "" {
-		value, err := token(c)
+	if r.Header.Get("Authorization") != "" {
+		value, err := token(r)
 		if err == nil {
-			header, err = authenticate(c.Request.Context(), svc, value)
+			header, err = authenticate(r.Context(), svc, value)
 		}
 		if err != nil {
-			replyError(c, err)
+			replyError(rw, r, err)
 			return
 		}
 	}
-	conn, err := up.Upgrade(c.Writer, c.Request, nil)
+	conn, err := up.Upgrade(rw, r, nil)
 	if err != nil {
 		return // the upgrader has answered (403 for a foreign origin, 400 for a bad handshake)
 	}
-	ctx, cancel := context.WithCancel(c.Request.Context())
+	ctx, cancel := context.WithCancel(r.Context())
 	w := &wsConn{conn: conn, svc: svc, hub: hub, schema: schema, ctx: ctx, cancel: cancel, header: header, ops: map[string]*wsOp{}}
 	defer conn.Close()
 	defer cancel()

@@ -18,17 +18,20 @@ import (
 )
 
 // TestGraphQLWSClient runs a real third-party client, the graphql-ws npm package over
-// ws (testdata/wsclient, installed by `make test` with npm ci), against a real server:
+// ws (testdata/wsclient, installed by `make wsclient`), against a real server:
 // it subscribes to taskChanged, a change is made through REST, and the client must
 // print it.
+//
+// Without the npm client (a fresh clone) the test skips, so `go test ./...` needs no
+// npm; `make test` sets AGENTDESK_REQUIRE_WSCLIENT=1, and then a missing client fails.
 func TestGraphQLWSClient(t *testing.T) {
 	dir := filepath.Join("testdata", "wsclient")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "graphql-ws")); err != nil {
-		t.Fatalf("the graphql-ws client is not installed: run `npm ci --prefix backend/graphql/%s` (make test does it)", filepath.ToSlash(dir))
+		missing(t, "the graphql-ws client is not installed: run `make wsclient` (npm ci --prefix backend/graphql/"+filepath.ToSlash(dir)+")")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatal("node is not installed: this test runs the graphql-ws npm client with Node.js")
+		missing(t, "node is not installed: this test runs the graphql-ws npm client with Node.js")
 	}
 	env := testenv.Start(t)
 	pid := env.Project.ID
@@ -120,4 +123,14 @@ func TestGraphQLWSClient(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("client exit: %v; stderr: %s", err, stderr.String())
 	}
+}
+
+// missing skips the test for a missing prerequisite, or fails it when
+// AGENTDESK_REQUIRE_WSCLIENT is set (make test), so CI can never skip it silently.
+func missing(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("AGENTDESK_REQUIRE_WSCLIENT") != "" {
+		t.Fatal(why + " (AGENTDESK_REQUIRE_WSCLIENT is set)")
+	}
+	t.Skip(why)
 }

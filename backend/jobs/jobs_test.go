@@ -88,6 +88,20 @@ func runs(t *testing.T, svc *service.Service, pid string, jobID int64) []model.J
 
 func ptr[T any](v T) *T { return &v }
 
+// editDB changes the stopped server's database behind the service's back, as an older
+// version or a hand edit would.
+func editDB(t *testing.T, dir, query string, args ...any) {
+	t.Helper()
+	db, err := sql.Open("sqlite", server.DBPath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(query, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestEveryMinuteForAnHour: a job due every minute makes exactly 60 tasks across a
 // simulated hour, each with source job, the job's agent and its activity as the job's.
 func TestEveryMinuteForAnHour(t *testing.T) {
@@ -339,14 +353,7 @@ func TestScheduleThatNeverFires(t *testing.T) {
 	stop(t, srv)
 
 	// What an older version stored for createJob(cron: "0 0 30 2 *").
-	db, err := sql.Open("sqlite", server.DBPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`UPDATE jobs SET cron = '0 0 30 2 *', next_run_at = '0001-01-01T00:00:00.000000Z' WHERE id = ?`, stale.ID); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	editDB(t, dir, `UPDATE jobs SET cron = '0 0 30 2 *', next_run_at = '0001-01-01T00:00:00.000000Z' WHERE id = ?`, stale.ID)
 
 	srv = start(t, dir, clock)
 	defer stop(t, srv)
@@ -381,14 +388,7 @@ func TestFailingPassIsRetriedLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop(t, srv)
-	db, err := sql.Open("sqlite", server.DBPath(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`UPDATE jobs SET cron = 'not a cron', next_run_at = '2026-03-02T09:00:00.000000Z' WHERE id = ?`, job.ID); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	editDB(t, dir, `UPDATE jobs SET cron = 'not a cron', next_run_at = '2026-03-02T09:00:00.000000Z' WHERE id = ?`, job.ID)
 
 	srv = start(t, dir, clock)
 	defer stop(t, srv)

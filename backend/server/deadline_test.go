@@ -14,28 +14,14 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
+	"github.com/agentdesk/agentdesk/backend/testenv"
 )
 
 // startWith runs a real server (SQLite file in a temporary directory, loopback) with
 // cfg, filling in the directory and the address, and stops it when the test ends.
 func startWith(t *testing.T, cfg server.Config) *server.Server {
 	t.Helper()
-	if cfg.DataDir == "" {
-		cfg.DataDir = t.TempDir()
-	}
-	cfg.Addr = "127.0.0.1:0"
-	srv, err := server.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("start server: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
-	return srv
+	return testenv.StartWith(t, cfg).Server
 }
 
 // adminToken is a platform token with every scope of the server's first project.

@@ -78,8 +78,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		},
 	}
 	router := api.NewRouter(svc, hub, cfg.origins())
-	s.handler = router // the desktop window's in-process handler
-	s.http.Handler = shapeRawErrors(s.http, withBodyDeadline(bodyTimeout, withSecurityHeaders(router))) // rawerrors.go
+	// s.handler is the desktop window's in-process handler; the listener gets the
+	// body deadline, the security headers and net/http's refusals in the envelope.
+	s.handler = router
+	s.http.Handler = shapeRawErrors(s.http, withBodyDeadline(bodyTimeout, withSecurityHeaders(router)))
 	s.jobs = jobs.Start(svc, jobs.Options{Clock: cfg.Clock, ActivityRetention: cfg.ActivityRetention})
 	go func() { s.served <- s.http.Serve(rawListener{ln}) }()
 	return s, nil

@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"time"
+	"unicode/utf8"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
@@ -18,14 +20,33 @@ type StepUpdate struct {
 // CallbackInput is what an agent reports about its task. Every field is optional; all
 // of them are applied together or not at all.
 type CallbackInput struct {
-	ProjectID           string       `json:"project_id"`
-	Status              string       `json:"status,omitempty"`
-	Steps               []StepUpdate `json:"steps,omitempty"`
-	WaitingDetails      *string      `json:"waiting_details,omitempty"`
-	WaitingDetailsCamel *string      `json:"waitingDetails,omitempty"`
-	Message             string       `json:"message,omitempty"`
+	ProjectID string       `json:"project_id"`
+	Status    string       `json:"status,omitempty"`
+	Steps     []StepUpdate `json:"steps,omitempty"`
+	WaitingDetailsInput
+	Message string `json:"message,omitempty"`
 	// Usage is what the agent used for this report (usage.go): metered per project.
 	Usage *UsageInput `json:"usage,omitempty"`
+}
+
+// WaitingDetailsInput is the waiting_details of a request body, which also comes as
+// waitingDetails (the REST status body and the agent callback take both).
+type WaitingDetailsInput struct {
+	WaitingDetails      *string `json:"waiting_details,omitempty"`
+	WaitingDetailsCamel *string `json:"waitingDetails,omitempty"`
+}
+
+// Resolve returns waiting_details, else waitingDetails. Beside waiting_details the
+// synonym is unused, but openapi.json bounds it like the field it stands for, so an
+// over-long one is refused all the same.
+func (w WaitingDetailsInput) Resolve() (*string, error) {
+	if w.WaitingDetails == nil {
+		return w.WaitingDetailsCamel, nil
+	}
+	if w.WaitingDetailsCamel != nil && utf8.RuneCountInString(*w.WaitingDetailsCamel) > MaxResponseLen {
+		return nil, errs.Invalid("waitingDetails is too long: at most %d characters", MaxResponseLen)
+	}
+	return w.WaitingDetails, nil
 }
 
 // AgentCallback applies an agent's report to a task assigned to it, atomically: step
@@ -36,10 +57,11 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 	if p == nil || p.Kind != auth.KindAgent {
 		return nil, errs.Forbid("the agent callback is for agents: authenticate with X-Task-Authorization and X-Agent-Name")
 	}
-	if in.WaitingDetails == nil {
-		in.WaitingDetails = in.WaitingDetailsCamel
+	waiting, err := in.WaitingDetailsInput.Resolve()
+	if err != nil {
+		return nil, err
 	}
-	in.WaitingDetailsCamel = nil
+	in.WaitingDetailsInput = WaitingDetailsInput{WaitingDetails: waiting}
 	if in.Status == "" && in.WaitingDetails != nil {
 		in.Status = model.StatusWaiting
 	}
@@ -72,49 +94,40 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 	if err := CheckIdempotencyKey(idemKey); err != nil {
 		return nil, err
 	}
-	now := s.clock()
-	var task *model.Task
-	err := s.store.Write(ctx, func(tx *store.Tx) (err error) {
-		input := struct {
-			ID int64 `json:"id"`
-			CallbackInput
-		}{id, in}
-		task, _, err = idempotent(ctx, tx, p, idemKey, "agent-callback", input, now, func() (*model.Task, error) {
-			t, err := s.loadTaskForUpdate(ctx, tx, p.ProjectID, id)
-			if err != nil {
-				return nil, err
+	input := struct {
+		ID int64 `json:"id"`
+		CallbackInput
+	}{id, in}
+	return writeOnce(ctx, s, p, idemKey, "agent-callback", input, func(tx *store.Tx, now time.Time) (*model.Task, error) {
+		t, err := s.loadTaskForUpdate(ctx, tx, p.ProjectID, id)
+		if err != nil {
+			return nil, err
+		}
+		if t.AgentID == nil || *t.AgentID != p.AgentID {
+			return nil, errs.Forbid("task %d is not assigned to agent %q", id, p.Name)
+		}
+		if err := checkTaskPrecondition(ctx, id, t.Version); err != nil {
+			return nil, err
+		}
+		for i, st := range in.Steps {
+			if *st.Index >= len(t.Steps) {
+				return nil, errs.Invalid("steps[%d].index %d is past the last step: task %d has %d steps, numbered from 0", i, *st.Index, id, len(t.Steps))
 			}
-			if t.AgentID == nil || *t.AgentID != p.AgentID {
-				return nil, errs.Forbid("task %d is not assigned to agent %q", id, p.Name)
+			if err := tx.UpdateStepStatus(ctx, id, *st.Index, stepStatuses[i]); err != nil {
+				return nil, internal("update step", err)
 			}
-			if err := checkTaskPrecondition(ctx, id, t.Version); err != nil {
-				return nil, err
-			}
-			for i, st := range in.Steps {
-				if *st.Index >= len(t.Steps) {
-					return nil, errs.Invalid("steps[%d].index %d is past the last step: task %d has %d steps, numbered from 0", i, *st.Index, id, len(t.Steps))
-				}
-				if err := tx.UpdateStepStatus(ctx, id, *st.Index, stepStatuses[i]); err != nil {
-					return nil, internal("update step", err)
-				}
-				t.Steps[*st.Index].Status = stepStatuses[i]
-			}
-			if in.Status != "" {
-				setStatus(t, in.Status, in.WaitingDetails)
-			}
-			if err := s.recordUsage(ctx, tx, p, id, in.Usage, now); err != nil { // usage.go
-				return nil, err
-			}
-			var entry *model.TaskMessage
-			if in.Message != "" {
-				entry = &model.TaskMessage{Role: model.RoleAssistant, Content: in.Message}
-			}
-			return s.saveTask(ctx, tx, t, entry, now)
-		})
-		return err
+			t.Steps[*st.Index].Status = stepStatuses[i]
+		}
+		if in.Status != "" {
+			setStatus(t, in.Status, in.WaitingDetails)
+		}
+		if err := s.recordUsage(ctx, tx, p, id, in.Usage, now); err != nil { // usage.go
+			return nil, err
+		}
+		var entry *model.TaskMessage
+		if in.Message != "" {
+			entry = &model.TaskMessage{Role: model.RoleAssistant, Content: in.Message}
+		}
+		return s.saveTask(ctx, tx, t, entry, now)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return task, nil
 }

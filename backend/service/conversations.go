@@ -320,8 +320,20 @@ func (s *Service) joinConversation(ctx context.Context, tx *store.Tx, projectID 
 // ListMessages lists a conversation's messages, oldest first, with reaction counts.
 // more says whether messages remain after the last one.
 func (s *Service) ListMessages(ctx context.Context, p *auth.Principal, ref string, in PageInput) (msgs []model.Message, more bool, err error) {
-	if err := require(p, auth.MessagingRead); err != nil {
-		return nil, false, err
+	return conversationList(ctx, s, p, ref, in, "messages", func(r store.Reader, convID int64) ([]model.Message, bool, error) {
+		return r.Messages(ctx, store.MessageFilter{ConversationID: convID, AfterID: in.AfterID, Limit: in.Limit})
+	})
+}
+
+// conversationList reads one page of a conversation's items (messages, documents,
+// linked tasks) with list, for a caller with messaging:read and the other scopes
+// given. what names the items in the error of a failed read.
+func conversationList[T any](ctx context.Context, s *Service, p *auth.Principal, ref string, in PageInput, what string,
+	list func(r store.Reader, convID int64) ([]T, bool, error), scopes ...string) ([]T, bool, error) {
+	for _, sc := range append([]string{auth.MessagingRead}, scopes...) {
+		if err := require(p, sc); err != nil {
+			return nil, false, err
+		}
 	}
 	if err := in.validate(); err != nil {
 		return nil, false, err
@@ -331,11 +343,11 @@ func (s *Service) ListMessages(ctx context.Context, p *auth.Principal, ref strin
 	if err != nil {
 		return nil, false, err
 	}
-	msgs, more, err = r.Messages(ctx, store.MessageFilter{ConversationID: convID, AfterID: in.AfterID, Limit: in.Limit})
+	items, more, err := list(r, convID)
 	if err != nil {
-		return nil, false, internal("list messages", err)
+		return nil, false, internal("list "+what, err)
 	}
-	return msgs, more, nil
+	return items, more, nil
 }
 
 // GetMessage loads one message of the principal's project, with its reaction counts.
@@ -360,25 +372,9 @@ func (s *Service) loadMessage(ctx context.Context, r store.Reader, projectID str
 // ConversationTasks lists the tasks linked to a conversation, oldest first. It needs
 // both messaging:read and task:read.
 func (s *Service) ConversationTasks(ctx context.Context, p *auth.Principal, ref string, in PageInput) (tasks []model.Task, more bool, err error) {
-	if err := require(p, auth.MessagingRead); err != nil {
-		return nil, false, err
-	}
-	if err := require(p, auth.TaskRead); err != nil {
-		return nil, false, err
-	}
-	if err := in.validate(); err != nil {
-		return nil, false, err
-	}
-	r := s.store.Read()
-	convID, err := s.conversationID(ctx, r, p.ProjectID, ref)
-	if err != nil {
-		return nil, false, err
-	}
-	tasks, more, err = r.Tasks(ctx, store.TaskFilter{ProjectID: p.ProjectID, ConversationID: &convID, AfterID: in.AfterID, Limit: in.Limit})
-	if err != nil {
-		return nil, false, internal("list conversation tasks", err)
-	}
-	return tasks, more, nil
+	return conversationList(ctx, s, p, ref, in, "conversation tasks", func(r store.Reader, convID int64) ([]model.Task, bool, error) {
+		return r.Tasks(ctx, store.TaskFilter{ProjectID: p.ProjectID, ConversationID: &convID, AfterID: in.AfterID, Limit: in.Limit})
+	}, auth.TaskRead)
 }
 
 // ParticipantInput names a participant: a user by name, or an agent of the project by
@@ -693,22 +689,9 @@ func (s *Service) ShareDocument(ctx context.Context, p *auth.Principal, ref stri
 
 // ListDocuments lists a conversation's documents, oldest first, without their bytes.
 func (s *Service) ListDocuments(ctx context.Context, p *auth.Principal, ref string, in PageInput) (docs []model.Document, more bool, err error) {
-	if err := require(p, auth.MessagingRead); err != nil {
-		return nil, false, err
-	}
-	if err := in.validate(); err != nil {
-		return nil, false, err
-	}
-	r := s.store.Read()
-	convID, err := s.conversationID(ctx, r, p.ProjectID, ref)
-	if err != nil {
-		return nil, false, err
-	}
-	docs, more, err = r.Documents(ctx, store.DocumentFilter{ConversationID: convID, AfterID: in.AfterID, Limit: in.Limit})
-	if err != nil {
-		return nil, false, internal("list documents", err)
-	}
-	return docs, more, nil
+	return conversationList(ctx, s, p, ref, in, "documents", func(r store.Reader, convID int64) ([]model.Document, bool, error) {
+		return r.Documents(ctx, store.DocumentFilter{ConversationID: convID, AfterID: in.AfterID, Limit: in.Limit})
+	})
 }
 
 // GetDocument loads a document of a conversation with its bytes.

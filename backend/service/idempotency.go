@@ -24,6 +24,23 @@ func CheckIdempotencyKey(key string) error {
 	return nil
 }
 
+// writeOnce runs op in one write, through idempotent: once per key, operation and
+// input naming the request. op gets the write's tx and time.
+func writeOnce[T any](ctx context.Context, s *Service, p *auth.Principal, key, operation string, input any,
+	op func(tx *store.Tx, now time.Time) (T, error)) (T, error) {
+	now := s.clock()
+	var result T
+	err := s.store.Write(ctx, func(tx *store.Tx) (err error) {
+		result, _, err = idempotent(ctx, tx, p, key, operation, input, now, func() (T, error) { return op(tx, now) })
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return result, nil
+}
+
 // idempotent runs op inside tx unless key was already used in the project: then, if the
 // earlier request was the same operation with the same input, it returns the first
 // result again (replayed true) and changes nothing; otherwise it is a conflict.

@@ -10,20 +10,11 @@ import (
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
-	"github.com/agentdesk/agentdesk/backend/store"
 )
 
 func TestMembersOwnerRules(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, t.TempDir()+"/agentdesk.db", store.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(st, service.Options{})
-	t.Cleanup(func() { svc.Close(); st.Close() })
-	if err := svc.EnsureDefaultProject(ctx); err != nil {
-		t.Fatal(err)
-	}
+	svc := newService(t)
 	projects, _ := svc.Projects(ctx, auth.Owner(""))
 	pid := projects[0].ID
 	owner := auth.Owner(pid)
@@ -111,15 +102,7 @@ func TestMembersOwnerRules(t *testing.T) {
 // another project knows is neither found (with that project's email) nor counted.
 func TestAddMemberByNameStaysInProject(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, t.TempDir()+"/agentdesk.db", store.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(st, service.Options{})
-	t.Cleanup(func() { svc.Close(); st.Close() })
-	if err := svc.EnsureDefaultProject(ctx); err != nil { // the local owner, a member of every project
-		t.Fatal(err)
-	}
+	svc := newService(t) // the local owner, a member of every project
 	a, err := svc.CreateProject(ctx, auth.Owner(""), "A", "")
 	if err != nil {
 		t.Fatal(err)

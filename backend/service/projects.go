@@ -111,11 +111,8 @@ func (s *Service) Projects(ctx context.Context, p *auth.Principal) ([]model.Proj
 // project loads a project, 404 when it does not exist.
 func (s *Service) project(ctx context.Context, r store.Reader, id string) (*model.Project, error) {
 	pr, err := r.Project(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.Missing("project %q not found", id)
-	}
-	if err != nil {
-		return nil, internal("load project", err)
+	if err := storeError(err, "load project", func() error { return errs.Missing("project %q not found", id) }); err != nil {
+		return nil, err
 	}
 	return pr, nil
 }
@@ -250,7 +247,7 @@ func (s *Service) AgentEnv(ctx context.Context, p *auth.Principal, agentName, ba
 		{"AGENTDESK_URL", baseURL},
 	}
 	// The agent's knowledge bases (vector.go), when spaces are linked to it.
-	if spaces, err := s.agentVectorSpaces(ctx, r, agent.ID); err != nil {
+	if spaces, err := s.vector.agentSpaces(ctx, r, agent.ID); err != nil {
 		return nil, err
 	} else if spaces != "" {
 		env = append(env, EnvVar{"AGENTDESK_VECTOR_SPACES", spaces})

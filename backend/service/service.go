@@ -26,8 +26,8 @@ type Service struct {
 	stop chan struct{}
 	done sync.WaitGroup
 
-	vector *vectorState // knowledge bases: the embedder, cached vectors (vector.go)
-	jobs   jobsState    // the job scheduler's wake-up signal (jobs.go)
+	vector *Knowledge // knowledge bases, their own subsystem (vector.go)
+	jobs   jobsState  // the job scheduler's wake-up signal (jobs.go)
 }
 
 // Options tune a Service; the zero value is what agentdesk runs with.
@@ -44,10 +44,11 @@ const IdempotencyKeyTTL = 24 * time.Hour
 // New returns the service and starts its housekeeping (recording token use, forgetting
 // old idempotency keys). Close stops it.
 func New(st *store.Store, opts Options) *Service {
-	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{}, stop: make(chan struct{}), vector: newVectorState(opts.Embedder)}
+	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{}, stop: make(chan struct{})}
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.vector = newKnowledge(st, s.clock, opts.Embedder)
 	s.done.Add(1)
 	go s.housekeeping()
 	return s
@@ -110,6 +111,18 @@ func require(p *auth.Principal, scope string) error {
 		return errs.Forbid("data tokens are accepted only by the /api/vector endpoints; use a platform token with the %s scope", scope)
 	}
 	return errs.Forbid("this request needs the %s scope, which the caller does not hold", scope)
+}
+
+// storeError is the caller's error for the error of a store call: missing() when there
+// is no such row, an internal error saying what failed otherwise, nil for nil.
+func storeError(err error, what string, missing func() error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return missing()
+	}
+	if err != nil {
+		return internal(what, err)
+	}
+	return nil
 }
 
 // internal wraps an unexpected failure; errs.Public hides its text from callers.

@@ -8,30 +8,11 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/service"
-	"github.com/agentdesk/agentdesk/backend/store"
 )
-
-func newSessionService(t *testing.T) *service.Service {
-	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, t.TempDir()+"/agentdesk.db", store.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(st, service.Options{})
-	t.Cleanup(func() {
-		svc.Close()
-		st.Close()
-	})
-	if err := svc.EnsureDefaultProject(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return svc
-}
 
 func TestDesktopSessionSignsInToPersonalWithEveryPlatformScope(t *testing.T) {
 	ctx := context.Background()
-	svc := newSessionService(t)
+	svc := newService(t)
 	owner := auth.Owner("")
 	// A later project must not change which project the window opens on.
 	if _, err := svc.CreateProject(ctx, owner, "Later", ""); err != nil {
@@ -88,7 +69,7 @@ func TestDesktopSessionSignsInToPersonalWithEveryPlatformScope(t *testing.T) {
 
 func TestDesktopSessionEndsRevokedAndStaleSessionsAreSwept(t *testing.T) {
 	ctx := context.Background()
-	svc := newSessionService(t)
+	svc := newService(t)
 	owner := auth.Owner("")
 
 	first, err := svc.StartDesktopSession(ctx, owner)
@@ -125,7 +106,7 @@ func TestDesktopSessionEndsRevokedAndStaleSessionsAreSwept(t *testing.T) {
 
 func TestDesktopSessionIsTheOwnersOnly(t *testing.T) {
 	ctx := context.Background()
-	svc := newSessionService(t)
+	svc := newService(t)
 	owner := auth.Owner("")
 	sess, err := svc.StartDesktopSession(ctx, owner)
 	if err != nil {

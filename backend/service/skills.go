@@ -163,11 +163,8 @@ func (s *Service) DeleteSkill(ctx context.Context, p *auth.Principal, id int64) 
 
 func (s *Service) loadSkill(ctx context.Context, r store.Reader, projectID string, id int64) (*model.Skill, error) {
 	sk, err := r.Skill(ctx, projectID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.Missing("skill %d not found", id)
-	}
-	if err != nil {
-		return nil, internal("load skill", err)
+	if err := storeError(err, "load skill", func() error { return errs.Missing("skill %d not found", id) }); err != nil {
+		return nil, err
 	}
 	return sk, nil
 }

@@ -87,18 +87,9 @@ func (s *Service) CreateTask(ctx context.Context, p *auth.Principal, in CreateTa
 	if err := CheckIdempotencyKey(idemKey); err != nil {
 		return nil, err
 	}
-	now := s.clock()
-	var task *model.Task
-	err := s.store.Write(ctx, func(tx *store.Tx) (err error) {
-		task, _, err = idempotent(ctx, tx, p, idemKey, "create-task", in, now, func() (*model.Task, error) {
-			return s.insertTask(ctx, tx, p, in, now)
-		})
-		return err
+	return writeOnce(ctx, s, p, idemKey, "create-task", in, func(tx *store.Tx, now time.Time) (*model.Task, error) {
+		return s.insertTask(ctx, tx, p, in, now)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return task, nil
 }
 
 func (s *Service) insertTask(ctx context.Context, tx *store.Tx, p *auth.Principal, in CreateTaskInput, now time.Time) (*model.Task, error) {
@@ -167,11 +158,8 @@ type agentLoader interface {
 // projectAgent loads an agent of the project; any other id is a bad request.
 func (s *Service) projectAgent(ctx context.Context, r agentLoader, projectID string, id int64) (*model.Agent, error) {
 	agent, err := r.Agent(ctx, projectID, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, errs.Invalid("agent_id %d is not an agent of this project", id)
-	}
-	if err != nil {
-		return nil, internal("load agent", err)
+	if err := storeError(err, "load agent", func() error { return errs.Invalid("agent_id %d is not an agent of this project", id) }); err != nil {
+		return nil, err
 	}
 	return agent, nil
 }
@@ -186,24 +174,19 @@ func (s *Service) GetTask(ctx context.Context, p *auth.Principal, id int64) (*mo
 
 func (s *Service) loadTask(ctx context.Context, r store.Reader, projectID string, id int64) (*model.Task, error) {
 	task, err := r.Task(ctx, projectID, id, true)
-	return task, loadTaskError(id, err)
+	return task, taskError(id, "load task", err)
 }
 
 // loadTaskForUpdate loads a task to change in the write tx (from the writer's cache of
 // the tasks it saved, when it can); saveTask stores it.
 func (s *Service) loadTaskForUpdate(ctx context.Context, tx *store.Tx, projectID string, id int64) (*model.Task, error) {
 	task, err := tx.TaskForUpdate(ctx, projectID, id)
-	return task, loadTaskError(id, err)
+	return task, taskError(id, "load task", err)
 }
 
-func loadTaskError(id int64, err error) error {
-	if errors.Is(err, store.ErrNotFound) {
-		return errs.Missing("task %d not found", id)
-	}
-	if err != nil {
-		return internal("load task", err)
-	}
-	return nil
+// taskError is storeError for a store call on task id.
+func taskError(id int64, what string, err error) error {
+	return storeError(err, what, func() error { return errs.Missing("task %d not found", id) })
 }
 
 // ListTasksInput filters and pages a task list. Limit 0 lists everything.
@@ -217,25 +200,23 @@ type ListTasksInput struct {
 // ListTasks lists the principal's project's tasks, oldest first, without conversations.
 // more says whether tasks remain after the last one.
 func (s *Service) ListTasks(ctx context.Context, p *auth.Principal, in ListTasksInput) (tasks []model.Task, more bool, err error) {
-	f, err := taskFilter(p, in)
-	if err != nil {
-		return nil, false, err
-	}
-	tasks, more, err = s.store.Read().Tasks(ctx, f)
-	if err != nil {
-		return nil, false, internal("list tasks", err)
-	}
-	return tasks, more, nil
+	return listTasks(ctx, s, p, in, store.Reader.Tasks)
 }
 
 // ListTasksJSON is ListTasks for callers that send the tasks as JSON (REST): each task
 // comes encoded, from the store's cache when it can.
 func (s *Service) ListTasksJSON(ctx context.Context, p *auth.Principal, in ListTasksInput) (tasks []model.EncodedTask, more bool, err error) {
+	return listTasks(ctx, s, p, in, store.Reader.TasksJSON)
+}
+
+// listTasks checks a task list's input and reads it with read.
+func listTasks[T any](ctx context.Context, s *Service, p *auth.Principal, in ListTasksInput,
+	read func(store.Reader, context.Context, store.TaskFilter) ([]T, bool, error)) ([]T, bool, error) {
 	f, err := taskFilter(p, in)
 	if err != nil {
 		return nil, false, err
 	}
-	tasks, more, err = s.store.Read().TasksJSON(ctx, f)
+	tasks, more, err := read(s.store.Read(), ctx, f)
 	if err != nil {
 		return nil, false, internal("list tasks", err)
 	}
@@ -422,36 +403,27 @@ func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in R
 	if err := CheckIdempotencyKey(idemKey); err != nil {
 		return nil, err
 	}
-	now := s.clock()
-	var task *model.Task
-	err := s.store.Write(ctx, func(tx *store.Tx) (err error) {
-		input := struct {
-			ID int64 `json:"id"`
-			RespondInput
-		}{id, in}
-		task, _, err = idempotent(ctx, tx, p, idemKey, "respond", input, now, func() (*model.Task, error) {
-			t, err := s.loadTaskForUpdate(ctx, tx, p.ProjectID, id)
-			if err != nil {
-				return nil, err
-			}
-			if err := checkTaskPrecondition(ctx, id, t.Version); err != nil {
-				return nil, err
-			}
-			if t.Status != model.StatusWaiting {
-				return nil, errs.Conflicting("task %d is not waiting for a response (its status is %s)", id, t.Status)
-			}
-			if in.WaitingVersion != nil && *in.WaitingVersion != t.WaitingVersion {
-				return nil, errs.Conflicting("task %d has moved on: this response answers waiting_version %d, the task is at %d", id, *in.WaitingVersion, t.WaitingVersion)
-			}
-			setStatus(t, model.StatusDoing, nil)
-			return s.saveTask(ctx, tx, t, &model.TaskMessage{Role: model.RoleUser, Content: in.Response}, now)
-		})
-		return err
+	input := struct {
+		ID int64 `json:"id"`
+		RespondInput
+	}{id, in}
+	return writeOnce(ctx, s, p, idemKey, "respond", input, func(tx *store.Tx, now time.Time) (*model.Task, error) {
+		t, err := s.loadTaskForUpdate(ctx, tx, p.ProjectID, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkTaskPrecondition(ctx, id, t.Version); err != nil {
+			return nil, err
+		}
+		if t.Status != model.StatusWaiting {
+			return nil, errs.Conflicting("task %d is not waiting for a response (its status is %s)", id, t.Status)
+		}
+		if in.WaitingVersion != nil && *in.WaitingVersion != t.WaitingVersion {
+			return nil, errs.Conflicting("task %d has moved on: this response answers waiting_version %d, the task is at %d", id, *in.WaitingVersion, t.WaitingVersion)
+		}
+		setStatus(t, model.StatusDoing, nil)
+		return s.saveTask(ctx, tx, t, &model.TaskMessage{Role: model.RoleUser, Content: in.Response}, now)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return task, nil
 }
 
 // DeleteTask removes a task with its steps and conversation.
@@ -465,18 +437,14 @@ func (s *Service) DeleteTask(ctx context.Context, p *auth.Principal, id int64) e
 		if _, ok := taskPrecondition(ctx); ok {
 			version, err := tx.TaskVersion(ctx, p.ProjectID, id)
 			if err != nil {
-				return loadTaskError(id, err)
+				return taskError(id, "load task", err)
 			}
 			if err := checkTaskPrecondition(ctx, id, version); err != nil {
 				return err
 			}
 		}
-		err := tx.DeleteTask(ctx, p.ProjectID, id)
-		if errors.Is(err, store.ErrNotFound) {
-			return errs.Missing("task %d not found", id)
-		}
-		if err != nil {
-			return internal("delete task", err)
+		if err := taskError(id, "delete task", tx.DeleteTask(ctx, p.ProjectID, id)); err != nil {
+			return err
 		}
 		return tx.AppendEvent(ctx, p.ProjectID, EventTaskDeleted, map[string]int64{"id": id}, now)
 	})

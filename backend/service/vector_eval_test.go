@@ -11,7 +11,6 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/service"
-	"github.com/agentdesk/agentdesk/backend/store"
 )
 
 var spaces = regexp.MustCompile(`\s+`)
@@ -23,19 +22,11 @@ var spaces = regexp.MustCompile(`\s+`)
 // fusion must not be worse than either ranking alone.
 func TestVectorSearchQuality(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "agentdesk.db"), store.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc := service.New(st, service.Options{})
-	t.Cleanup(func() { svc.Close(); st.Close() })
-	if err := svc.EnsureDefaultProject(ctx); err != nil {
-		t.Fatal(err)
-	}
+	svc := newService(t)
 	projects, _ := svc.Projects(ctx, auth.Owner(""))
 	owner := auth.Owner(projects[0].ID)
 	name := "eval"
-	sp, err := svc.CreateVectorSpace(ctx, owner, service.CreateVectorSpaceInput{Name: &name})
+	sp, err := svc.Knowledge().CreateSpace(ctx, owner, service.CreateVectorSpaceInput{Name: &name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +40,7 @@ func TestVectorSearchQuality(t *testing.T) {
 			t.Fatal(err)
 		}
 		base, text := filepath.Base(f), string(raw)
-		if _, err := svc.AddVectorDocument(ctx, owner, sp.ID, service.AddVectorDocumentInput{Name: &base, Text: &text}); err != nil {
+		if _, err := svc.Knowledge().AddDocument(ctx, owner, sp.ID, service.AddVectorDocumentInput{Name: &base, Text: &text}); err != nil {
 			t.Fatalf("ingest %s: %v", base, err)
 		}
 	}
@@ -71,7 +62,7 @@ func TestVectorSearchQuality(t *testing.T) {
 		var top5 int
 		for _, item := range set {
 			q := item.Q
-			res, err := svc.SearchVectors(ctx, owner, sp.ID, service.VectorSearchInput{Query: &q, K: &k, Mode: mode})
+			res, err := svc.Knowledge().Search(ctx, owner, sp.ID, service.VectorSearchInput{Query: &q, K: &k, Mode: mode})
 			if err != nil {
 				t.Fatalf("%s %q: %v", mode, q, err)
 			}

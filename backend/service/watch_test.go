@@ -54,7 +54,7 @@ func TestMayReceive(t *testing.T) {
 // when MayReceive would send it nothing of what it follows.
 func TestWatchFollowsMayReceive(t *testing.T) {
 	ctx := context.Background()
-	svc := newSessionService(t)
+	svc := newService(t)
 	for _, scopes := range [][]string{{auth.TaskRead}, {auth.MessagingRead}, {auth.Admin}, {auth.TaskWrite}, {auth.TaskRead, auth.MessagingRead}} {
 		p := &auth.Principal{Kind: auth.KindToken, ProjectID: "prj_x", Scopes: scopes}
 		stream := svc.WatchEvents(ctx, p)

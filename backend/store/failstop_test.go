@@ -4,16 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
-	"github.com/agentdesk/agentdesk/backend/auth"
-	"github.com/agentdesk/agentdesk/backend/server"
-	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
 )
 
@@ -22,40 +17,9 @@ import (
 // event is not published, every later write is refused with 503 although the next
 // fsyncs would succeed, /healthz answers 503, and reads go on.
 func TestFailedFsyncStopsTheWriter(t *testing.T) {
-	srv, err := server.Start(context.Background(), server.Config{DataDir: t.TempDir(), Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	}()
-	ctx := context.Background()
-	ps, err := srv.Service.Projects(ctx, auth.Owner(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid := ps[0].ID
-	token, _, err := srv.Service.CreateToken(ctx, auth.Owner(pid),
-		service.CreateTokenInput{Name: "test", Type: "platform", Scopes: []string{auth.TaskRead, auth.TaskWrite}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	call := func(method, path, body string) (int, string) {
-		t.Helper()
-		req, _ := http.NewRequest(method, srv.URL()+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
-	if status, body := call("POST", "/api/tasks", `{"summary":"before"}`); status != http.StatusCreated {
+	srv := serve(t, t.TempDir())
+	pid, ctx := srv.project, context.Background()
+	if status, body := srv.call(t, "POST", "/api/tasks", `{"summary":"before"}`); status != http.StatusCreated {
 		t.Fatalf("before the failure: %d %s", status, body)
 	}
 	_, lastBefore, err := srv.Service.Store().Read().EventBounds(ctx, pid)
@@ -64,7 +28,7 @@ func TestFailedFsyncStopsTheWriter(t *testing.T) {
 	}
 
 	store.FailNextSync(srv.Service.Store(), syscall.EIO)
-	status, body := call("POST", "/api/tasks", `{"summary":"unknown"}`)
+	status, body := srv.call(t, "POST", "/api/tasks", `{"summary":"unknown"}`)
 	var e struct {
 		Error struct{ Code, Message string }
 	}
@@ -73,7 +37,7 @@ func TestFailedFsyncStopsTheWriter(t *testing.T) {
 		t.Fatalf("the write whose fsync failed: %d %s, want 503, code internal, saying it may or may not be stored", status, body)
 	}
 	for range 2 { // the fsyncs would succeed now: still refused
-		status, body = call("POST", "/api/tasks", `{"summary":"after"}`)
+		status, body = srv.call(t, "POST", "/api/tasks", `{"summary":"after"}`)
 		json.Unmarshal([]byte(body), &e)
 		if status != http.StatusServiceUnavailable || e.Error.Code != "internal" || !strings.Contains(e.Error.Message, "stopped accepting writes") {
 			t.Fatalf("a write after the failure: %d %s, want 503 saying the server stopped accepting writes", status, body)
@@ -90,7 +54,7 @@ func TestFailedFsyncStopsTheWriter(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("/healthz: %d, want 503", resp.StatusCode)
 	}
-	if status, body := call("GET", "/api/tasks", ""); status != http.StatusOK {
+	if status, body := srv.call(t, "GET", "/api/tasks", ""); status != http.StatusOK {
 		t.Fatalf("a read after the failure: %d %s", status, body)
 	}
 	evs, err := srv.Service.Store().Read().EventsSince(ctx, pid, lastBefore, 100)

@@ -3,11 +3,9 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/server"
@@ -20,45 +18,15 @@ import (
 // list shows the assignment and the token is refused at once, though both were cached.
 func TestOtherProcessesChangesReachTheCaches(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := server.Start(context.Background(), server.Config{DataDir: dir, Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
-	}()
-	ctx := context.Background()
-	ps, err := srv.Service.Projects(ctx, auth.Owner(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner := auth.Owner(ps[0].ID)
-	token, tok, err := srv.Service.CreateToken(ctx, owner,
-		service.CreateTokenInput{Name: "test", Type: "platform", Scopes: []string{auth.TaskRead, auth.TaskWrite}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	call := func(method, path, body string) (int, string) {
-		t.Helper()
-		req, _ := http.NewRequest(method, srv.URL()+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
+	srv := serve(t, dir)
+	tok, ctx := srv.tok, context.Background()
+	owner := auth.Owner(srv.project)
 	task, err := srv.Service.CreateTask(ctx, owner, service.CreateTaskInput{Summary: "cached"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 2 { // the token and the task's JSON are cached now
-		if status, body := call("GET", "/api/tasks", ""); status != http.StatusOK || !strings.Contains(body, `"agent_id":null`) {
+		if status, body := srv.call(t, "GET", "/api/tasks", ""); status != http.StatusOK || !strings.Contains(body, `"agent_id":null`) {
 			t.Fatalf("list: %d %s", status, body)
 		}
 	}
@@ -77,13 +45,13 @@ func TestOtherProcessesChangesReachTheCaches(t *testing.T) {
 	if _, err := cli.AssignTask(ctx, owner, task.ID, &agent.ID); err != nil {
 		t.Fatal(err)
 	}
-	if status, body := call("GET", "/api/tasks", ""); status != http.StatusOK || !strings.Contains(body, fmt.Sprintf(`"agent_id":%d`, agent.ID)) {
+	if status, body := srv.call(t, "GET", "/api/tasks", ""); status != http.StatusOK || !strings.Contains(body, fmt.Sprintf(`"agent_id":%d`, agent.ID)) {
 		t.Fatalf("list after another process assigned the task: %d %s, want agent_id %d", status, body, agent.ID)
 	}
 	if err := cli.RevokeToken(ctx, owner, tok.ID); err != nil {
 		t.Fatal(err)
 	}
-	if status, body := call("GET", "/api/tasks", ""); status != http.StatusUnauthorized {
+	if status, body := srv.call(t, "GET", "/api/tasks", ""); status != http.StatusUnauthorized {
 		t.Fatalf("a token revoked by another process: %d %s, want 401", status, body)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
@@ -19,8 +20,12 @@ import (
 	"github.com/agentdesk/agentdesk/backend/store"
 )
 
-// Tests check every task the writer takes from its cache against the database.
-func init() { store.VerifyWrittenTasks = true }
+func init() {
+	// Tests check every task the writer takes from its cache against the database.
+	store.VerifyWrittenTasks = true
+	// One info line per request floods `go test -v`; warnings and errors still show.
+	slog.SetLogLoggerLevel(slog.LevelWarn)
+}
 
 // Env is a running server and what a test needs to call it.
 type Env struct {
@@ -36,12 +41,22 @@ type Env struct {
 // Start runs a server for the test and stops it (gracefully) when the test ends.
 func Start(t testing.TB) *Env {
 	t.Helper()
-	dir := t.TempDir()
-	srv, err := server.Start(context.Background(), server.Config{DataDir: dir, Addr: "127.0.0.1:0"})
+	return StartWith(t, server.Config{})
+}
+
+// StartWith is Start with a configuration of the test's own (a clock, an embedder): the
+// data directory defaults to a temporary one, and the address is always loopback.
+func StartWith(t testing.TB, cfg server.Config) *Env {
+	t.Helper()
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
+	cfg.Addr = "127.0.0.1:0"
+	srv, err := server.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("start server: %v", err)
 	}
-	e := &Env{URL: srv.URL(), DataDir: dir, Server: srv, Service: srv.Service,
+	e := &Env{URL: srv.URL(), DataDir: cfg.DataDir, Server: srv, Service: srv.Service,
 		Client: &http.Client{Timeout: 30 * time.Second}}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

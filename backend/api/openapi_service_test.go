@@ -1,0 +1,33 @@
+package api_test
+
+import (
+	"bytes"
+	"testing"
+)
+
+// oaServiceScenarios cover the backup download and the about answer (backup.go).
+func oaServiceScenarios() []oaCase {
+	sqliteFile := func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		if !bytes.HasPrefix(r.body, []byte("SQLite format 3\x00")) {
+			t.Fatalf("the backup is not an SQLite file: %.40q", r.body)
+		}
+	}
+	aboutFields := func(admin bool) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		return func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+			v := r.object(t)
+			if v["version"] == "" || (v["dataDir"] != nil) != admin {
+				t.Fatalf("about with admin=%v: %v", admin, v)
+			}
+		}
+	}
+	return []oaCase{
+		{name: "backup", method: "GET", path: "/api/backup", auth: "desktop", status: 200, check: sqliteFile},
+		{name: "backup by one project's admin", method: "GET", path: "/api/backup", auth: "admin", status: 403, code: "forbidden"},
+		{name: "backup without admin", method: "GET", path: "/api/backup", auth: "all", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "backup no credentials", method: "GET", path: "/api/backup", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "about", method: "GET", path: "/api/about", auth: "ro", status: 200, check: aboutFields(false)},
+		{name: "about as admin", method: "GET", path: "/api/about", auth: "admin", status: 200, check: aboutFields(true)},
+		{name: "about with a data token", method: "GET", path: "/api/about", auth: "data", status: 403, code: "forbidden"},
+		{name: "about no credentials", method: "GET", path: "/api/about", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+	}
+}
