@@ -79,7 +79,7 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 			CallbackInput
 		}{id, in}
 		task, _, err = idempotent(ctx, tx, p, idemKey, "agent-callback", input, now, func() (*model.Task, error) {
-			t, err := s.loadTaskForUpdate(ctx, tx, p.ProjectID, id)
+			t, err := s.loadTask(ctx, tx.Reader, p.ProjectID, id)
 			if err != nil {
 				return nil, err
 			}

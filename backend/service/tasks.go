@@ -188,13 +188,6 @@ func (s *Service) loadTask(ctx context.Context, r store.Reader, projectID string
 	return task, loadTaskError(id, err)
 }
 
-// loadTaskForUpdate loads a task to change in the write tx (from the writer's cache of
-// the tasks it saved, when it can); saveTask stores it.
-func (s *Service) loadTaskForUpdate(ctx context.Context, tx *store.Tx, projectID string, id int64) (*model.Task, error) {
-	task, err := tx.TaskForUpdate(ctx, projectID, id)
-	return task, loadTaskError(id, err)
-}
-
 func loadTaskError(id int64, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return errs.Missing("task %d not found", id)
@@ -272,7 +265,7 @@ func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, c
 	var task *model.Task
 	err := s.store.Write(ctx, func(tx *store.Tx) error {
 		var err error
-		if task, err = s.loadTaskForUpdate(ctx, tx, p.ProjectID, id); err != nil {
+		if task, err = s.loadTask(ctx, tx.Reader, p.ProjectID, id); err != nil {
 			return err
 		}
 		if err := checkTaskPrecondition(ctx, id, task.Version); err != nil {
@@ -312,7 +305,6 @@ func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, ent
 	if err := tx.AppendEvent(ctx, t.ProjectID, EventTaskUpdated, t, now); err != nil {
 		return nil, err
 	}
-	tx.TaskSaved(t)
 	return t, nil
 }
 
@@ -427,7 +419,7 @@ func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in R
 			RespondInput
 		}{id, in}
 		task, _, err = idempotent(ctx, tx, p, idemKey, "respond", input, now, func() (*model.Task, error) {
-			t, err := s.loadTaskForUpdate(ctx, tx, p.ProjectID, id)
+			t, err := s.loadTask(ctx, tx.Reader, p.ProjectID, id)
 			if err != nil {
 				return nil, err
 			}

