@@ -28,7 +28,7 @@ type Server struct {
 	handler http.Handler // the router, without the connection-level wrapping
 	ln      net.Listener
 	served  chan error
-	jobs    *jobs.Runner // the scheduler and activity pruning
+	jobs    *jobs.Runner // all background work (backend/jobs)
 }
 
 // Start opens the database (migrating it), makes sure the default project exists, and
@@ -78,9 +78,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		},
 	}
 	router := api.NewRouter(svc, hub, cfg.origins())
-	s.handler = router // the desktop window's in-process handler
+	s.handler = router                                                                                  // the desktop window's in-process handler
 	s.http.Handler = shapeRawErrors(s.http, withBodyDeadline(bodyTimeout, withSecurityHeaders(router))) // rawerrors.go
-	s.jobs = jobs.Start(svc, jobs.Options{Clock: cfg.Clock, ActivityRetention: cfg.ActivityRetention})
+	s.jobs = jobs.Start(svc, hub, jobs.Options{Clock: cfg.Clock, ActivityRetention: cfg.ActivityRetention})
 	go func() { s.served <- s.http.Serve(rawListener{ln}) }()
 	return s, nil
 }
