@@ -115,7 +115,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := startProfiler(); err != nil {
 		return err
 	}
-	paceGC() // gc.go
+	paceGC() // gc.go; GOGC in the environment turns it off
 	// One server per data directory, as the desktop window does (lock.go).
 	lock, err := LockDataDir(cfg.DataDir)
 	if err != nil {
@@ -127,7 +127,6 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	lock.Note(s.URL())
-	spareProc() // procs.go
 	slog.Info("agentdesk is listening", "url", s.URL(), "data", cfg.DataDir)
 	<-ctx.Done()
 	slog.Info("shutting down: finishing in-flight requests")
