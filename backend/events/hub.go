@@ -247,16 +247,13 @@ func (h *Hub) Notify([]model.Event) {
 }
 
 // Run delivers events until ctx ends. It also looks every second for events written by
-// other processes, checks the streams' credentials every checkEvery, and prunes events
-// past the retention hourly.
+// other processes, and checks the streams' credentials every checkEvery. (Pruning old
+// events is background work: backend/jobs calls PruneEvents.)
 func (h *Hub) Run(ctx context.Context) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	check := time.NewTicker(checkEvery)
 	defer check.Stop()
-	prune := time.NewTicker(time.Hour)
-	defer prune.Stop()
-	h.prune(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -266,9 +263,6 @@ func (h *Hub) Run(ctx context.Context) {
 		case <-check.C:
 			h.checkCredentials(ctx)
 			continue
-		case <-prune.C:
-			h.prune(ctx)
-			continue
 		}
 		// A commit may have revoked a credential: check before sending what follows it.
 		h.checkCredentials(ctx)
@@ -276,15 +270,13 @@ func (h *Hub) Run(ctx context.Context) {
 	}
 }
 
-func (h *Hub) prune(ctx context.Context) {
+// PruneEvents forgets the events older than the retention.
+func (h *Hub) PruneEvents(ctx context.Context) error {
 	before := time.Now().Add(-h.opts.Retention)
-	err := h.store.Write(ctx, func(tx *store.Tx) error {
+	return h.store.Write(ctx, func(tx *store.Tx) error {
 		_, err := tx.PruneEvents(ctx, before)
 		return err
 	})
-	if err != nil && ctx.Err() == nil {
-		slog.Warn("prune events", "err", err)
-	}
 }
 
 // deliver reads each watched project's new events and hands them to its subscribers.

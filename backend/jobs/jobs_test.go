@@ -3,6 +3,7 @@ package jobs_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
+	"github.com/agentdesk/agentdesk/backend/store"
 )
 
 // start runs a real server (real SQLite file in dir, listening on 127.0.0.1) on the
@@ -394,5 +396,38 @@ func TestFailingPassIsRetriedLater(t *testing.T) {
 	defer stop(t, srv)
 	if !clock.WaitForTimer(start0.Add(jobs.RetryAfter), 10*time.Second) {
 		t.Fatalf("the scheduler is not waiting %s to retry the failing job", jobs.RetryAfter)
+	}
+}
+
+// TestOldEventsAndKeysPrunedAtStart: a server forgets, as it starts, the events past
+// their retention (7 days, by real time) and the Idempotency-Keys past theirs (24 hours,
+// by the server's clock), without waiting for the hourly pass.
+func TestOldEventsAndKeysPrunedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	srv := start(t, dir, jobs.NewManualClock(time.Now().Add(-10*24*time.Hour)))
+	pid := project(t, srv.Service)
+	if _, err := srv.Service.CreateTask(ctx, auth.Owner(pid), service.CreateTaskInput{Summary: "long ago"}, "old-key"); err != nil {
+		t.Fatal(err)
+	}
+	stop(t, srv)
+
+	srv = start(t, dir, jobs.NewManualClock(time.Now()))
+	defer stop(t, srv)
+	r := srv.Service.Store().Read()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		evs, err := r.EventsSince(ctx, pid, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, keyErr := r.IdempotentResult(ctx, pid, "old-key")
+		if len(evs) == 0 && errors.Is(keyErr, store.ErrNotFound) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after the start: %d old events, key lookup %v", len(evs), keyErr)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/audit"
+	"github.com/agentdesk/agentdesk/backend/events"
 	"github.com/agentdesk/agentdesk/backend/service"
 )
 
@@ -25,10 +26,21 @@ type Options struct {
 	MaxSleep time.Duration
 }
 
-// Runner is the server's background work: the scheduler, and the activity's filling and
-// pruning.
+// The periods of the work that runs on real time, whatever the Clock.
+const (
+	// FlushTokenUseEvery is how often the tokens' last use is written.
+	FlushTokenUseEvery = 10 * time.Second
+	// PruneLogsEvery is how often old events and Idempotency-Keys are forgotten (also
+	// once at start).
+	PruneLogsEvery = time.Hour
+)
+
+// Runner is the server's background work: the scheduler, the activity's filling and
+// pruning, the tokens' last use, and the pruning of old events and Idempotency-Keys.
+// The service and the hub offer each as a one-shot operation; the Runner says when.
 type Runner struct {
 	svc    *service.Service
+	hub    *events.Hub
 	opts   Options
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -36,7 +48,7 @@ type Runner struct {
 
 // Start starts the background work. Runs due while the server was not running are
 // handled at once, by each job's catch-up policy.
-func Start(svc *service.Service, opts Options) *Runner {
+func Start(svc *service.Service, hub *events.Hub, opts Options) *Runner {
 	if opts.Clock == nil {
 		opts.Clock = RealClock{}
 	}
@@ -53,13 +65,46 @@ func Start(svc *service.Service, opts Options) *Runner {
 		opts.IndexEvery = time.Second
 	}
 	ctx, cancel := context.WithCancel(audit.WithVia(context.Background(), audit.ViaJob))
-	r := &Runner{svc: svc, opts: opts, cancel: cancel}
+	r := &Runner{svc: svc, hub: hub, opts: opts, cancel: cancel}
 	started := opts.Clock.Now()
-	r.wg.Add(3)
+	r.wg.Add(6)
 	go r.schedule(ctx, started)
 	go r.prune(ctx)
-	go r.indexActivity(ctx)
+	// The activity trail keeps up with writes, whatever the scheduler's clock (reads of
+	// the trail fill it first anyway).
+	go r.every(ctx, opts.IndexEvery, false, "fill the activity trail", svc.IndexActivity)
+	go r.every(ctx, FlushTokenUseEvery, false, "record token use", func(ctx context.Context) error {
+		// Once taken, the last-use times must be written: a cancelled ctx could keep the
+		// write from being submitted (store.Write).
+		return svc.FlushTokenUse(context.WithoutCancel(ctx))
+	})
+	go r.every(ctx, PruneLogsEvery, true, "prune events", hub.PruneEvents)
+	go r.every(ctx, PruneLogsEvery, true, "prune idempotency keys", svc.PruneIdempotencyKeys)
 	return r
+}
+
+// every runs fn every period of real time (and once at start if atStart) until r stops,
+// logging its failures as what.
+func (r *Runner) every(ctx context.Context, period time.Duration, atStart bool, what string, fn func(context.Context) error) {
+	defer r.wg.Done()
+	run := func() {
+		if err := fn(ctx); err != nil && ctx.Err() == nil {
+			slog.Warn(what, "err", err)
+		}
+	}
+	if atStart {
+		run()
+	}
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		run()
+	}
 }
 
 // Stop ends the background work and waits for it: a run in progress finishes its
@@ -115,24 +160,6 @@ func (r *Runner) runDue(ctx context.Context, started time.Time) bool {
 		slog.Error("scheduler: run due jobs; trying again later", "err", err, "retry_after", RetryAfter)
 	}
 	return err == nil
-}
-
-// indexActivity fills the activity trail from the event log every IndexEvery, in real
-// time (it keeps up with writes, whatever the scheduler's clock).
-func (r *Runner) indexActivity(ctx context.Context) {
-	defer r.wg.Done()
-	tick := time.NewTicker(r.opts.IndexEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		if err := r.svc.IndexActivity(ctx); err != nil && ctx.Err() == nil {
-			slog.Warn("fill the activity trail", "err", err)
-		}
-	}
 }
 
 func (r *Runner) prune(ctx context.Context) {

@@ -28,7 +28,7 @@ type Server struct {
 	handler http.Handler // the router, without the connection-level wrapping
 	ln      net.Listener
 	served  chan error
-	jobs    *jobs.Runner // the scheduler and activity pruning
+	jobs    *jobs.Runner // all background work (backend/jobs)
 }
 
 // Start opens the database (migrating it), makes sure the default project exists, and
@@ -82,7 +82,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	// body deadline, the security headers and net/http's refusals in the envelope.
 	s.handler = router
 	s.http.Handler = shapeRawErrors(s.http, withBodyDeadline(bodyTimeout, withSecurityHeaders(router)))
-	s.jobs = jobs.Start(svc, jobs.Options{Clock: cfg.Clock, ActivityRetention: cfg.ActivityRetention})
+	s.jobs = jobs.Start(svc, hub, jobs.Options{Clock: cfg.Clock, ActivityRetention: cfg.ActivityRetention})
 	go func() { s.served <- s.http.Serve(rawListener{ln}) }()
 	return s, nil
 }
@@ -117,7 +117,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := startProfiler(); err != nil {
 		return err
 	}
-	paceGC() // gc.go
+	paceGC() // gc.go; GOGC in the environment turns it off
 	// One server per data directory, as the desktop window does (lock.go).
 	lock, err := LockDataDir(cfg.DataDir)
 	if err != nil {
@@ -129,7 +129,6 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	lock.Note(s.URL())
-	spareProc() // procs.go
 	slog.Info("agentdesk is listening", "url", s.URL(), "data", cfg.DataDir)
 	<-ctx.Done()
 	slog.Info("shutting down: finishing in-flight requests")

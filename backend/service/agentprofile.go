@@ -89,7 +89,7 @@ func (s *Service) DeleteAgent(ctx context.Context, p *auth.Principal, id int64) 
 			return internal("list the agent's tasks", err)
 		}
 		for _, taskID := range taskIDs {
-			t, err := s.loadTaskForUpdate(ctx, tx, p.ProjectID, taskID)
+			t, err := s.loadTask(ctx, tx.Reader, p.ProjectID, taskID)
 			if err != nil {
 				return err
 			}

@@ -99,7 +99,7 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 		CallbackInput
 	}{id, in}
 	return writeOnce(ctx, s, p, idemKey, "agent-callback", input, func(tx *store.Tx, now time.Time) (*model.Task, error) {
-		t, err := s.loadTaskForUpdate(ctx, tx, p.ProjectID, id)
+		t, err := s.loadTask(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return nil, err
 		}

@@ -21,10 +21,7 @@ type Service struct {
 	now   func() time.Time
 
 	usedMu sync.Mutex
-	used   map[int64]time.Time // token id -> last use not yet written
-
-	stop chan struct{}
-	done sync.WaitGroup
+	used   map[int64]time.Time // token id -> last use not yet written (FlushTokenUse)
 
 	vector *Knowledge // knowledge bases, their own subsystem (vector.go)
 	jobs   jobsState  // the job scheduler's wake-up signal (jobs.go)
@@ -38,61 +35,39 @@ type Options struct {
 }
 
 // IdempotencyKeyTTL is how long an Idempotency-Key is remembered (the contract says at
-// least 24 hours; pruning runs hourly, so a key lives 24 to 25 hours).
+// least 24 hours; backend/jobs prunes hourly, so a key lives 24 to 25 hours).
 const IdempotencyKeyTTL = 24 * time.Hour
 
-// New returns the service and starts its housekeeping (recording token use, forgetting
-// old idempotency keys). Close stops it.
+// New returns the service. Its background work (recording token use, forgetting old
+// idempotency keys) is run by backend/jobs, through FlushTokenUse and
+// PruneIdempotencyKeys.
 func New(st *store.Store, opts Options) *Service {
-	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{}, stop: make(chan struct{})}
+	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{}}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	s.vector = newKnowledge(st, s.clock, opts.Embedder)
-	s.done.Add(1)
-	go s.housekeeping()
 	return s
 }
 
-// Close stops the housekeeping and writes what it still held.
+// Close writes the token use the service still holds. Stop the background work first.
 func (s *Service) Close() {
-	close(s.stop)
-	s.done.Wait()
-	s.flushTokenUse(context.Background())
+	if err := s.FlushTokenUse(context.Background()); err != nil {
+		slog.Warn("record token use", "err", err)
+	}
 }
 
 // Store is the store under the service, for the few callers that need the file itself
 // (backup, health checks).
 func (s *Service) Store() *store.Store { return s.store }
 
-func (s *Service) housekeeping() {
-	defer s.done.Done()
-	flush := time.NewTicker(10 * time.Second)
-	prune := time.NewTicker(time.Hour)
-	defer flush.Stop()
-	defer prune.Stop()
-	s.pruneIdempotencyKeys()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-flush.C:
-			s.flushTokenUse(context.Background())
-		case <-prune.C:
-			s.pruneIdempotencyKeys()
-		}
-	}
-}
-
-func (s *Service) pruneIdempotencyKeys() {
+// PruneIdempotencyKeys forgets the Idempotency-Keys older than IdempotencyKeyTTL.
+func (s *Service) PruneIdempotencyKeys(ctx context.Context) error {
 	before := s.clock().Add(-IdempotencyKeyTTL)
-	err := s.store.Write(context.Background(), func(tx *store.Tx) error {
-		_, err := tx.PruneIdempotencyKeys(context.Background(), before)
+	return s.store.Write(ctx, func(tx *store.Tx) error {
+		_, err := tx.PruneIdempotencyKeys(ctx, before)
 		return err
 	})
-	if err != nil {
-		slog.Warn("prune idempotency keys", "err", err)
-	}
 }
 
 // clock is the current time at the store's precision (microseconds, UTC), so that an

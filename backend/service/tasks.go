@@ -177,13 +177,6 @@ func (s *Service) loadTask(ctx context.Context, r store.Reader, projectID string
 	return task, taskError(id, "load task", err)
 }
 
-// loadTaskForUpdate loads a task to change in the write tx (from the writer's cache of
-// the tasks it saved, when it can); saveTask stores it.
-func (s *Service) loadTaskForUpdate(ctx context.Context, tx *store.Tx, projectID string, id int64) (*model.Task, error) {
-	task, err := tx.TaskForUpdate(ctx, projectID, id)
-	return task, taskError(id, "load task", err)
-}
-
 // taskError is storeError for a store call on task id.
 func taskError(id int64, what string, err error) error {
 	return storeError(err, what, func() error { return errs.Missing("task %d not found", id) })
@@ -255,7 +248,7 @@ func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, c
 	var task *model.Task
 	err := s.store.Write(ctx, func(tx *store.Tx) error {
 		var err error
-		if task, err = s.loadTaskForUpdate(ctx, tx, p.ProjectID, id); err != nil {
+		if task, err = s.loadTask(ctx, tx.Reader, p.ProjectID, id); err != nil {
 			return err
 		}
 		if err := checkTaskPrecondition(ctx, id, task.Version); err != nil {
@@ -295,7 +288,6 @@ func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, ent
 	if err := tx.AppendEvent(ctx, t.ProjectID, EventTaskUpdated, t, now); err != nil {
 		return nil, err
 	}
-	tx.TaskSaved(t)
 	return t, nil
 }
 
@@ -408,7 +400,7 @@ func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in R
 		RespondInput
 	}{id, in}
 	return writeOnce(ctx, s, p, idemKey, "respond", input, func(tx *store.Tx, now time.Time) (*model.Task, error) {
-		t, err := s.loadTaskForUpdate(ctx, tx, p.ProjectID, id)
+		t, err := s.loadTask(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return nil, err
 		}

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
@@ -158,19 +157,17 @@ func (s *Service) CheckCredentials(ctx context.Context, p *auth.Principal) error
 	return nil
 }
 
-// flushTokenUse writes the last-use times gathered since the previous flush. Writing them
-// in the background keeps a read request from costing a write.
-func (s *Service) flushTokenUse(ctx context.Context) {
+// FlushTokenUse writes the last-use times gathered since the previous flush. Writing them
+// in the background (backend/jobs) keeps a read request from costing a write.
+func (s *Service) FlushTokenUse(ctx context.Context) error {
 	s.usedMu.Lock()
 	used := s.used
 	s.used = map[int64]time.Time{}
 	s.usedMu.Unlock()
 	if len(used) == 0 {
-		return
+		return nil
 	}
-	if err := s.store.Write(ctx, func(tx *store.Tx) error { return tx.TouchTokens(ctx, used) }); err != nil {
-		slog.Warn("record token use", "err", err)
-	}
+	return s.store.Write(ctx, func(tx *store.Tx) error { return tx.TouchTokens(ctx, used) })
 }
 
 // Tokens lists the project's tokens, without values, with up-to-date last use.

@@ -8,7 +8,6 @@ import (
 
 // UpdateAgentProfile writes an agent's display name and description.
 func (t *Tx) UpdateAgentProfile(ctx context.Context, a *model.Agent) error {
-	t.lookupsChanged = true
 	return t.execOne(ctx, `UPDATE agents SET display_name = ?, description = ? WHERE project_id = ? AND id = ?`,
 		a.DisplayName, a.Description, a.ProjectID, a.ID)
 }
@@ -18,7 +17,6 @@ func (t *Tx) UpdateAgentProfile(ctx context.Context, a *model.Agent) error {
 func (t *Tx) DeleteAgent(ctx context.Context, projectID string, id int64) error {
 	t.everyTaskChanged()  // its tasks lose their agent
 	t.credsChanged = true // its name no longer authenticates
-	t.lookupsChanged = true
 	// Its tasks change (agent_id null), so their versions go up (migration 00012).
 	if _, err := t.exec(ctx, `UPDATE tasks SET version = version + 1 WHERE project_id = ? AND agent_id = ?`, projectID, id); err != nil {
 		return err

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 	"time"
 )
@@ -30,5 +31,18 @@ func TestOwnCommitsKeepTheCaches(t *testing.T) {
 	s.watch.check(ctx)
 	if forgot != 1 {
 		t.Fatalf("another connection's commit emptied the caches %d times, want once", forgot)
+	}
+}
+
+// commitElsewhere runs query on a connection of its own, as another process would.
+func commitElsewhere(t *testing.T, s *Store, query string, args ...any) {
+	t.Helper()
+	other, err := sql.Open("sqlite", dsn(s.path, true, "FULL", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.Exec(query, args...); err != nil {
+		t.Fatal(err)
 	}
 }

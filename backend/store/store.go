@@ -66,7 +66,6 @@ type Store struct {
 	horizon               eventHorizon
 	beforeSync            atomic.Pointer[func() error] // tests: runs before each fsync; an error stands for the fsync's
 	taskCache             taskCache
-	written               writtenTasks // the writer goroutine's alone (writtentasks.go)
 
 	writes, batches, syncs            atomic.Int64
 	execNanos, commitNanos, syncNanos atomic.Int64 // the writer's time running writes and committing them; the syncer's fsyncs

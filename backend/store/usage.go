@@ -97,7 +97,6 @@ func (r Reader) Budget(ctx context.Context, projectID string) (*model.Budget, er
 // SetBudget sets (or, with nil, removes) the project's monthly budget. A changed
 // amount forgets which month was last announced as exceeded.
 func (t *Tx) SetBudget(ctx context.Context, projectID string, micros *int64, now time.Time) error {
-	t.lookupsChanged = true
 	if micros == nil {
 		_, err := t.exec(ctx, `DELETE FROM budgets WHERE project_id = ?`, projectID)
 		return err
@@ -114,7 +113,6 @@ func (t *Tx) SetBudget(ctx context.Context, projectID string, micros *int64, now
 // MarkBudgetExceeded records that month's budget.exceeded event was sent; false when
 // it already had been.
 func (t *Tx) MarkBudgetExceeded(ctx context.Context, projectID, month string) (bool, error) {
-	t.lookupsChanged = true
 	res, err := t.exec(ctx,
 		`UPDATE budgets SET exceeded_month = ? WHERE project_id = ? AND (exceeded_month IS NULL OR exceeded_month <> ?)`,
 		month, projectID, month)

@@ -46,24 +46,17 @@ type Tx struct {
 	events       []model.Event
 	audit        []eventAudit // who made each event, and its object (activity.go)
 	credsChanged bool         // the cached credentials must be forgotten once this commits
-	// lookupsChanged: this write changed an agent or a budget, which the writer's
-	// lookups cache must then forget (writerlookups.go).
-	lookupsChanged bool
-	// The tasks this write changed or saved, in order: the writer's cache takes them when
-	// the write is done (writtentasks.go), the read cache forgets them once the batch
-	// commits (taskcache.go).
-	taskOps []taskOp
+	// The tasks this write changed (or all of them): the task lists' cache forgets them
+	// once the batch commits (taskcache.go).
+	changedTasks    []int64
+	allTasksChanged bool
 }
 
-// taskChanged marks tasks whose cached copies must be dropped.
-func (t *Tx) taskChanged(ids ...int64) {
-	for _, id := range ids {
-		t.taskOps = append(t.taskOps, taskOp{id: id})
-	}
-}
+// taskChanged marks tasks whose cached list JSON must be dropped.
+func (t *Tx) taskChanged(ids ...int64) { t.changedTasks = append(t.changedTasks, ids...) }
 
 // everyTaskChanged marks a change that may alter any task, e.g. an agent's deletion.
-func (t *Tx) everyTaskChanged() { t.taskOps = append(t.taskOps, taskOp{all: true}) }
+func (t *Tx) everyTaskChanged() { t.allTasksChanged = true }
 
 // Write runs fn in a write transaction and returns once that transaction has committed
 // and is durable (or fn's error). Concurrent writes are committed together; each runs in its own
@@ -122,7 +115,6 @@ type batch struct {
 	credsChanged    bool
 	changedTasks    []int64
 	allTasksChanged bool
-	written         *writtenTasks // the writer's cache of tasks (writtentasks.go)
 }
 
 // writeBatch runs first and the writes queued after it in one transaction. It commits
@@ -141,13 +133,8 @@ func (s *Store) writeBatch(first *job) {
 		first.done <- fmt.Errorf("begin write: %w", err)
 		return
 	}
-	b := &batch{tx: tx, stmts: &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}}, seqs: map[string]int64{},
-		written: &s.written}
+	b := &batch{tx: tx, stmts: &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}}, seqs: map[string]int64{}}
 	defer b.stmts.preparePending(ctx) // after Commit or Rollback: the connection is free
-	if err := s.written.checkDataVersion(ctx, Reader{q: tx, batch: b.stmts}); err != nil {
-		b.fail(err)
-		return
-	}
 	for j := first; ; {
 		if err := b.run(ctx, j); err != nil {
 			b.fail(err)
@@ -238,19 +225,11 @@ func (b *batch) run(ctx context.Context, j *job) error {
 	} else {
 		b.events = append(b.events, t.events...)
 		b.audit = append(b.audit, t.audit...)
-		b.written.apply(t.taskOps)
 	}
-	if err != nil || t.lookupsChanged {
-		b.written.lookups.clear()
-	}
+	// Even a rolled-back write's marks: forgetting is always safe.
 	b.credsChanged = b.credsChanged || t.credsChanged
-	for _, op := range t.taskOps { // even a rolled-back write's: forgetting is always safe
-		if op.all {
-			b.allTasksChanged = true
-		} else {
-			b.changedTasks = append(b.changedTasks, op.id)
-		}
-	}
+	b.changedTasks = append(b.changedTasks, t.changedTasks...)
+	b.allTasksChanged = b.allTasksChanged || t.allTasksChanged
 	if _, err := r.exec(ctx, "RELEASE w"); err != nil {
 		return fmt.Errorf("release savepoint: %w", err)
 	}
@@ -261,7 +240,6 @@ func (b *batch) run(ctx context.Context, j *job) error {
 // fail rolls the batch back and gives every write of it err.
 func (b *batch) fail(err error) {
 	_ = b.tx.Rollback()
-	b.written.forget() // it held the batch's changes
 	for _, j := range b.jobs {
 		j.done <- err
 	}
