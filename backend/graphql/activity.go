@@ -28,9 +28,6 @@ func platformContext(ctx context.Context, clientHeader string, svc *service.Serv
 	if via := audit.ViaFor(audit.ViaGraphQL, clientHeader); pr.Via != via {
 		pr.Via = via
 	}
-	// Until service/vector.go stamps its actor like the rest of the service (house item
-	// 9's branch), knowledge-base changes take it from the context.
-	ctx = audit.WithPrincipal(ctx, pr)
 	return withSkillLoader(ctx, svc, pr, cache)
 }
 

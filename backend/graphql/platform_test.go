@@ -355,6 +355,17 @@ func TestActivityEveryInterface(t *testing.T) {
 	if code := cli.Main([]string{"agent", "create", "--project", pid, "--name", "from-cli", "--data", env.DataDir}, &stdout, &stderr, nil); code != 0 {
 		t.Fatalf("cli: %d %s", code, stderr.String())
 	}
+	// A knowledge base made through REST with a data token is that token's.
+	loader, _, err := env.Service.CreateToken(context.Background(), auth.Owner(pid), service.CreateTokenInput{Name: "kb-loader", Type: "data", Scopes: []string{auth.VectorWrite}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := env.Do(t, testenv.Request{Method: "POST", Path: "/api/vector/spaces", Token: loader, Body: map[string]any{"name": "runbooks"}})
+	var space struct{ ID int64 }
+	if sp.Status != http.StatusCreated {
+		t.Fatalf("space: %d %s", sp.Status, sp.Body)
+	}
+	sp.JSON(t, &space)
 	// An agent's callback is the agent's, through REST.
 	agentTask := env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: gql, Body: map[string]any{"summary": "for the agent", "agent_id": 1}})
 	var at struct{ ID int64 }
@@ -371,6 +382,8 @@ func TestActivityEveryInterface(t *testing.T) {
 	want := []entry{ // newest first
 		{"agent", "from-cli", "rest", "task.updated", "task", strconv.FormatInt(at.ID, 10)},
 		{"token", "integration", "rest", "task.created", "task", strconv.FormatInt(at.ID, 10)},
+		{"token", "kb-loader", "rest", "vector.space.created", "vector", strconv.FormatInt(space.ID, 10)},
+		{"system", "system", "internal", "token.created", "token", "3"},
 		{"owner", "owner", "cli", "agent.created", "agent", "1"},
 		{"token", "integration", "ui", "skill.created", "skill", strconv.FormatInt(skill.ID+1, 10)},
 		{"token", "integration", "graphql", "skill.created", "skill", strconv.FormatInt(skill.ID, 10)},

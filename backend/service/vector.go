@@ -19,7 +19,7 @@ import (
 // and vector_*.go), which the Service holds and REST /api/vector and GraphQL call
 // through Service.Knowledge. Who may use them:
 //
-//   - REST (/api/vector/...): data tokens only (AuthenticateDataToken); vector:read for
+//   - REST (/api/vector/...): data tokens only (Service.Authenticate decides); vector:read for
 //     reading and search, vector:write for the rest. A platform token is refused there
 //     with 403, and a data token is refused everywhere else, /graphql included.
 //   - GraphQL: a platform principal holding admin (project administration, like agents
@@ -96,19 +96,6 @@ func requireVector(p *auth.Principal, scope string) error {
 	return errs.Forbid("knowledge bases need a data token with the %s scope (or, outside /api/vector, the admin scope)", scope)
 }
 
-// AuthenticateDataToken resolves the Bearer token of a /api/vector request: only data
-// tokens are accepted there; a valid platform token gets 403 saying so.
-func (s *Service) AuthenticateDataToken(ctx context.Context, value string) (*auth.Principal, error) {
-	p, err := s.AuthenticateToken(ctx, value)
-	if err != nil {
-		return nil, err
-	}
-	if p.TokenType != model.TokenData {
-		return nil, errs.Forbid("the /api/vector endpoints accept data tokens only, and this is a %s token; create one with: agentdesk token create --type data --scopes vector:read,vector:write", p.TokenType)
-	}
-	return p, nil
-}
-
 // CreateVectorSpaceInput is a new space.
 type CreateVectorSpaceInput struct {
 	Name        *string `json:"name"`
@@ -117,6 +104,7 @@ type CreateVectorSpaceInput struct {
 
 // CreateSpace makes a space in the caller's project.
 func (k *Knowledge) CreateSpace(ctx context.Context, p *auth.Principal, in CreateVectorSpaceInput) (*model.VectorSpace, error) {
+	ctx = acting(ctx, p)
 	if err := requireVector(p, auth.VectorWrite); err != nil {
 		return nil, err
 	}
@@ -182,6 +170,7 @@ func (k *Knowledge) space(ctx context.Context, r store.Reader, p *auth.Principal
 
 // DeleteSpace deletes a space with its documents.
 func (k *Knowledge) DeleteSpace(ctx context.Context, p *auth.Principal, id int64) error {
+	ctx = acting(ctx, p)
 	if err := requireVector(p, auth.VectorWrite); err != nil {
 		return err
 	}
@@ -211,6 +200,7 @@ func (k *Knowledge) UnlinkSpace(ctx context.Context, p *auth.Principal, spaceID,
 }
 
 func (k *Knowledge) setLink(ctx context.Context, p *auth.Principal, spaceID, agentID int64, link bool) (*model.VectorSpace, error) {
+	ctx = acting(ctx, p)
 	if err := requireVector(p, auth.VectorWrite); err != nil {
 		return nil, err
 	}

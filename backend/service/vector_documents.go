@@ -41,6 +41,7 @@ type AddVectorDocumentInput struct {
 // AddDocument extracts, chunks and embeds a document and stores it in the space.
 // Embedding runs before the write, so that a slow embedder never holds the writer.
 func (k *Knowledge) AddDocument(ctx context.Context, p *auth.Principal, spaceID int64, in AddVectorDocumentInput) (*model.VectorDocument, error) {
+	ctx = acting(ctx, p)
 	if err := requireVector(p, auth.VectorWrite); err != nil {
 		return nil, err
 	}
@@ -239,6 +240,7 @@ func (k *Knowledge) Documents(ctx context.Context, p *auth.Principal, spaceID in
 
 // DeleteDocument deletes a document of a space with its chunks.
 func (k *Knowledge) DeleteDocument(ctx context.Context, p *auth.Principal, spaceID, docID int64) error {
+	ctx = acting(ctx, p)
 	if err := requireVector(p, auth.VectorWrite); err != nil {
 		return err
 	}
