@@ -67,6 +67,29 @@ describe('board', () => {
     expect(document.querySelector('[data-column="Done"] [data-task-id="1"]')).not.toBeNull();
   });
 
+  it('sends two quick moves of one card one after another, so the last one wins', async () => {
+    const pending: { status: string; answer: () => void }[] = [];
+    fakeFetch((c) => {
+      const t = app.tasks.get(1)!;
+      // The server answers only when the test says so: the first request is still
+      // unanswered when the second move is made.
+      return new Promise((resolve) =>
+        pending.push({ status: c.body.status, answer: () => resolve({ ...t, status: c.body.status, updated_at: '2026-01-02T00:00:0' + pending.length + '.000000Z' }) }),
+      );
+    });
+    const first = app.move(1, 'Todo');
+    const second = app.move(1, 'Doing');
+    await vi.waitFor(() => expect(pending).toHaveLength(1));
+    await tick();
+    expect(pending).toHaveLength(1); // the second waits for the first's answer
+    pending[0].answer();
+    await vi.waitFor(() => expect(pending).toHaveLength(2));
+    expect(pending.map((p) => p.status)).toEqual(['Todo', 'Doing']);
+    pending[1].answer();
+    await Promise.all([first, second]);
+    expect(app.tasks.get(1)!.status).toBe('Doing');
+  });
+
   it('moves a card by dragging it onto another column', async () => {
     const recorded = fakeFetch((c) => serverMoves([])(c));
     render(Board);

@@ -110,6 +110,8 @@ export class AppState {
   /** Moves in flight, by task: the newest move's number. Answers and events of older states wait for it. */
   private moving = new Map<number, number>();
   private moveCount = 0;
+  /** The last status request sent for each task: a task's moves reach the server one after another, in the order made. */
+  private moveQueue = new Map<number, Promise<unknown>>();
 
   put(t: Task, fromMove = false): void {
     if (this.moving.has(t.id) && !fromMove) return; // the move in flight brings the newest state
@@ -139,8 +141,14 @@ export class AppState {
     this.tasks = m;
     const mine = ++this.moveCount;
     this.moving.set(id, mine);
+    // Two quick moves (Shift+→ twice) sent at once could arrive in either order and
+    // leave the task in the first column: each waits for the one before it.
+    const request = (this.moveQueue.get(id) ?? Promise.resolve())
+      .catch(() => {})
+      .then(() => api.setStatus(id, status));
+    this.moveQueue.set(id, request);
     try {
-      const answer = await api.setStatus(id, status);
+      const answer = await request;
       if (this.moving.get(id) === mine) {
         this.moving.delete(id);
         this.put(answer, true);
@@ -153,6 +161,8 @@ export class AppState {
         this.tasks = back;
       }
       throw e;
+    } finally {
+      if (this.moveQueue.get(id) === request) this.moveQueue.delete(id);
     }
   }
 
