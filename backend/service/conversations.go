@@ -444,49 +444,22 @@ func (s *Service) Participants(ctx context.Context, p *auth.Principal, ref strin
 // AddParticipant adds a user or an agent to a conversation and returns the conversation.
 // Adding a participant twice changes nothing.
 func (s *Service) AddParticipant(ctx context.Context, p *auth.Principal, ref string, in ParticipantInput) (*model.Conversation, error) {
-	ctx = acting(ctx, p)
-	if err := require(p, auth.MessagingWrite); err != nil {
-		return nil, err
-	}
-	now := s.clock()
-	var conv *model.Conversation
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
-		convID, err := s.conversationID(ctx, tx.Reader, p.ProjectID, ref)
-		if err != nil {
-			return err
-		}
+	return s.changeParticipants(ctx, p, ref, func(tx *store.Tx, convID int64, now time.Time) error {
 		part, err := s.participant(ctx, tx.Reader, p.ProjectID, in)
 		if err != nil {
 			return err
 		}
 		part.CreatedAt = now
-		if err := s.joinConversation(ctx, tx, p.ProjectID, convID, part, now); err != nil {
-			return err
-		}
-		conv, err = s.loadConversation(ctx, tx.Reader, p.ProjectID, convID)
-		return err
+		return s.joinConversation(ctx, tx, p.ProjectID, convID, part, now)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return conv, nil
 }
 
 // RemoveParticipant takes a user or an agent out of a conversation and returns the
 // conversation. Its messages stay. One that is not a participant is not found.
 func (s *Service) RemoveParticipant(ctx context.Context, p *auth.Principal, ref string, in ParticipantInput) (*model.Conversation, error) {
-	ctx = acting(ctx, p)
-	if err := require(p, auth.MessagingWrite); err != nil {
-		return nil, err
-	}
-	now := s.clock()
-	var conv *model.Conversation
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
-		convID, err := s.conversationID(ctx, tx.Reader, p.ProjectID, ref)
-		if err != nil {
-			return err
-		}
+	return s.changeParticipants(ctx, p, ref, func(tx *store.Tx, convID int64, now time.Time) error {
 		var part model.Participant
+		var err error
 		if in.Kind == model.ActorAgent && in.AgentID == nil && in.Name != "" {
 			// An agent may have been deleted since it joined: remove it by name alone.
 			part = model.Participant{Kind: model.ActorAgent, Name: in.Name}
@@ -502,6 +475,27 @@ func (s *Service) RemoveParticipant(ctx context.Context, p *auth.Principal, ref 
 		}
 		if err := tx.AppendEvent(ctx, p.ProjectID, EventParticipantRemoved, ParticipantEvent{convID, part}, now); err != nil {
 			return internal("record event", err)
+		}
+		return nil
+	})
+}
+
+// changeParticipants runs change on the conversation ref names, in one write, and
+// returns the conversation as it then is.
+func (s *Service) changeParticipants(ctx context.Context, p *auth.Principal, ref string, change func(tx *store.Tx, convID int64, now time.Time) error) (*model.Conversation, error) {
+	ctx = acting(ctx, p)
+	if err := require(p, auth.MessagingWrite); err != nil {
+		return nil, err
+	}
+	now := s.clock()
+	var conv *model.Conversation
+	err := s.store.Write(ctx, func(tx *store.Tx) error {
+		convID, err := s.conversationID(ctx, tx.Reader, p.ProjectID, ref)
+		if err != nil {
+			return err
+		}
+		if err := change(tx, convID, now); err != nil {
+			return err
 		}
 		conv, err = s.loadConversation(ctx, tx.Reader, p.ProjectID, convID)
 		return err
