@@ -47,7 +47,16 @@ type Credentials struct {
 	// Client is the X-Agentdesk-Client header: the web UI says "web", so that its changes
 	// are recorded as made through the UI.
 	Client string
-	// Team mode (issue 18) adds the session cookie here, and one case to credentialOf.
+	// Session is the team mode session cookie's value (issue 18); it counts only when
+	// no Authorization header or token is sent. Project is the X-Agentdesk-Project
+	// header: the project a session acts in (ProjectID, from the path, wins).
+	Session string
+	Project string
+	// What a cookie-authenticated request must show (checkCookieRequest): the method,
+	// the body's Content-Type, the X-CSRF-Token, Origin and Sec-Fetch-Site headers, and
+	// whether it is a WebSocket (GraphQL subscriptions, the event stream).
+	Method, ContentType, CSRFToken, Origin, FetchSite string
+	WebSocket                                         bool
 }
 
 // Authenticate finds who is calling, for every interface: it reads the credential the
@@ -62,6 +71,11 @@ func (s *Service) Authenticate(ctx context.Context, c Credentials) (*auth.Princi
 	}
 	if err := admitted(c.Where, p); err != nil {
 		return nil, err
+	}
+	if p.Kind == auth.KindUser {
+		if err := s.checkCookieRequest(c, p); err != nil {
+			return nil, err
+		}
 	}
 	p.Via = audit.ViaFor(audit.ViaREST, c.Client)
 	if c.Where == WhereGraphQL {
@@ -83,6 +97,12 @@ func (s *Service) credentialOf(ctx context.Context, c Credentials) (*auth.Princi
 		return s.AuthenticateToken(ctx, c.Token)
 	case c.AgentDigest != "" && takesAgents(c.Where):
 		return s.agentPrincipal(ctx, c.ProjectID, c.AgentDigest, c.AgentName)
+	case c.Session != "" && s.oidc.Enabled() && takesSessions(c.Where):
+		project := c.ProjectID
+		if project == "" {
+			project = c.Project
+		}
+		return s.sessionPrincipal(ctx, c.Session, project)
 	}
 	return nil, errs.Unauth("%s", missingCredentials[c.Where])
 }
@@ -97,6 +117,9 @@ var missingCredentials = map[Where]string{
 }
 
 func takesAgents(w Where) bool { return w == WhereREST || w == WhereEvents || w == WhereCallback }
+
+// takesSessions: a browser session works on REST, GraphQL and the event stream.
+func takesSessions(w Where) bool { return w == WhereREST || w == WhereEvents || w == WhereGraphQL }
 
 // admitted checks that a valid credential is of a kind the place takes: data tokens
 // on /api/vector only, and nothing else there; only agents on the agent callback.

@@ -57,9 +57,11 @@ func checkRole(role string) error {
 	return nil
 }
 
-// actsAsOwner reports whether the caller may manage owners. Today only the local owner
-// does; a session user will when its own role is owner.
-func actsAsOwner(p *auth.Principal) bool { return p != nil && p.Kind == auth.KindOwner }
+// actsAsOwner reports whether the caller may manage owners: the local owner, and a
+// signed-in person whose role in the project is owner.
+func actsAsOwner(p *auth.Principal) bool {
+	return p != nil && (p.Kind == auth.KindOwner || p.Kind == auth.KindUser && p.Role == model.RoleOwner)
+}
 
 // Members lists the users of the principal's project, in the order they joined.
 func (s *Service) Members(ctx context.Context, p *auth.Principal) ([]model.Member, error) {
