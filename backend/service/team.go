@@ -401,3 +401,17 @@ func (s *Service) Me(ctx context.Context, p *auth.Principal) (*Me, error) {
 	}
 	return out, nil
 }
+
+// ReadSession adds to c what a browser session presents on r: the session cookie (when
+// team mode is on), the project it acts in, and what the CSRF rules look at.
+func (s *Service) ReadSession(c *Credentials, r *http.Request) {
+	if !s.oidc.Enabled() {
+		return
+	}
+	if ck, err := r.Cookie(s.oidc.SessionCookie()); err == nil {
+		c.Session = ck.Value
+	}
+	c.Project = r.Header.Get("X-Agentdesk-Project")
+	c.Method, c.ContentType = r.Method, r.Header.Get("Content-Type")
+	c.CSRFToken, c.Origin, c.FetchSite = r.Header.Get("X-CSRF-Token"), r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site")
+}
