@@ -17,6 +17,7 @@ require (
 
 require (
 	github.com/coreos/go-oidc/v3 v3.21.0 // indirect
+	github.com/go-jose/go-jose/v4 v4.1.6 // indirect
 	github.com/zitadel/oidc/v3 v3.51.17 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect
 )
