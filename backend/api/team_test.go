@@ -1,0 +1,347 @@
+package api_test
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/gorilla/websocket"
+	"github.com/zitadel/oidc/v3/example/server/exampleop"
+	"github.com/zitadel/oidc/v3/example/server/storage"
+	"github.com/zitadel/oidc/v3/pkg/op"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/jobs"
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/server"
+	"github.com/agentdesk/agentdesk/backend/service"
+	"github.com/agentdesk/agentdesk/backend/testenv"
+)
+
+// Team mode against a real OpenID Provider: zitadel/oidc's op package with its example
+// storage and login page, in process. It serves discovery, JWKS, RS256-signed ID
+// tokens, PKCE and end_session; the test's browser is an http.Client with a cookie jar.
+
+// teamPublicURL is what people type; the test's browser dials it to the server.
+const teamPublicURL = "http://agentdesk.test"
+
+// opUsers are the provider's accounts (the example's UserStore).
+type opUsers map[string]*storage.User
+
+func (u opUsers) GetUserByID(id string) *storage.User { return u[id] }
+func (u opUsers) GetUserByUsername(name string) *storage.User {
+	for _, x := range u {
+		if x.Username == name {
+			return x
+		}
+	}
+	return nil
+}
+func (u opUsers) ExampleClientID() string { return "service" }
+
+// opStorage can publish a key in its JWKS other than the one it signs with.
+type opStorage struct {
+	*storage.Storage
+	wrongKey atomic.Bool
+}
+
+type pubKey struct {
+	id  string
+	key *rsa.PublicKey
+}
+
+func (k pubKey) ID() string                         { return k.id }
+func (k pubKey) Algorithm() jose.SignatureAlgorithm { return jose.RS256 }
+func (k pubKey) Use() string                        { return "sig" }
+func (k pubKey) Key() any                           { return k.key }
+
+func (s *opStorage) KeySet(ctx context.Context) ([]op.Key, error) {
+	if !s.wrongKey.Load() {
+		return s.Storage.KeySet(ctx)
+	}
+	signing, err := s.SigningKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	other, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	return []op.Key{pubKey{id: signing.ID(), key: &other.PublicKey}}, nil // same kid, other key
+}
+
+type team struct {
+	env   *testenv.Env
+	op    string // the provider's issuer URL
+	clock *jobs.ManualClock
+	st    *opStorage
+}
+
+func startTeam(t *testing.T, allowedDomains ...string) *team {
+	t.Helper()
+	users := opUsers{}
+	for _, u := range []struct{ id, name, email string }{
+		{"u1", "dana", "dana@example.com"}, {"u2", "eve", "eve@elsewhere.org"}, {"u3", "lee", "lee@corp.example"},
+	} {
+		users[u.id] = &storage.User{ID: u.id, Username: u.name, Password: "pw", FirstName: strings.ToUpper(u.name[:1]) + u.name[1:],
+			LastName: "Test", Email: u.email, EmailVerified: true}
+	}
+	clients := map[string]*storage.Client{"agentdesk": storage.WebClient("agentdesk", "s3cret", teamPublicURL+"/auth/callback")}
+	st := &opStorage{Storage: storage.NewStorageWithClients(users, clients)}
+	opSrv := httptest.NewUnstartedServer(nil)
+	issuer := "http://" + opSrv.Listener.Addr().String()
+	opSrv.Config.Handler = exampleop.SetupServer(issuer, st, nil, false)
+	opSrv.Start()
+	t.Cleanup(opSrv.Close)
+
+	t.Setenv("AGENTDESK_OIDC_CLIENT_SECRET", "") // the secret comes in the config here
+	clock := jobs.NewManualClock(time.Now())
+	env := testenv.StartWith(t, server.Config{Clock: clock, PublicURL: teamPublicURL, OIDC: auth.OIDC{
+		PublicURL: teamPublicURL, Issuer: issuer, ClientID: "agentdesk", ClientSecret: "s3cret",
+		Scopes: []string{"openid", "email", "profile"}, AllowedDomains: allowedDomains}})
+	return &team{env: env, op: issuer, clock: clock, st: st}
+}
+
+// invite adds a person to the default project by email, as the local owner would
+// (agentdesk user add).
+func (tm *team) invite(t *testing.T, email, role string) {
+	t.Helper()
+	if _, err := tm.env.Service.AddMember(context.Background(), auth.Owner(tm.env.Project.ID),
+		service.AddMemberInput{Email: email, Role: role}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// browser is a client with a cookie jar that reaches the server at teamPublicURL and
+// stops before following a redirect to the server's /auth/callback.
+func (tm *team) browser(t *testing.T) *http.Client {
+	jar, _ := cookiejar.New(nil)
+	addr := strings.TrimPrefix(tm.env.URL, "http://")
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
+		if a == "agentdesk.test:80" {
+			a = addr
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, a)
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Jar: jar, Transport: tr, Timeout: 30 * time.Second,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if req.URL.Host == "agentdesk.test" {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		}}
+}
+
+func send(t *testing.T, c *http.Client, method, u string, form url.Values) *http.Response {
+	t.Helper()
+	var resp *http.Response
+	var err error
+	if form != nil {
+		resp, err = c.PostForm(u, form)
+	} else {
+		req, _ := http.NewRequest(method, u, nil)
+		resp, err = c.Do(req)
+	}
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, u, err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// toCallback signs in at the provider as username and returns the URL the provider
+// sends the browser back to (the server's /auth/callback?code=...&state=...).
+// editAuth may change the authorization request on its way to the provider.
+func (tm *team) toCallback(t *testing.T, c *http.Client, username string, editAuth func(q url.Values)) *url.URL {
+	t.Helper()
+	noFollow := *c
+	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp := send(t, &noFollow, "GET", teamPublicURL+"/login", nil)
+	if resp.StatusCode != http.StatusFound {
+		t.Fatalf("/login: %d, want 302", resp.StatusCode)
+	}
+	authURL, _ := url.Parse(resp.Header.Get("Location"))
+	q := authURL.Query()
+	if q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" || q.Get("state") == "" || q.Get("nonce") == "" {
+		t.Fatalf("authorization request lacks PKCE S256, state or nonce: %s", authURL)
+	}
+	if editAuth != nil {
+		editAuth(q)
+		authURL.RawQuery = q.Encode()
+	}
+	resp = send(t, c, "GET", authURL.String(), nil) // ends at the provider's login page
+	id := resp.Request.URL.Query().Get("authRequestID")
+	if resp.StatusCode != http.StatusOK || id == "" {
+		t.Fatalf("provider's login page: %d at %s", resp.StatusCode, resp.Request.URL)
+	}
+	resp = send(t, c, "POST", tm.op+"/login/username", url.Values{"id": {id}, "username": {username}, "password": {"pw"}})
+	cb, err := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusFound || err != nil || cb.Path != "/auth/callback" {
+		t.Fatalf("provider did not send the browser back: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	return cb
+}
+
+// signIn runs the whole sign-in and returns the session cookie's value.
+func (tm *team) signIn(t *testing.T, c *http.Client, username string) string {
+	t.Helper()
+	resp := send(t, c, "GET", tm.toCallback(t, c, username, nil).String(), nil)
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/" {
+		t.Fatalf("callback: %d to %q, want 302 to /", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "agentdesk_session" {
+			if !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode || ck.Path != "/" || ck.Secure {
+				t.Fatalf("session cookie attributes: %+v", ck)
+			}
+			return ck.Value
+		}
+	}
+	t.Fatalf("no session cookie in %v", resp.Header["Set-Cookie"])
+	return ""
+}
+
+// withCookie is a request sent with the session cookie, as the browser's page would:
+// from the public origin, with the CSRF token when csrf is set.
+func withCookie(r testenv.Request, cookie, csrf string) testenv.Request {
+	h := http.Header{"Cookie": {"agentdesk_session=" + cookie}, "Origin": {teamPublicURL}}
+	if csrf != "" {
+		h.Set("X-CSRF-Token", csrf)
+	}
+	for k, v := range r.Header {
+		h[k] = v
+	}
+	r.Header = h
+	return r
+}
+
+type meBody struct {
+	Via  string
+	User *struct {
+		ID          int64
+		Email, Name string
+	}
+	Project     struct{ ID, Name string }
+	Scopes      []string
+	Memberships []struct{ ProjectID, ProjectName, Role string }
+	CSRFToken   string
+}
+
+func (tm *team) me(t *testing.T, r testenv.Request) (int, meBody) {
+	t.Helper()
+	r.Method, r.Path = "GET", "/api/me"
+	resp := tm.env.Do(t, r)
+	var m meBody
+	if resp.Status == http.StatusOK {
+		resp.JSON(t, &m)
+	}
+	return resp.Status, m
+}
+
+// TestTeamSignIn: an invited person signs in through the provider, acts with the
+// cookie (changes need the CSRF token and the public origin), and signs out, which
+// closes their open event stream with 4401.
+func TestTeamSignIn(t *testing.T) {
+	tm := startTeam(t)
+	tm.invite(t, "dana@example.com", model.RoleMember)
+	c := tm.browser(t)
+	cookie := tm.signIn(t, c, "dana")
+
+	status, m := tm.me(t, withCookie(testenv.Request{}, cookie, ""))
+	if status != http.StatusOK || m.Via != "session" || m.User == nil || m.User.Email != "dana@example.com" || m.User.Name != "Dana Test" ||
+		m.Project.ID != tm.env.Project.ID || m.CSRFToken == "" || len(m.Memberships) != 1 || m.Memberships[0].Role != "member" {
+		t.Fatalf("/api/me: %d %+v", status, m)
+	}
+	csrf := m.CSRFToken
+
+	create := testenv.Request{Method: "POST", Path: "/api/tasks", Body: `{"summary":"by Dana"}`}
+	for _, tc := range []struct {
+		name   string
+		req    testenv.Request
+		status int
+	}{
+		{"no CSRF token", withCookie(create, cookie, ""), http.StatusForbidden},
+		{"wrong CSRF token", withCookie(create, cookie, "nope"), http.StatusForbidden},
+		{"foreign Origin", withCookie(testenv.Request{Method: "POST", Path: "/api/tasks", Body: `{"summary":"x"}`,
+			Header: http.Header{"Origin": {"http://evil.example"}}}, cookie, csrf), http.StatusForbidden},
+		{"GraphQL over GET", withCookie(testenv.Request{Method: "GET", Path: "/graphql?query=%7Bme%7D"}, cookie, csrf), http.StatusForbidden},
+		{"CSRF token and origin", withCookie(create, cookie, csrf), http.StatusCreated},
+		{"Sec-Fetch-Site instead of Origin", testenv.Request{Method: "POST", Path: "/api/tasks", Body: `{"summary":"y"}`,
+			Header: http.Header{"Cookie": {"agentdesk_session=" + cookie}, "X-Csrf-Token": {csrf}, "Sec-Fetch-Site": {"same-origin"}}}, http.StatusCreated},
+		{"a bearer token needs neither", testenv.Request{Method: "POST", Path: "/api/tasks", Body: `{"summary":"z"}`,
+			Token: tm.env.Token(t, tm.env.Project.ID, auth.TaskWrite, auth.TaskRead)}, http.StatusCreated},
+	} {
+		if r := tm.env.Do(t, tc.req); r.Status != tc.status {
+			t.Errorf("%s: %d %s, want %d", tc.name, r.Status, r.Body, tc.status)
+		}
+	}
+	// GraphQL with the cookie: POST with a JSON body and the CSRF token.
+	gql := withCookie(testenv.Request{Method: "POST", Path: "/graphql", Body: `{"query":"{ tasks { id } }"}`}, cookie, csrf)
+	if r := tm.env.Do(t, gql); r.Status != http.StatusOK || strings.Contains(string(r.Body), `"errors"`) {
+		t.Errorf("GraphQL with the cookie: %d %s", r.Status, r.Body)
+	}
+
+	// Sign out: the open stream closes with 4401, the cookie is cleared and refused.
+	conn := dialWithCookie(t, tm, cookie)
+	logout := withCookie(testenv.Request{Method: "POST", Path: "/logout", Header: http.Header{"Accept": {"application/json"}}}, cookie, "")
+	if r := tm.env.Do(t, logout); r.Status != http.StatusForbidden {
+		t.Fatalf("logout without CSRF token: %d %s", r.Status, r.Body)
+	}
+	logout.Header.Set("X-CSRF-Token", csrf)
+	r := tm.env.Do(t, logout)
+	var out struct{ Redirect string }
+	r.JSON(t, &out)
+	if r.Status != http.StatusOK || !strings.HasPrefix(out.Redirect, tm.op+"/end_session?") || !strings.Contains(r.Header.Get("Set-Cookie"), "Max-Age=0") {
+		t.Fatalf("logout: %d %s %v", r.Status, r.Body, r.Header["Set-Cookie"])
+	}
+	expectClose(t, conn, "signed out")
+	if status, _ := tm.me(t, withCookie(testenv.Request{}, cookie, "")); status != http.StatusUnauthorized {
+		t.Fatalf("signed-out cookie: %d, want 401", status)
+	}
+}
+
+func dialWithCookie(t *testing.T, tm *team, cookie string) *websocket.Conn {
+	t.Helper()
+	h := http.Header{"Cookie": {"agentdesk_session=" + cookie}, "Origin": {teamPublicURL}}
+	conn, resp, err := websocket.DefaultDialer.Dial(strings.Replace(tm.env.URL, "http://", "ws://", 1)+"/api/events", h)
+	if err != nil {
+		status := 0
+		if resp != nil {
+			status = resp.StatusCode
+		}
+		t.Fatalf("dial /api/events with the cookie: %v (%d)", err, status)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// expectClose reads until the socket closes, which must be 4401 with reason.
+func expectClose(t *testing.T, conn *websocket.Conn, reason string) {
+	t.Helper()
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // a bound for a broken test, not a timing assertion
+	for {
+		_, _, err := conn.ReadMessage()
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			if ce.Code != 4401 || !strings.Contains(ce.Text, reason) {
+				t.Fatalf("closed with %d %q, want 4401 saying %q", ce.Code, ce.Text, reason)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+	}
+}
