@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -343,5 +344,192 @@ func expectClose(t *testing.T, conn *websocket.Conn, reason string) {
 		if err != nil {
 			t.Fatalf("stream: %v", err)
 		}
+	}
+}
+
+// callbackStatus follows the provider's redirect to the server's callback and returns
+// the status and page.
+func callbackStatus(t *testing.T, c *http.Client, cb *url.URL) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", cb.String(), nil)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	_, _ = io.Copy(&b, resp.Body)
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "agentdesk_session" && ck.Value != "" && resp.StatusCode != http.StatusFound {
+			t.Errorf("a refused sign-in set a session cookie")
+		}
+	}
+	return resp.StatusCode, b.String()
+}
+
+// TestTeamSignInRefusals: what the callback must refuse, each against the real provider.
+func TestTeamSignInRefusals(t *testing.T) {
+	tm := startTeam(t, "corp.example")
+	tm.invite(t, "dana@example.com", model.RoleMember)
+
+	t.Run("wrong state", func(t *testing.T) {
+		c := tm.browser(t)
+		cb := tm.toCallback(t, c, "dana", nil)
+		q := cb.Query()
+		q.Set("state", auth.RandomString(43))
+		cb.RawQuery = q.Encode()
+		if status, page := callbackStatus(t, c, cb); status != http.StatusUnauthorized || !strings.Contains(page, "unknown or was already used") {
+			t.Fatalf("%d %s", status, page)
+		}
+	})
+	t.Run("replayed callback and code", func(t *testing.T) {
+		c := tm.browser(t)
+		cb := tm.toCallback(t, c, "dana", nil)
+		if status, page := callbackStatus(t, c, cb); status != http.StatusFound {
+			t.Fatalf("first use: %d %s", status, page)
+		}
+		if status, page := callbackStatus(t, c, cb); status != http.StatusUnauthorized || !strings.Contains(page, "already used") {
+			t.Fatalf("same state again: %d %s", status, page)
+		}
+		// The spent code with the state of a new login: the provider refuses it.
+		fresh := tm.toCallback(t, c, "dana", nil)
+		q := fresh.Query()
+		q.Set("code", cb.Query().Get("code"))
+		fresh.RawQuery = q.Encode()
+		if status, page := callbackStatus(t, c, fresh); status != http.StatusUnauthorized || !strings.Contains(page, "did not accept the sign-in code") {
+			t.Fatalf("spent code: %d %s", status, page)
+		}
+	})
+	t.Run("nonce mismatch", func(t *testing.T) {
+		c := tm.browser(t)
+		cb := tm.toCallback(t, c, "dana", func(q url.Values) { q.Set("nonce", "another-login") })
+		if status, page := callbackStatus(t, c, cb); status != http.StatusUnauthorized || !strings.Contains(page, "nonce") {
+			t.Fatalf("%d %s", status, page)
+		}
+	})
+	t.Run("email outside the allowed domains", func(t *testing.T) {
+		c := tm.browser(t)
+		cb := tm.toCallback(t, c, "eve", nil)
+		if status, page := callbackStatus(t, c, cb); status != http.StatusForbidden || !strings.Contains(page, "eve@elsewhere.org is not invited") {
+			t.Fatalf("%d %s", status, page)
+		}
+	})
+	t.Run("allowed domain joins as member", func(t *testing.T) {
+		c := tm.browser(t)
+		cookie := tm.signIn(t, c, "lee")
+		status, m := tm.me(t, withCookie(testenv.Request{}, cookie, ""))
+		if status != http.StatusOK || m.User == nil || m.User.Email != "lee@corp.example" || len(m.Memberships) != 1 || m.Memberships[0].Role != model.RoleMember {
+			t.Fatalf("%d %+v", status, m)
+		}
+	})
+	t.Run("expired ID token", func(t *testing.T) {
+		// The server's clock is two hours on: the provider's one-hour ID token is
+		// expired by the time the callback checks it.
+		tm.clock.Advance(2 * time.Hour)
+		c := tm.browser(t)
+		cb := tm.toCallback(t, c, "dana", nil)
+		if status, page := callbackStatus(t, c, cb); status != http.StatusUnauthorized || !strings.Contains(page, "expired") {
+			t.Fatalf("%d %s", status, page)
+		}
+	})
+}
+
+// TestTeamWronglySignedIDToken: the provider's JWKS holds another key under the signing
+// key's id, so the ID token's signature does not verify.
+func TestTeamWronglySignedIDToken(t *testing.T) {
+	tm := startTeam(t)
+	tm.invite(t, "dana@example.com", model.RoleMember)
+	tm.st.wrongKey.Store(true)
+	c := tm.browser(t)
+	cb := tm.toCallback(t, c, "dana", nil)
+	if status, page := callbackStatus(t, c, cb); status != http.StatusUnauthorized || !strings.Contains(page, "signature") {
+		t.Fatalf("%d %s", status, page)
+	}
+}
+
+// TestTeamCookies: a tampered, idle-expired, too old or signed-out cookie is refused;
+// a removed member's stream closes; /api/me answers every credential kind.
+func TestTeamCookies(t *testing.T) {
+	tm := startTeam(t)
+	tm.invite(t, "dana@example.com", model.RoleMember)
+	cookie := tm.signIn(t, tm.browser(t), "dana")
+	get := func(cookie string) int {
+		status, _ := tm.me(t, withCookie(testenv.Request{}, cookie, ""))
+		return status
+	}
+	if get(cookie) != http.StatusOK {
+		t.Fatal("fresh cookie refused")
+	}
+	tampered := []byte(cookie)
+	tampered[5] ^= 1
+	if s := get(string(tampered)); s != http.StatusUnauthorized {
+		t.Errorf("tampered cookie: %d", s)
+	}
+	if s := get(cookie + "x"); s != http.StatusUnauthorized {
+		t.Errorf("lengthened cookie: %d", s)
+	}
+
+	// A removed member loses their open stream.
+	live := tm.signIn(t, tm.browser(t), "dana")
+	conn := dialWithCookie(t, tm, live)
+	_, m := tm.me(t, withCookie(testenv.Request{}, live, ""))
+	if err := tm.env.Service.RemoveMember(context.Background(), auth.Owner(tm.env.Project.ID), m.User.ID); err != nil {
+		t.Fatal(err)
+	}
+	expectClose(t, conn, "no longer a member")
+	if s := get(live); s != http.StatusForbidden {
+		t.Errorf("removed member's session: %d, want 403", s)
+	}
+
+	// Used every 6 days, a session lives 30 days; unused for 7, it ends. (The clock
+	// moves only for the server, so every sign-in happens before it does.)
+	tm.invite(t, "dana@example.com", model.RoleMember) // back in the project
+	if s := get(cookie); s != http.StatusOK {
+		t.Fatalf("re-invited member's session: %d", s)
+	}
+	idle := tm.signIn(t, tm.browser(t), "dana")
+	for i := range 4 {
+		tm.clock.Advance(6 * 24 * time.Hour)
+		if s := get(cookie); s != http.StatusOK {
+			t.Fatalf("session used within a week refused: %d", s)
+		}
+		if i != 1 {
+			continue
+		}
+		if s := get(idle); s != http.StatusUnauthorized {
+			t.Errorf("session unused for 12 days: %d", s)
+		}
+	}
+	tm.clock.Advance(6 * 24 * time.Hour) // 30 days old
+	if s := get(cookie); s != http.StatusUnauthorized {
+		t.Errorf("30-day-old session: %d", s)
+	}
+
+	// /api/me for the other credentials.
+	tok := tm.env.Token(t, tm.env.Project.ID, auth.TaskRead)
+	if status, m := tm.me(t, testenv.Request{Token: tok}); status != http.StatusOK || m.Via != "token" || m.User != nil || m.CSRFToken != "" || m.Project.ID != tm.env.Project.ID {
+		t.Errorf("token: %d %+v", status, m)
+	}
+	tm.env.Agent(t, tm.env.Project.ID, "builder")
+	h := tm.env.AgentHeaders(t, tm.env.Project.ID, "builder")
+	h.Set("X-Agentdesk-Project", tm.env.Project.ID)
+	if status, m := tm.me(t, testenv.Request{Header: h}); status != http.StatusOK || m.Via != "agent" || m.User != nil {
+		t.Errorf("agent: %d %+v", status, m)
+	}
+	desk, err := tm.env.Service.StartDesktopSession(context.Background(), auth.Owner(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, m := tm.me(t, testenv.Request{Token: desk.Token}); status != http.StatusOK || m.Via != "desktop" {
+		t.Errorf("desktop: %d %+v", status, m)
+	}
+}
+
+// TestTeamNeedsPublicURL: team mode without a public URL does not start.
+func TestTeamNeedsPublicURL(t *testing.T) {
+	_, err := server.Start(context.Background(), server.Config{DataDir: t.TempDir(), Addr: "127.0.0.1:0",
+		OIDC: auth.OIDC{Issuer: "http://127.0.0.1:1", ClientID: "agentdesk"}})
+	if err == nil || !strings.Contains(err.Error(), "--public-url") {
+		t.Fatalf("started without a public URL: %v", err)
 	}
 }
