@@ -11,6 +11,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -292,6 +293,17 @@ func TestTeamSignIn(t *testing.T) {
 	gql := withCookie(testenv.Request{Method: "POST", Path: "/graphql", Body: `{"query":"{ tasks { id } }"}`}, cookie, csrf)
 	if r := tm.env.Do(t, gql); r.Status != http.StatusOK || strings.Contains(string(r.Body), `"errors"`) {
 		t.Errorf("GraphQL with the cookie: %d %s", r.Status, r.Body)
+	}
+
+	// What the person does is theirs in the activity trail.
+	acts, err := tm.env.Service.Activity(context.Background(), auth.Owner(tm.env.Project.ID), service.ActivityInput{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(acts, func(a model.Activity) bool {
+		return a.ActorKind == "user" && a.Actor == "Dana Test" && a.Action == "task.created"
+	}) {
+		t.Errorf("no task.created by Dana Test in the activity trail: %+v", acts)
 	}
 
 	// Sign out: the open stream closes with 4401, the cookie is cleared and refused.
