@@ -107,7 +107,6 @@ func startTeam(t *testing.T, allowedDomains ...string) *team {
 	opSrv.Start()
 	t.Cleanup(opSrv.Close)
 
-	t.Setenv("AGENTDESK_OIDC_CLIENT_SECRET", "") // the secret comes in the config here
 	clock := jobs.NewManualClock(time.Now())
 	env := testenv.StartWith(t, server.Config{Clock: clock, PublicURL: teamPublicURL, OIDC: auth.OIDC{
 		PublicURL: teamPublicURL, Issuer: issuer, ClientID: "agentdesk", ClientSecret: "s3cret",
@@ -391,6 +390,13 @@ func TestTeamSignInRefusals(t *testing.T) {
 		q.Set("state", auth.RandomString(43))
 		cb.RawQuery = q.Encode()
 		if status, page := callbackStatus(t, c, cb); status != http.StatusUnauthorized || !strings.Contains(page, "unknown or was already used") {
+			t.Fatalf("%d %s", status, page)
+		}
+	})
+	t.Run("callback in another browser", func(t *testing.T) {
+		cb := tm.toCallback(t, tm.browser(t), "dana", nil)
+		other := tm.browser(t)
+		if status, page := callbackStatus(t, other, cb); status != http.StatusUnauthorized || !strings.Contains(page, "another browser") {
 			t.Fatalf("%d %s", status, page)
 		}
 	})
