@@ -78,6 +78,9 @@ func (h *teamHandler) login(c *gin.Context) {
 		signInFailed(c, err)
 		return
 	}
+	// The state goes in a cookie too, so that only the browser that began the sign-in
+	// can finish it: a callback link made by someone else signs nobody in as them.
+	http.SetCookie(c.Writer, h.loginCookie(state, int(service.LoginMaxAge.Seconds())))
 	c.Header("Cache-Control", "no-store")
 	c.Redirect(http.StatusFound, h.oauth2Config(p).AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)))
 }
@@ -95,6 +98,11 @@ func (h *teamHandler) callback(c *gin.Context) {
 	nonce, verifier, err := h.svc.TakeLogin(ctx, q.Get("state"))
 	if err != nil {
 		signInFailed(c, err)
+		return
+	}
+	http.SetCookie(c.Writer, h.loginCookie("", -1))
+	if ck, err := c.Request.Cookie(h.loginCookie("", 0).Name); err != nil || ck.Value != q.Get("state") {
+		signInFailed(c, errs.Unauth("this sign-in was begun in another browser (or its cookie was lost); sign in again at /login"))
 		return
 	}
 	p, err := h.discover(ctx)
@@ -183,6 +191,16 @@ func identity(ctx context.Context, p *oidc.Provider, idt *oidc.IDToken, tok *oau
 // Secure (and __Host-) when the public URL is https. maxAge < 0 deletes it.
 func (h *teamHandler) cookie(value string, maxAge int) *http.Cookie {
 	return &http.Cookie{Name: h.cfg.SessionCookie(), Value: value, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, Secure: h.cfg.Secure(), SameSite: http.SameSiteLaxMode}
+}
+
+// loginCookie holds the state of the browser's sign-in under way.
+func (h *teamHandler) loginCookie(state string, maxAge int) *http.Cookie {
+	name := "agentdesk_login"
+	if h.cfg.Secure() {
+		name = "__Host-" + name
+	}
+	return &http.Cookie{Name: name, Value: state, Path: "/", MaxAge: maxAge,
 		HttpOnly: true, Secure: h.cfg.Secure(), SameSite: http.SameSiteLaxMode}
 }
 
