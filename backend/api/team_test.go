@@ -551,3 +551,44 @@ func TestTeamNeedsPublicURL(t *testing.T) {
 		t.Fatalf("started without a public URL: %v", err)
 	}
 }
+
+// TestTeamRolesAndProjects: a session acts in one project at a time (the header or the
+// path; by default the first membership) with its role's scopes there; an owner's
+// session manages owners.
+func TestTeamRolesAndProjects(t *testing.T) {
+	tm := startTeam(t)
+	tm.invite(t, "dana@example.com", model.RoleOwner)
+	side := tm.env.NewProject(t, "Side")
+	if _, err := tm.env.Service.AddMember(context.Background(), auth.Owner(side.ID),
+		service.AddMemberInput{Email: "dana@example.com", Role: model.RoleViewer}); err != nil {
+		t.Fatal(err)
+	}
+	other := tm.env.NewProject(t, "Not hers")
+	cookie := tm.signIn(t, tm.browser(t), "dana")
+	status, m := tm.me(t, withCookie(testenv.Request{}, cookie, ""))
+	if status != http.StatusOK || m.Project.ID != tm.env.Project.ID || len(m.Memberships) != 2 || !slices.Contains(m.Scopes, auth.Admin) {
+		t.Fatalf("default project: %d %+v", status, m)
+	}
+	csrf := m.CSRFToken
+
+	inSide := http.Header{"X-Agentdesk-Project": {side.ID}}
+	status, m = tm.me(t, withCookie(testenv.Request{Header: inSide}, cookie, ""))
+	if status != http.StatusOK || m.Project.ID != side.ID || strings.Join(m.Scopes, ",") != "messaging:read,task:read" {
+		t.Fatalf("in Side: %d %+v", status, m)
+	}
+	for _, tc := range []struct {
+		name   string
+		req    testenv.Request
+		status int
+	}{
+		{"viewer cannot create a task", withCookie(testenv.Request{Method: "POST", Path: "/api/tasks", Body: `{"summary":"s"}`, Header: inSide}, cookie, csrf), http.StatusForbidden},
+		{"viewer reads by path", withCookie(testenv.Request{Method: "GET", Path: "/api/projects/" + side.ID + "/tasks"}, cookie, ""), http.StatusOK},
+		{"not a member by header", withCookie(testenv.Request{Method: "GET", Path: "/api/tasks", Header: http.Header{"X-Agentdesk-Project": {other.ID}}}, cookie, ""), http.StatusForbidden},
+		{"owner adds an owner", withCookie(testenv.Request{Method: "POST", Path: "/graphql",
+			Body: `{"query":"mutation { addMember(email: \"sam@example.com\", role: owner) { role } }"}`}, cookie, csrf), http.StatusOK},
+	} {
+		if r := tm.env.Do(t, tc.req); r.Status != tc.status || strings.Contains(string(r.Body), `"errors"`) {
+			t.Errorf("%s: %d %s, want %d", tc.name, r.Status, r.Body, tc.status)
+		}
+	}
+}
