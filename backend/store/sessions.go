@@ -61,7 +61,7 @@ type Membership struct {
 // Memberships lists the projects of a user, in the order the user joined them.
 func (r Reader) Memberships(ctx context.Context, userID int64) ([]Membership, error) {
 	rows, err := r.query(ctx, `SELECT m.project_id, p.name, m.role FROM project_members m JOIN projects p ON p.id = m.project_id
-		WHERE m.user_id = ? ORDER BY m.created_at, m.project_id`, userID)
+		WHERE m.user_id = ? ORDER BY m.created_at, m.rowid`, userID)
 	if err != nil {
 		return nil, err
 	}
