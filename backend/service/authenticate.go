@@ -53,10 +53,8 @@ type Credentials struct {
 	Session string
 	Project string
 	// What a cookie-authenticated request must show (checkCookieRequest): the method,
-	// the body's Content-Type, the X-CSRF-Token, Origin and Sec-Fetch-Site headers, and
-	// whether it is a WebSocket (GraphQL subscriptions, the event stream).
+	// the body's Content-Type, and the X-CSRF-Token, Origin and Sec-Fetch-Site headers.
 	Method, ContentType, CSRFToken, Origin, FetchSite string
-	WebSocket                                         bool
 }
 
 // Authenticate finds who is calling, for every interface: it reads the credential the

@@ -205,11 +205,12 @@ func (s *Service) firstSignIn(ctx context.Context, tx *store.Tx, id Identity, em
 	return userID, tx.AppendEvent(ctx, project, EventMemberAdded, m, now)
 }
 
+// truncate cuts s to at most n bytes, dropping a character cut in two.
 func truncate(s string, n int) string {
-	for len(s) > n {
-		s = s[:len(s)-1]
+	if len(s) <= n {
+		return s
 	}
-	return strings.ToValidUTF8(s, "")
+	return strings.ToValidUTF8(s[:n], "")
 }
 
 // sessionPrincipal is the principal of a live session cookie value, acting in
@@ -293,7 +294,7 @@ func (s *Service) checkSession(ctx context.Context, p *auth.Principal) error {
 // as POST with a JSON body; a change (POST, PUT, PATCH, DELETE) only with the session's
 // X-CSRF-Token and from the server's own origin. Bearer tokens never need this.
 func (s *Service) checkCookieRequest(c Credentials, p *auth.Principal) error {
-	if c.Where == WhereGraphQL && !c.WebSocket {
+	if c.Where == WhereGraphQL { // (GraphQL over WebSocket reads no cookie at all)
 		mt, _, _ := mime.ParseMediaType(c.ContentType)
 		if c.Method != http.MethodPost || mt != "application/json" {
 			return errs.Forbid("GraphQL with a session cookie takes POST with a JSON body only")
