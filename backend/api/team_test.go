@@ -93,11 +93,15 @@ type team struct {
 func startTeam(t *testing.T, allowedDomains ...string) *team {
 	t.Helper()
 	users := opUsers{}
-	for _, u := range []struct{ id, name, email string }{
-		{"u1", "dana", "dana@example.com"}, {"u2", "eve", "eve@elsewhere.org"}, {"u3", "lee", "lee@corp.example"},
+	for _, u := range []struct {
+		id, name, email string
+		verified        bool
+	}{
+		{"u1", "dana", "dana@example.com", true}, {"u2", "eve", "eve@elsewhere.org", true}, {"u3", "lee", "lee@corp.example", true},
+		{"u4", "dana2", "dana@example.com", true}, // another account claiming Dana's email
 	} {
 		users[u.id] = &storage.User{ID: u.id, Username: u.name, Password: "pw", FirstName: strings.ToUpper(u.name[:1]) + u.name[1:],
-			LastName: "Test", Email: u.email, EmailVerified: true}
+			LastName: "Test", Email: u.email, EmailVerified: u.verified}
 	}
 	clients := map[string]*storage.Client{"agentdesk": storage.WebClient("agentdesk", "s3cret", teamPublicURL+"/auth/callback")}
 	st := &opStorage{Storage: storage.NewStorageWithClients(users, clients)}
@@ -429,6 +433,14 @@ func TestTeamSignInRefusals(t *testing.T) {
 		c := tm.browser(t)
 		cb := tm.toCallback(t, c, "eve", nil)
 		if status, page := callbackStatus(t, c, cb); status != http.StatusForbidden || !strings.Contains(page, "eve@elsewhere.org is not invited") {
+			t.Fatalf("%d %s", status, page)
+		}
+	})
+	t.Run("invitation already taken by another account", func(t *testing.T) {
+		tm.signIn(t, tm.browser(t), "dana") // links the invitation to Dana's account
+		c := tm.browser(t)
+		cb := tm.toCallback(t, c, "dana2", nil)
+		if status, page := callbackStatus(t, c, cb); status != http.StatusForbidden || !strings.Contains(page, "already signs in with another account") {
 			t.Fatalf("%d %s", status, page)
 		}
 	})
