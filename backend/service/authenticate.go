@@ -15,15 +15,16 @@ import (
 type Where string
 
 const (
-	// WhereREST is /api outside /api/vector: platform tokens, and agents (their headers
-	// with the project of the path).
+	// WhereREST is /api outside /api/vector: platform tokens, agents (their headers
+	// with the project of the path), and in team mode session cookies.
 	WhereREST Where = "rest"
 	// WhereVector is /api/vector: data tokens only.
 	WhereVector Where = "vector"
-	// WhereGraphQL is /graphql, over HTTP or WebSocket: platform tokens only.
+	// WhereGraphQL is /graphql, over HTTP or WebSocket: platform tokens, and in team
+	// mode session cookies over HTTP (POST with a JSON body only).
 	WhereGraphQL Where = "graphql"
-	// WhereEvents is /api/events: platform tokens (header or ?access_token=), and agents
-	// (their headers with ?project_id=).
+	// WhereEvents is /api/events: platform tokens (header or ?access_token=), agents
+	// (their headers with ?project_id=), and in team mode session cookies.
 	WhereEvents Where = "events"
 	// WhereCallback is /api/agent_callback: agents only (the project from the body).
 	WhereCallback Where = "callback"
@@ -59,8 +60,9 @@ type Credentials struct {
 
 // Authenticate finds who is calling, for every interface: it reads the credential the
 // request presents (Authorization header first, then a token given elsewhere, then the
-// agent headers where agents may come), checks it, and checks that it is accepted at
-// c.Where. Errors are unauthenticated (no, wrong, revoked or expired credentials) or
+// agent headers where agents may come, then the session cookie), checks it, and checks
+// that it is accepted at c.Where; a cookie must also pass the CSRF rules
+// (checkCookieRequest). Errors are unauthenticated (no, wrong, revoked or expired credentials) or
 // forbidden (a valid credential of the wrong kind for the place), and say which.
 func (s *Service) Authenticate(ctx context.Context, c Credentials) (*auth.Principal, error) {
 	p, err := s.credentialOf(ctx, c)

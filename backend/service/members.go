@@ -16,7 +16,7 @@ import (
 
 // Members: the users of a project and their roles. A role bounds what its user may do:
 // RoleScopes maps it to the scopes a session of that user holds, so that a browser
-// session (a later issue) never does more than its role allows.
+// session (team mode, team.go) never does more than its role allows.
 //
 // Rules, all here:
 //   - listing members needs any platform scope of the project (every role has one);
