@@ -141,6 +141,11 @@ func (h *teamHandler) callback(c *gin.Context) {
 		signInFailed(c, err)
 		return
 	}
+	if old, err := c.Request.Cookie(h.cfg.SessionCookie()); err == nil {
+		if err := h.svc.Replaced(ctx, old.Value); err != nil {
+			slog.Warn("sign-in: end the replaced session", "err", err)
+		}
+	}
 	http.SetCookie(c.Writer, h.cookie(value, int(service.SessionMaxAge.Seconds())))
 	c.Header("Cache-Control", "no-store")
 	c.Redirect(http.StatusFound, "/")

@@ -444,6 +444,17 @@ func TestTeamSignInRefusals(t *testing.T) {
 			t.Fatalf("%d %s", status, page)
 		}
 	})
+	t.Run("signing in again ends the browser's old session", func(t *testing.T) {
+		c := tm.browser(t)
+		first := tm.signIn(t, c, "dana")
+		second := tm.signIn(t, c, "dana")
+		if s, _ := tm.me(t, withCookie(testenv.Request{}, first, "")); s != http.StatusUnauthorized {
+			t.Errorf("replaced session: %d, want 401", s)
+		}
+		if s, _ := tm.me(t, withCookie(testenv.Request{}, second, "")); s != http.StatusOK {
+			t.Errorf("new session: %d", s)
+		}
+	})
 	t.Run("allowed domain joins as member", func(t *testing.T) {
 		c := tm.browser(t)
 		cookie := tm.signIn(t, c, "lee")

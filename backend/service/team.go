@@ -347,6 +347,24 @@ func (s *Service) EndSession(ctx context.Context, p *auth.Principal) error {
 	})
 }
 
+// Replaced ends the session of a cookie value, if it is one: a browser that signs in
+// again keeps only its new session.
+func (s *Service) Replaced(ctx context.Context, value string) error {
+	sess, err := s.store.Read().SessionByHash(ctx, auth.HashToken(value))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return internal("look up session", err)
+	}
+	return s.store.Write(ctx, func(tx *store.Tx) error {
+		if err := tx.EndSession(ctx, sess.ID, s.clock()); err != nil {
+			return internal("end session", err)
+		}
+		return nil
+	})
+}
+
 // Me describes the caller: GET /api/me.
 type Me struct {
 	Via         string             `json:"via"`
