@@ -142,7 +142,7 @@ func (h *teamHandler) callback(c *gin.Context) {
 		return
 	}
 	if old, err := c.Request.Cookie(h.cfg.SessionCookie()); err == nil {
-		if err := h.svc.Replaced(ctx, old.Value); err != nil {
+		if err := h.svc.EndReplacedSession(ctx, old.Value); err != nil {
 			slog.Warn("sign-in: end the replaced session", "err", err)
 		}
 	}

@@ -347,9 +347,9 @@ func (s *Service) EndSession(ctx context.Context, p *auth.Principal) error {
 	})
 }
 
-// Replaced ends the session of a cookie value, if it is one: a browser that signs in
-// again keeps only its new session.
-func (s *Service) Replaced(ctx context.Context, value string) error {
+// EndReplacedSession ends the session of a cookie value, if it is one: a browser that
+// signs in again keeps only its new session.
+func (s *Service) EndReplacedSession(ctx context.Context, value string) error {
 	sess, err := s.store.Read().SessionByHash(ctx, auth.HashToken(value))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
