@@ -26,18 +26,20 @@ const (
 )
 
 // credentials reads what a request presents, for Service.Authenticate to decide: the
-// Authorization header, the agent headers with the path's {projectId} (if any), and the
-// web UI's client header.
-func credentials(c *gin.Context, where service.Where) service.Credentials {
-	return service.Credentials{Where: where, Authorization: c.GetHeader("Authorization"),
+// Authorization header, the agent headers with the path's {projectId} (if any), the
+// web UI's client header, and in team mode the session cookie.
+func credentials(svc *service.Service, c *gin.Context, where service.Where) service.Credentials {
+	creds := service.Credentials{Where: where, Authorization: c.GetHeader("Authorization"),
 		AgentDigest: c.GetHeader(HeaderTaskAuthorization), AgentName: c.GetHeader(HeaderAgentName),
 		ProjectID: c.Param("projectId"), Client: c.GetHeader(audit.ClientHeader)}
+	svc.ReadSession(&creds, c.Request)
+	return creds
 }
 
 // authenticate is the middleware of the routes that authenticate at where.
 func authenticate(svc *service.Service, where service.Where) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p, err := svc.Authenticate(c.Request.Context(), credentials(c, where))
+		p, err := svc.Authenticate(c.Request.Context(), credentials(svc, c, where))
 		if err != nil {
 			fail(c, err)
 			return

@@ -12,7 +12,7 @@ import (
 func (h tasksHandler) agentCallback(c *gin.Context) error {
 	// Credentials come first: a Bearer token is checked (401 when wrong) and refused for
 	// not being an agent (403); no credentials at all is a 401 before the body is read.
-	creds := credentials(c, service.WhereCallback)
+	creds := credentials(h.svc, c, service.WhereCallback)
 	if creds.Authorization != "" || creds.AgentDigest == "" {
 		if _, err := h.svc.Authenticate(c.Request.Context(), creds); err != nil {
 			return err

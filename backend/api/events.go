@@ -81,7 +81,7 @@ func handshakeRefused(w http.ResponseWriter, _ *http.Request, status int, reason
 // streamPrincipal authenticates the stream: besides the headers, browsers send their
 // token as ?access_token= and agents name their project with ?project_id=.
 func streamPrincipal(c *gin.Context, svc *service.Service) (*auth.Principal, error) {
-	creds := credentials(c, service.WhereEvents)
+	creds := credentials(svc, c, service.WhereEvents)
 	creds.Token, creds.ProjectID = c.Query("access_token"), c.Query("project_id")
 	return svc.Authenticate(c.Request.Context(), creds)
 }

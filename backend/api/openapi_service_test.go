@@ -20,6 +20,13 @@ func oaServiceScenarios() []oaCase {
 			}
 		}
 	}
+	meVia := func(via string) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		return func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+			if v := r.object(t); v["via"] != via || v["user"] != nil || v["csrfToken"] != nil {
+				t.Fatalf("me: %v, want via %s, no user, no csrfToken", v, via)
+			}
+		}
+	}
 	return []oaCase{
 		{name: "backup", method: "GET", path: "/api/backup", auth: "desktop", status: 200, check: sqliteFile},
 		{name: "backup by one project's admin", method: "GET", path: "/api/backup", auth: "admin", status: 403, code: "forbidden"},
@@ -29,5 +36,9 @@ func oaServiceScenarios() []oaCase {
 		{name: "about as admin", method: "GET", path: "/api/about", auth: "admin", status: 200, check: aboutFields(true)},
 		{name: "about with a data token", method: "GET", path: "/api/about", auth: "data", status: 403, code: "forbidden"},
 		{name: "about no credentials", method: "GET", path: "/api/about", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "me", method: "GET", path: "/api/me", auth: "ro", status: 200, check: meVia("token")},
+		{name: "me on the desktop", method: "GET", path: "/api/me", auth: "desktop", status: 200, check: meVia("desktop")},
+		{name: "me with a data token", method: "GET", path: "/api/me", auth: "data", status: 403, code: "forbidden"},
+		{name: "me no credentials", method: "GET", path: "/api/me", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
 	}
 }

@@ -33,6 +33,7 @@ func oaBrokenScenarios() []oaCase {
 		internal("delete done", "DELETE", "/api/tasks/done", "wo", ""),
 		internal("backup", "GET", "/api/backup", "desktop", ""),
 		internal("about", "GET", "/api/about", "ro", ""),
+		internal("me", "GET", "/api/me", "ro", ""),
 		internal("get", "GET", "/api/tasks/1", "ro", ""),
 		internal("delete", "DELETE", "/api/tasks/1", "wo", ""),
 		internal("status", "PUT", "/api/tasks/1/status", "wo", `{"status":"Done"}`),

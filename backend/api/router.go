@@ -58,6 +58,15 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 	bearer.POST("/tasks/:id/respond", handle(tasks.respond))
 	bearer.GET("/backup", backup(svc)) // backup.go
 	bearer.GET("/about", about(svc))
+	r.GET("/api/me", requireAnyCredential(svc), me(svc)) // team.go
+
+	// Team mode: sign-in with OpenID Connect (team.go), only when configured.
+	if svc.OIDC().Enabled() {
+		team := newTeamHandler(svc)
+		r.GET("/login", team.login)
+		r.GET("/auth/callback", team.callback)
+		r.POST("/logout", requireBearer(svc), handle(team.logout))
+	}
 
 	// The event stream authenticates itself: tokens may come in the query for browsers.
 	eventsUpgrader := events.Upgrader(allowedOrigins)

@@ -33,6 +33,7 @@ const (
 	KindToken Kind = "token" // a platform or data token (Bearer)
 	KindOwner Kind = "owner" // the local owner: the CLI, the desktop window
 	KindAgent Kind = "agent" // an agent, by its project's header digest
+	KindUser  Kind = "user"  // a person, by the session cookie of an OpenID Connect sign-in
 )
 
 // Principal is an authenticated caller, bound to one project.
@@ -52,6 +53,12 @@ type Principal struct {
 	// that it still holds: the token's hash (KindToken), the digest presented (KindAgent).
 	TokenHash   []byte
 	AgentDigest string
+	// KindUser: the person, their role in ProjectID, and their session (its hash, and
+	// the CSRF token that cookie-authenticated changes must echo).
+	UserID      int64
+	Role        string
+	SessionHash []byte
+	CSRFToken   string
 }
 
 // Has reports whether the principal holds scope.

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +35,7 @@ Usage:
   agentdesk [--data DIR]                       open the desktop window
   agentdesk --serve [--addr HOST:PORT] [--data DIR] [--log-format text|json] [--synchronous full|normal]
                    [--activity-retention 90d] [--public-url URL]
+                   [--oidc-issuer URL --oidc-client-id ID [--oidc-scopes S] [--oidc-allowed-domains a.com,b.org]]
                                                run the server headless
   agentdesk project create --name N [--namespace NS]
   agentdesk project list                       one JSON object per project: id, name, namespace
@@ -44,6 +46,8 @@ Usage:
   agentdesk agent run --name N [--poll 2s] [--pause 500ms]
                                                the reference agent (reads agent env's variables)
   agentdesk token create --project ID --name N --scopes a,b [--type platform|data] [--expires 90d]
+  agentdesk user add --project ID --email E --role owner|admin|member|viewer
+                                               invite a person (before they first sign in); prints the member
   agentdesk backup --out FILE
   agentdesk version
 
@@ -56,6 +60,10 @@ Every command takes --data DIR (env AGENTDESK_DATA; default %s).
 --addr defaults to env AGENTDESK_ADDR, else %s.
 --public-url (env AGENTDESK_PUBLIC_URL): the address browsers use behind a reverse proxy;
   without it only pages from loopback hosts may open the WebSockets.
+Team mode: people sign in at /login with an OpenID Connect provider (--oidc-issuer, env
+  AGENTDESK_OIDC_ISSUER; --oidc-client-id, env AGENTDESK_OIDC_CLIENT_ID; the client secret
+  only from env AGENTDESK_OIDC_CLIENT_SECRET). It needs --public-url: the provider sends
+  people back to PUBLIC_URL/auth/callback.
 `
 
 // usageError is a bad flag or argument: one line on stderr, exit status 2.
@@ -164,6 +172,10 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	synchronous := fs.String("synchronous", "full", "full (writes survive power loss) or normal (survive a crash only)")
 	activityRetention := fs.String("activity-retention", "90d", "how long the activity trail is kept, e.g. 90d or 720h")
 	publicURL := fs.String("public-url", os.Getenv("AGENTDESK_PUBLIC_URL"), "the URL people type to reach the server (behind a reverse proxy); its pages may open the WebSockets")
+	oidcIssuer := fs.String("oidc-issuer", os.Getenv("AGENTDESK_OIDC_ISSUER"), "team mode: the OpenID Connect provider's issuer URL")
+	oidcClientID := fs.String("oidc-client-id", os.Getenv("AGENTDESK_OIDC_CLIENT_ID"), "team mode: the client id registered at the provider")
+	oidcScopes := fs.String("oidc-scopes", envOr("AGENTDESK_OIDC_SCOPES", "openid email profile"), "team mode: the scopes asked of the provider")
+	oidcDomains := fs.String("oidc-allowed-domains", os.Getenv("AGENTDESK_OIDC_ALLOWED_DOMAINS"), "team mode: email domains whose people join as members on first sign-in (comma list; empty: invited people only)")
 	help := fs.Bool("help", false, "show usage")
 	fs.BoolVar(help, "h", false, "show usage")
 	if err := fs.Parse(args); err != nil {
@@ -203,6 +215,11 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	if err := setEmbedder(&cfg, *embedderURL, *embedderModel); err != nil {
 		return err
 	}
+	oidc, err := oidcConfig(*publicURL, *oidcIssuer, *oidcClientID, *oidcScopes, *oidcDomains)
+	if err != nil {
+		return err
+	}
+	cfg.OIDC = oidc
 	if !*serve {
 		if code := desktop(cfg); code != 0 {
 			return exitStatus(code)
@@ -243,6 +260,8 @@ func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
 		return agentRun(args, stderr)
 	case "token create":
 		return tokenCreate(args, dataDir, stdout)
+	case "user add":
+		return userAdd(args, dataDir, stdout)
 	case "backup":
 		return backup(args, dataDir, stdout)
 	}
@@ -519,4 +538,60 @@ func setEmbedder(cfg *server.Config, rawURL, model string) error {
 	}
 	cfg.EmbedderURL, cfg.EmbedderModel, cfg.EmbedderAPIKey = rawURL, model, os.Getenv("AGENTDESK_EMBEDDER_API_KEY")
 	return nil
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// oidcConfig checks team mode's flags: none (no --oidc-issuer) is a server as before.
+func oidcConfig(publicURL, issuer, clientID, scopes, domains string) (auth.OIDC, error) {
+	if issuer == "" {
+		return auth.OIDC{}, nil
+	}
+	if u, err := url.Parse(issuer); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return auth.OIDC{}, usagef("--oidc-issuer must be the provider's http or https issuer URL, not %q", issuer)
+	}
+	if publicURL == "" {
+		return auth.OIDC{}, usagef("--oidc-issuer needs --public-url (env AGENTDESK_PUBLIC_URL): the provider sends people back to PUBLIC_URL/auth/callback, so register that redirect URI and say the URL here")
+	}
+	if clientID == "" {
+		return auth.OIDC{}, usagef("--oidc-issuer needs --oidc-client-id (env AGENTDESK_OIDC_CLIENT_ID), the client registered at the provider")
+	}
+	o := auth.OIDC{PublicURL: strings.TrimSuffix(publicURL, "/"), Issuer: issuer, ClientID: clientID,
+		ClientSecret: os.Getenv("AGENTDESK_OIDC_CLIENT_SECRET"), Scopes: auth.SplitScopes(scopes)}
+	if !slices.Contains(o.Scopes, "openid") {
+		return auth.OIDC{}, usagef("--oidc-scopes must include openid, got %q", scopes)
+	}
+	for _, d := range strings.Split(domains, ",") {
+		if d = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(d), "@"))); d != "" {
+			o.AllowedDomains = append(o.AllowedDomains, d)
+		}
+	}
+	return o, nil
+}
+
+// userAdd invites a person to a project by email, as the local owner: the way to make
+// the first owner before anyone signs in.
+func userAdd(args []string, dataDir string, stdout io.Writer) error {
+	fs := newFlags("user add", &dataDir)
+	project := fs.String("project", "", "project id")
+	email := fs.String("email", "", "the person's email, as their provider gives it")
+	role := fs.String("role", "", "owner, admin, member or viewer")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := errors.Join(required("project", *project), required("email", *email), required("role", *role)); err != nil {
+		return usagef("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
+		m, err := svc.AddMember(ctx, auth.Owner(*project), service.AddMemberInput{Email: *email, Role: *role})
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(stdout).Encode(m)
+	})
 }

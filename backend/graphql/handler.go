@@ -130,8 +130,13 @@ func Handler(svc *service.Service, token TokenFunc, opts ...Option) http.Handler
 			return
 		}
 		value, err := token(r)
+		if err != nil && r.Header.Get("Authorization") == "" && svc.OIDC().Enabled() {
+			err = nil // no token: a browser session's cookie may do (Authenticate decides)
+		}
 		if err == nil {
-			pr, aerr := authenticate(r.Context(), svc, value)
+			c := service.Credentials{Where: service.WhereGraphQL, Token: value}
+			svc.ReadSession(&c, r)
+			pr, aerr := svc.Authenticate(r.Context(), c)
 			if aerr == nil {
 				ctx, _ := withAgentLoader(WithPrincipal(r.Context(), pr), svc, pr)
 				ctx = platformContext(ctx, r.Header.Get(audit.ClientHeader), svc, pr, true) // activity.go

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/jobs"
 )
 
@@ -37,6 +38,9 @@ type Config struct {
 	// DefaultBodyReadTimeout, plus a second for every 64 KiB the body declares); a
 	// client slower than that is cut off. Negative: no bound.
 	BodyReadTimeout time.Duration
+	// OIDC turns team mode on: people sign in at /login with an OpenID Connect
+	// provider (zero: off, the server works with tokens only).
+	OIDC auth.OIDC
 	// Clock drives the job scheduler and the service's timestamps (default the system
 	// clock); tests inject a jobs.ManualClock.
 	Clock jobs.Clock

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 	"time"
 
@@ -34,6 +35,17 @@ type Server struct {
 // Start opens the database (migrating it), makes sure the default project exists, and
 // starts serving on cfg.Addr. It returns once the server accepts connections.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.OIDC.Enabled() {
+		if cfg.OIDC.PublicURL == "" {
+			cfg.OIDC.PublicURL = strings.TrimSuffix(cfg.PublicURL, "/")
+		}
+		if cfg.OIDC.PublicURL == "" {
+			return nil, errors.New("team mode (--oidc-issuer) needs --public-url: the provider sends people back to PUBLIC_URL/auth/callback")
+		}
+		if cfg.PublicURL == "" {
+			cfg.PublicURL = cfg.OIDC.PublicURL // its pages open the WebSockets
+		}
+	}
 	hub := events.New(events.Options{Retention: cfg.EventRetention})
 	st, err := store.Open(ctx, DBPath(cfg.DataDir), store.Options{OnCommit: hub.Notify, Synchronous: cfg.Synchronous})
 	if err != nil {
@@ -43,7 +55,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Clock != nil {
 		now = cfg.Clock.Now
 	}
-	svc := service.New(st, service.Options{Now: now, Embedder: cfg.Embedder()})
+	svc := service.New(st, service.Options{Now: now, Embedder: cfg.Embedder(), OIDC: cfg.OIDC})
 	hub.Attach(st, svc.CheckCredentials) // streams end when their credential does
 	if err := svc.EnsureDefaultProject(ctx); err != nil {
 		svc.Close()

@@ -15,15 +15,16 @@ import (
 type Where string
 
 const (
-	// WhereREST is /api outside /api/vector: platform tokens, and agents (their headers
-	// with the project of the path).
+	// WhereREST is /api outside /api/vector: platform tokens, agents (their headers
+	// with the project of the path), and in team mode session cookies.
 	WhereREST Where = "rest"
 	// WhereVector is /api/vector: data tokens only.
 	WhereVector Where = "vector"
-	// WhereGraphQL is /graphql, over HTTP or WebSocket: platform tokens only.
+	// WhereGraphQL is /graphql, over HTTP or WebSocket: platform tokens, and in team
+	// mode session cookies over HTTP (POST with a JSON body only).
 	WhereGraphQL Where = "graphql"
-	// WhereEvents is /api/events: platform tokens (header or ?access_token=), and agents
-	// (their headers with ?project_id=).
+	// WhereEvents is /api/events: platform tokens (header or ?access_token=), agents
+	// (their headers with ?project_id=), and in team mode session cookies.
 	WhereEvents Where = "events"
 	// WhereCallback is /api/agent_callback: agents only (the project from the body).
 	WhereCallback Where = "callback"
@@ -47,13 +48,21 @@ type Credentials struct {
 	// Client is the X-Agentdesk-Client header: the web UI says "web", so that its changes
 	// are recorded as made through the UI.
 	Client string
-	// Team mode (issue 18) adds the session cookie here, and one case to credentialOf.
+	// Session is the team mode session cookie's value (issue 18); it counts only when
+	// no Authorization header or token is sent. Project is the X-Agentdesk-Project
+	// header: the project a session acts in (ProjectID, from the path, wins).
+	Session string
+	Project string
+	// What a cookie-authenticated request must show (checkCookieRequest): the method,
+	// the body's Content-Type, and the X-CSRF-Token, Origin and Sec-Fetch-Site headers.
+	Method, ContentType, CSRFToken, Origin, FetchSite string
 }
 
 // Authenticate finds who is calling, for every interface: it reads the credential the
 // request presents (Authorization header first, then a token given elsewhere, then the
-// agent headers where agents may come), checks it, and checks that it is accepted at
-// c.Where. Errors are unauthenticated (no, wrong, revoked or expired credentials) or
+// agent headers where agents may come, then the session cookie), checks it, and checks
+// that it is accepted at c.Where; a cookie must also pass the CSRF rules
+// (checkCookieRequest). Errors are unauthenticated (no, wrong, revoked or expired credentials) or
 // forbidden (a valid credential of the wrong kind for the place), and say which.
 func (s *Service) Authenticate(ctx context.Context, c Credentials) (*auth.Principal, error) {
 	p, err := s.credentialOf(ctx, c)
@@ -62,6 +71,11 @@ func (s *Service) Authenticate(ctx context.Context, c Credentials) (*auth.Princi
 	}
 	if err := admitted(c.Where, p); err != nil {
 		return nil, err
+	}
+	if p.Kind == auth.KindUser {
+		if err := s.checkCookieRequest(c, p); err != nil {
+			return nil, err
+		}
 	}
 	p.Via = audit.ViaFor(audit.ViaREST, c.Client)
 	if c.Where == WhereGraphQL {
@@ -83,6 +97,12 @@ func (s *Service) credentialOf(ctx context.Context, c Credentials) (*auth.Princi
 		return s.AuthenticateToken(ctx, c.Token)
 	case c.AgentDigest != "" && takesAgents(c.Where):
 		return s.agentPrincipal(ctx, c.ProjectID, c.AgentDigest, c.AgentName)
+	case c.Session != "" && s.oidc.Enabled() && takesSessions(c.Where):
+		project := c.ProjectID
+		if project == "" {
+			project = c.Project
+		}
+		return s.sessionPrincipal(ctx, c.Session, project)
 	}
 	return nil, errs.Unauth("%s", missingCredentials[c.Where])
 }
@@ -97,6 +117,9 @@ var missingCredentials = map[Where]string{
 }
 
 func takesAgents(w Where) bool { return w == WhereREST || w == WhereEvents || w == WhereCallback }
+
+// takesSessions: a browser session works on REST, GraphQL and the event stream.
+func takesSessions(w Where) bool { return w == WhereREST || w == WhereEvents || w == WhereGraphQL }
 
 // admitted checks that a valid credential is of a kind the place takes: data tokens
 // on /api/vector only, and nothing else there; only agents on the agent callback.

@@ -16,7 +16,7 @@ import (
 
 // Members: the users of a project and their roles. A role bounds what its user may do:
 // RoleScopes maps it to the scopes a session of that user holds, so that a browser
-// session (a later issue) never does more than its role allows.
+// session (team mode, team.go) never does more than its role allows.
 //
 // Rules, all here:
 //   - listing members needs any platform scope of the project (every role has one);
@@ -57,9 +57,11 @@ func checkRole(role string) error {
 	return nil
 }
 
-// actsAsOwner reports whether the caller may manage owners. Today only the local owner
-// does; a session user will when its own role is owner.
-func actsAsOwner(p *auth.Principal) bool { return p != nil && p.Kind == auth.KindOwner }
+// actsAsOwner reports whether the caller may manage owners: the local owner, and a
+// signed-in person whose role in the project is owner.
+func actsAsOwner(p *auth.Principal) bool {
+	return p != nil && (p.Kind == auth.KindOwner || p.Kind == auth.KindUser && p.Role == model.RoleOwner)
+}
 
 // Members lists the users of the principal's project, in the order they joined.
 func (s *Service) Members(ctx context.Context, p *auth.Principal) ([]model.Member, error) {

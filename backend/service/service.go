@@ -25,6 +25,7 @@ type Service struct {
 
 	vector *Knowledge // knowledge bases, their own subsystem (vector.go)
 	jobs   jobsState  // the job scheduler's wake-up signal (jobs.go)
+	oidc   auth.OIDC  // team mode (team.go); zero when off
 }
 
 // Options tune a Service; the zero value is what agentdesk runs with.
@@ -32,6 +33,8 @@ type Options struct {
 	Now func() time.Time // the clock; tests inject one
 	// Embedder embeds knowledge-base text; nil is the built-in feature-hashing embedder.
 	Embedder Embedder
+	// OIDC turns team mode on (people sign in with OpenID Connect); zero: off.
+	OIDC auth.OIDC
 }
 
 // IdempotencyKeyTTL is how long an Idempotency-Key is remembered (the contract says at
@@ -42,7 +45,7 @@ const IdempotencyKeyTTL = 24 * time.Hour
 // idempotency keys) is run by backend/jobs, through FlushTokenUse and
 // PruneIdempotencyKeys.
 func New(st *store.Store, opts Options) *Service {
-	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{}}
+	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{}, oidc: opts.OIDC}
 	if s.now == nil {
 		s.now = time.Now
 	}

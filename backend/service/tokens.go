@@ -142,6 +142,8 @@ func (s *Service) CheckCredentials(ctx context.Context, p *auth.Principal) error
 		now, _, err = s.tokenPrincipal(ctx, p.TokenHash)
 	case auth.KindAgent:
 		now, err = s.agentPrincipal(ctx, p.ProjectID, p.AgentDigest, p.Name)
+	case auth.KindUser:
+		return s.checkSession(ctx, p)
 	default:
 		return nil // the local owner and jobs hold no credential that could end
 	}

@@ -1,0 +1,73 @@
+package service_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/service"
+	"github.com/agentdesk/agentdesk/backend/store"
+)
+
+func teamService(t *testing.T) *service.Service {
+	t.Helper()
+	st, err := store.Open(context.Background(), t.TempDir()+"/agentdesk.db", store.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := service.New(st, service.Options{OIDC: auth.OIDC{PublicURL: "https://agentdesk.example.com",
+		Issuer: "https://id.example.com", ClientID: "agentdesk", AllowedDomains: []string{"corp.example"}}})
+	t.Cleanup(func() {
+		svc.Close()
+		st.Close()
+	})
+	if err := svc.EnsureDefaultProject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// TestSignInPeople: who a verified identity becomes. An email the provider says is not
+// verified matches no invitation and no allowed domain; one it does not speak of is
+// taken as the provider's (Entra ID, for one, never says). Email and name are
+// refreshed at every sign-in.
+func TestSignInPeople(t *testing.T) {
+	ctx := context.Background()
+	svc := teamService(t)
+	no, yes := false, true
+	if _, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s1",
+		Email: "una@corp.example", EmailVerified: &no, Name: "Una"}); errs.CodeOf(err) != errs.Forbidden {
+		t.Fatalf("unverified email: %v, want forbidden", err)
+	}
+	me := func(value string) *service.Me {
+		t.Helper()
+		p, err := svc.Authenticate(ctx, service.Credentials{Where: service.WhereREST, Session: value, Method: "GET"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := svc.Me(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	value, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s2", Email: "Lee@Corp.example", Name: "Lee"})
+	if err != nil {
+		t.Fatalf("allowed domain, email_verified not said: %v", err)
+	}
+	if m := me(value); m.Via != "session" || m.User.Email != "lee@corp.example" || m.User.Name != "Lee" || m.Memberships[0].Role != "member" {
+		t.Fatalf("first sign-in: %+v %+v", m, m.User)
+	}
+	value, err = svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s2", Email: "lee.k@corp.example", EmailVerified: &yes, Name: "Lee K."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := me(value); m.User.Email != "lee.k@corp.example" || m.User.Name != "Lee K." || len(m.Memberships) != 1 {
+		t.Fatalf("second sign-in did not refresh email and name: %+v %+v", m, m.User)
+	}
+	// Same subject at another issuer: another person, refused (not invited, domain not allowed).
+	if _, err := svc.SignIn(ctx, service.Identity{Issuer: "https://other.example.com", Subject: "s2", Email: "x@elsewhere.org"}); errs.CodeOf(err) != errs.Forbidden {
+		t.Fatalf("other issuer: %v", err)
+	}
+}

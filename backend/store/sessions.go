@@ -1,0 +1,145 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+)
+
+// Team mode (issue 18): people signed in with OpenID Connect (users with an issuer and
+// subject), their browser sessions (table sessions) and the logins under way (table
+// oidc_logins).
+
+// Person is a user as a session sees it.
+type Person struct {
+	ID     int64
+	Name   string
+	Email  string // "" when the user has none
+	Issuer string // "" until the user first signs in
+}
+
+// Person loads a user by id.
+func (r Reader) Person(ctx context.Context, id int64) (*Person, error) {
+	var p Person
+	var email, issuer sql.NullString
+	err := r.queryRow(ctx, `SELECT id, name, email, oidc_issuer FROM users WHERE id = ?`, id).Scan(&p.ID, &p.Name, &email, &issuer)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.Email, p.Issuer = email.String, issuer.String
+	return &p, nil
+}
+
+// UserByOIDC finds the user a provider knows as subject.
+func (r Reader) UserByOIDC(ctx context.Context, issuer, subject string) (int64, error) {
+	var id int64
+	err := r.queryRow(ctx, `SELECT id FROM users WHERE oidc_issuer = ? AND oidc_subject = ?`, issuer, subject).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, ErrNotFound
+	}
+	return id, err
+}
+
+// LinkUser ties a user to the provider's (issuer, subject) and refreshes its email and
+// name from the ID token; done at every sign-in. email may be nil.
+func (t *Tx) LinkUser(ctx context.Context, id int64, issuer, subject, name string, email *string) error {
+	return t.execOne(ctx, `UPDATE users SET oidc_issuer = ?, oidc_subject = ?, name = ?, email = ? WHERE id = ?`,
+		issuer, subject, name, email, id)
+}
+
+// Membership is one project a user belongs to, with the role there.
+type Membership struct {
+	ProjectID   string `json:"projectId"`
+	ProjectName string `json:"projectName"`
+	Role        string `json:"role"`
+}
+
+// Memberships lists the projects of a user, in the order the user joined them.
+func (r Reader) Memberships(ctx context.Context, userID int64) ([]Membership, error) {
+	rows, err := r.query(ctx, `SELECT m.project_id, p.name, m.role FROM project_members m JOIN projects p ON p.id = m.project_id
+		WHERE m.user_id = ? ORDER BY m.created_at, m.rowid`, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []Membership{}
+	for rows.Next() {
+		var m Membership
+		if err := rows.Scan(&m.ProjectID, &m.ProjectName, &m.Role); err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// Session is a browser session, found by the hash of its cookie's value.
+type Session struct {
+	ID         int64
+	UserID     int64
+	CSRFToken  string
+	CreatedAt  time.Time
+	LastSeenAt time.Time
+	EndedAt    *time.Time
+}
+
+// InsertSession stores a new session under the hash of its value.
+func (t *Tx) InsertSession(ctx context.Context, hash []byte, userID int64, csrf string, at time.Time) error {
+	_, err := t.exec(ctx, `INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)`,
+		hash, userID, csrf, fmtTime(at), fmtTime(at))
+	return err
+}
+
+// SessionByHash loads a session, ended or not.
+func (r Reader) SessionByHash(ctx context.Context, hash []byte) (*Session, error) {
+	var s Session
+	var created, seen string
+	var ended sql.NullString
+	err := r.queryRow(ctx, `SELECT id, user_id, csrf_token, created_at, last_seen_at, ended_at FROM sessions WHERE id_hash = ?`, hash).
+		Scan(&s.ID, &s.UserID, &s.CSRFToken, &created, &seen, &ended)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.CreatedAt, s.LastSeenAt, s.EndedAt = parseTime(created), parseTime(seen), parseTimePtr(ended)
+	return &s, nil
+}
+
+// TouchSession records that a session was used at.
+func (t *Tx) TouchSession(ctx context.Context, id int64, at time.Time) error {
+	_, err := t.exec(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?`, fmtTime(at), id, fmtTime(at))
+	return err
+}
+
+// EndSession ends a session (signed out); ending an ended one changes nothing.
+func (t *Tx) EndSession(ctx context.Context, id int64, at time.Time) error {
+	_, err := t.exec(ctx, `UPDATE sessions SET ended_at = ? WHERE id = ? AND ended_at IS NULL`, fmtTime(at), id)
+	return err
+}
+
+// InsertLogin stores a login under way; logins begun before stale are dropped.
+func (t *Tx) InsertLogin(ctx context.Context, state, nonce, verifier string, at, stale time.Time) error {
+	if _, err := t.exec(ctx, `DELETE FROM oidc_logins WHERE created_at < ?`, fmtTime(stale)); err != nil {
+		return err
+	}
+	_, err := t.exec(ctx, `INSERT INTO oidc_logins (state, nonce, verifier, created_at) VALUES (?, ?, ?, ?)`,
+		state, nonce, verifier, fmtTime(at))
+	return err
+}
+
+// TakeLogin removes a login under way and returns its nonce, PKCE verifier and start:
+// a state is good for one callback only. ErrNotFound for an unknown or used state.
+func (t *Tx) TakeLogin(ctx context.Context, state string) (nonce, verifier string, at time.Time, err error) {
+	var created string
+	err = t.queryRow(ctx, `DELETE FROM oidc_logins WHERE state = ? RETURNING nonce, verifier, created_at`, state).Scan(&nonce, &verifier, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", time.Time{}, ErrNotFound
+	}
+	return nonce, verifier, parseTime(created), err
+}
