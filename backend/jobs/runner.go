@@ -67,7 +67,7 @@ func Start(svc *service.Service, hub *events.Hub, opts Options) *Runner {
 	ctx, cancel := context.WithCancel(audit.WithVia(context.Background(), audit.ViaJob))
 	r := &Runner{svc: svc, hub: hub, opts: opts, cancel: cancel}
 	started := opts.Clock.Now()
-	r.wg.Add(6)
+	r.wg.Add(7)
 	go r.schedule(ctx, started)
 	go r.prune(ctx)
 	// The activity trail keeps up with writes, whatever the scheduler's clock (reads of
@@ -80,6 +80,7 @@ func Start(svc *service.Service, hub *events.Hub, opts Options) *Runner {
 	})
 	go r.every(ctx, PruneLogsEvery, true, "prune events", hub.PruneEvents)
 	go r.every(ctx, PruneLogsEvery, true, "prune idempotency keys", svc.PruneIdempotencyKeys)
+	go r.every(ctx, PruneLogsEvery, true, "prune ended sessions", svc.PruneSessions)
 	return r
 }
 

@@ -38,6 +38,17 @@ func (s *Service) OIDC() auth.OIDC { return s.oidc }
 func (s *Service) Now() time.Time { return s.clock() }
 
 // BeginLogin stores a login under way: its state, nonce and PKCE verifier, for the
+// PruneSessions forgets the sessions that can no longer be used (signed out, or past
+// SessionIdle or SessionMaxAge); backend/jobs runs it hourly. A forgotten session's
+// cookie is refused like an expired one.
+func (s *Service) PruneSessions(ctx context.Context) error {
+	now := s.clock()
+	return s.store.Write(ctx, func(tx *store.Tx) error {
+		_, err := tx.PruneSessions(ctx, now.Add(-SessionIdle), now.Add(-SessionMaxAge))
+		return err
+	})
+}
+
 // callback to take once.
 func (s *Service) BeginLogin(ctx context.Context, state, nonce, verifier string) error {
 	now := s.clock()

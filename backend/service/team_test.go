@@ -2,7 +2,9 @@ package service_test
 
 import (
 	"context"
+	"database/sql"
 	"testing"
+	"time"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
@@ -69,5 +71,77 @@ func TestSignInPeople(t *testing.T) {
 	// Same subject at another issuer: another person, refused (not invited, domain not allowed).
 	if _, err := svc.SignIn(ctx, service.Identity{Issuer: "https://other.example.com", Subject: "s2", Email: "x@elsewhere.org"}); errs.CodeOf(err) != errs.Forbidden {
 		t.Fatalf("other issuer: %v", err)
+	}
+}
+
+// TestPruneSessions: sessions that can no longer be used (signed out, idle too long,
+// too old) are deleted; a live one stays and keeps working.
+func TestPruneSessions(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	st, err := store.Open(ctx, dir+"/agentdesk.db", store.Options{Synchronous: "NORMAL"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	svc := service.New(st, service.Options{Now: func() time.Time { return now }, OIDC: auth.OIDC{PublicURL: "https://agentdesk.example.com",
+		Issuer: "https://id.example.com", ClientID: "agentdesk", AllowedDomains: []string{"corp.example"}}})
+	t.Cleanup(func() {
+		svc.Close()
+		st.Close()
+	})
+	if err := svc.EnsureDefaultProject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	signIn := func(subject string) string {
+		t.Helper()
+		v, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: subject, Email: subject + "@corp.example", Name: subject})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	authn := func(v string) (*auth.Principal, error) {
+		return svc.Authenticate(ctx, service.Credentials{Where: service.WhereREST, Session: v, Method: "GET"})
+	}
+	idle := signIn("idle")
+	out := signIn("out")
+	p, err := authn(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.EndSession(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(service.SessionIdle + time.Hour)
+	live := signIn("live")
+
+	count := func() int {
+		t.Helper()
+		db, err := sql.Open("sqlite", dir+"/agentdesk.db")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var n int
+		if err := db.QueryRow(`SELECT COUNT(*) FROM sessions`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(); n != 3 {
+		t.Fatalf("%d sessions before pruning, want 3", n)
+	}
+	if err := svc.PruneSessions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("%d sessions after pruning, want 1 (the live one)", n)
+	}
+	if _, err := authn(live); err != nil {
+		t.Fatalf("the live session after pruning: %v", err)
+	}
+	if _, err := authn(idle); errs.CodeOf(err) != errs.Unauthenticated {
+		t.Fatalf("the idle session after pruning: %v, want unauthenticated", err)
 	}
 }

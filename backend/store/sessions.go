@@ -123,6 +123,17 @@ func (t *Tx) EndSession(ctx context.Context, id int64, at time.Time) error {
 	return err
 }
 
+// PruneSessions deletes the sessions that can no longer be used: ended, unused since
+// idleBefore, or begun before oldBefore. It returns how many went.
+func (t *Tx) PruneSessions(ctx context.Context, idleBefore, oldBefore time.Time) (int64, error) {
+	res, err := t.exec(ctx, `DELETE FROM sessions WHERE ended_at IS NOT NULL OR last_seen_at <= ? OR created_at <= ?`,
+		fmtTime(idleBefore), fmtTime(oldBefore))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
 // InsertLogin stores a login under way; logins begun before stale are dropped.
 func (t *Tx) InsertLogin(ctx context.Context, state, nonce, verifier string, at, stale time.Time) error {
 	if _, err := t.exec(ctx, `DELETE FROM oidc_logins WHERE created_at < ?`, fmtTime(stale)); err != nil {
