@@ -26,7 +26,7 @@ import (
 // that its memory is its own.
 func TestReplayMemory(t *testing.T) {
 	if testing.Short() {
-		t.Skip("replays 2M events")
+		t.Skip("-short: this test replays 2M events over 20 sockets (about 30 s); make test runs it")
 	}
 	const (
 		events  = 100_000

@@ -49,12 +49,9 @@ func authenticate(svc *service.Service, where service.Where) gin.HandlerFunc {
 	}
 }
 
-// requireBearer authenticates the /api routes without a project in the path: tokens
-// (agents have no project there, so they are refused).
-func requireBearer(svc *service.Service) gin.HandlerFunc { return authenticate(svc, service.WhereREST) }
-
-// requireCaller authenticates the /api/projects/{projectId} routes: a user by token, or
-// an agent by its headers for the path's project.
+// requireCaller authenticates the REST routes: a user by token (or session), or an
+// agent by its headers for the project in the path (routes without a project in the
+// path have none to give, so agents are refused there).
 func requireCaller(svc *service.Service) gin.HandlerFunc { return authenticate(svc, service.WhereREST) }
 
 // pathProject checks that the {projectId} of the path is the caller's project. Another

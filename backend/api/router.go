@@ -46,7 +46,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 	})
 
 	tasks := tasksHandler{svc}
-	bearer := r.Group("/api", requireBearer(svc))
+	bearer := r.Group("/api", requireCaller(svc))
 	bearer.GET("/tasks", handle(tasks.list))
 	bearer.POST("/tasks", handle(tasks.create))
 	bearer.DELETE("/tasks/done", handle(tasks.deleteDone))
@@ -65,7 +65,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 		team := newTeamHandler(svc)
 		r.GET("/login", team.login)
 		r.GET("/auth/callback", team.callback)
-		r.POST("/logout", requireBearer(svc), handle(team.logout))
+		r.POST("/logout", requireCaller(svc), handle(team.logout))
 	}
 
 	// The event stream authenticates itself: tokens may come in the query for browsers.
