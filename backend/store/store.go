@@ -190,15 +190,8 @@ func SchemaVersion(ctx context.Context, path string) (int64, error) {
 	if st, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || (err == nil && st.Size() == 0) {
 		return 0, nil
 	}
-	// Read-only, and immutable unless a -wal file is there to be read: SQLite then
-	// creates no -shm or -wal file beside it, and cannot checkpoint on close.
-	q := url.Values{}
-	q.Set("mode", "ro")
-	if _, err := os.Stat(path + "-wal"); errors.Is(err, fs.ErrNotExist) {
-		q.Set("immutable", "1")
-	}
-	q.Add("_pragma", "busy_timeout(10000)")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	// Read-only, so that it cannot checkpoint on close (restore.go).
+	db, err := openReadOnly(path)
 	if err != nil {
 		return 0, err
 	}
