@@ -9,6 +9,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/audit"
 	"github.com/agentdesk/agentdesk/backend/events"
 	"github.com/agentdesk/agentdesk/backend/service"
+	"github.com/agentdesk/agentdesk/backend/store"
 )
 
 // Options tune the Runner; the zero value is what agentdesk runs with.
@@ -89,7 +90,7 @@ func Start(svc *service.Service, hub *events.Hub, opts Options) *Runner {
 func (r *Runner) every(ctx context.Context, period time.Duration, atStart bool, what string, fn func(context.Context) error) {
 	defer r.wg.Done()
 	run := func() {
-		if err := fn(ctx); err != nil && ctx.Err() == nil {
+		if err := fn(ctx); err != nil && ctx.Err() == nil && !quiet(err) {
 			slog.Warn(what, "err", err)
 		}
 	}
@@ -178,7 +179,7 @@ func (r *Runner) runDue(ctx context.Context, since *time.Time) bool {
 		*since = now
 	}
 	err := r.svc.RunDueJobs(ctx, now, *since)
-	if err != nil && ctx.Err() == nil {
+	if err != nil && ctx.Err() == nil && !quiet(err) {
 		slog.Error("scheduler: run due jobs; trying again later", "err", err, "retry_after", RetryAfter)
 	}
 	return err == nil
@@ -192,7 +193,7 @@ func (r *Runner) prune(ctx context.Context) {
 		// time however long the pass takes (tests wait on the scheduler's timers).
 		t := clock.NewTimer(r.opts.PruneEvery)
 		before := clock.Now().Add(-r.opts.ActivityRetention)
-		if n, err := r.svc.PruneActivity(ctx, before); err != nil && ctx.Err() == nil {
+		if n, err := r.svc.PruneActivity(ctx, before); err != nil && ctx.Err() == nil && !quiet(err) {
 			slog.Warn("prune activity", "err", err)
 		} else if n > 0 {
 			slog.Info("pruned activity", "entries", n, "before", before.UTC().Format(time.RFC3339))
@@ -205,3 +206,7 @@ func (r *Runner) prune(ctx context.Context) {
 		}
 	}
 }
+
+// quiet tells the failures the store has logged already, once for all: a full disk
+// (store/diskfull.go) would otherwise be logged by every pass of every background job.
+func quiet(err error) bool { return store.IsDiskFull(err) }

@@ -61,6 +61,7 @@ type Store struct {
 	closeMu   sync.RWMutex // held for reading while a write is being submitted
 	closed    bool
 	stopped   atomic.Bool // a commit or fsync failed: no more writes (failstop.go)
+	diskFull  atomic.Bool // the last batch failed for want of space (diskfull.go)
 
 	readStmts, writeStmts *stmtCache
 	creds                 credentials   // tokencache.go
