@@ -27,7 +27,13 @@ func oaServiceScenarios() []oaCase {
 			}
 		}
 	}
+	noOIDC := func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		if v := r.object(t); len(v) != 1 || v["oidc"] != nil {
+			t.Fatalf("sign-in options without team mode: %v", v)
+		}
+	}
 	return []oaCase{
+		{name: "sign-in options", method: "GET", path: "/api/signin", auth: "none", status: 200, check: noOIDC},
 		{name: "backup", method: "GET", path: "/api/backup", auth: "desktop", status: 200, check: sqliteFile},
 		{name: "backup by one project's admin", method: "GET", path: "/api/backup", auth: "admin", status: 403, code: "forbidden"},
 		{name: "backup without admin", method: "GET", path: "/api/backup", auth: "all", req: oaInvalid, status: 403, code: "forbidden"},

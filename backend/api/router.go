@@ -59,6 +59,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 	bearer.GET("/backup", backup(svc)) // backup.go
 	bearer.GET("/about", about(svc))
 	r.GET("/api/me", requireAnyCredential(svc), me(svc)) // team.go
+	r.GET("/api/signin", signInOptions(svc))             // team.go: no credential
 
 	// Team mode: sign-in with OpenID Connect (team.go), only when configured.
 	if svc.OIDC().Enabled() {
