@@ -63,7 +63,23 @@ export type Participant = G.Participant;
 /** Who reacted how to a message (the viewer's own reactions are looked up with it). */
 export type Reaction = Pick<G.Reaction, 'actor' | 'actorKind' | 'emoji' | 'messageId'>;
 /** The token list leaves out the value; creating and rotating show it once (and skip expiresAt). */
+export type Role = G.MemberRole;
+/** A member as the Members screen's query selects it. */
+export type Member = Pick<G.Member, 'userId' | 'name' | 'email' | 'role' | 'isLocalOwner' | 'createdAt'>;
 export type Token = Omit<G.Token, 'token' | 'expiresAt'> & Partial<Pick<G.Token, 'token' | 'expiresAt'>>;
+
+/**
+ * One of the signed-in person's browser sessions (GET /api/me/sessions): `current` is
+ * this browser's. Written by hand until the endpoint is in openapi.json.
+ */
+export interface BrowserSession {
+  id: string | number;
+  createdAt: string;
+  lastSeenAt: string;
+  userAgent: string;
+  address: string;
+  current: boolean;
+}
 
 // ---- UI-only ----
 
