@@ -32,7 +32,7 @@ func OpenAPIDocument() []byte { return openAPIDocument }
 func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *Router {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
-	r.Use(logRequests, recoverPanics)
+	r.Use(clientAddress, logRequests, recoverPanics)
 	_ = r.SetTrustedProxies(nil) // ClientIP is the peer address unless configured otherwise
 	// A known path with a method it lacks: 405 with Allow, in the error envelope.
 	r.HandleMethodNotAllowed = true
@@ -60,6 +60,11 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 	bearer.GET("/about", about(svc))
 	r.GET("/api/me", requireAnyCredential(svc), me(svc)) // team.go
 	r.GET("/api/signin", signInOptions(svc))             // team.go: no credential
+	// A person's own sessions, in team mode (sessions.go).
+	sessions := sessionsHandler{svc}
+	r.GET("/api/me/sessions", requireCaller(svc), handle(sessions.list))
+	r.DELETE("/api/me/sessions", requireCaller(svc), handle(sessions.endAll))
+	r.DELETE("/api/me/sessions/:sessionId", requireCaller(svc), handle(sessions.end))
 
 	// Team mode: sign-in with OpenID Connect (team.go), only when configured.
 	if svc.OIDC().Enabled() {
@@ -142,6 +147,13 @@ func health(svc *service.Service) gin.HandlerFunc {
 	}
 }
 
+// clientAddress puts the request's client address (gin's ClientIP: the peer, or behind
+// a trusted proxy the client of X-Forwarded-For) in its context, for every later use.
+func clientAddress(c *gin.Context) {
+	c.Request = c.Request.WithContext(service.WithClientAddress(c.Request.Context(), c.ClientIP()))
+	c.Next()
+}
+
 // logRequests writes one structured line per request. It logs the path only: query
 // strings may carry credentials (access_token), and headers are never logged.
 func logRequests(c *gin.Context) {
@@ -153,7 +165,7 @@ func logRequests(c *gin.Context) {
 		slog.Int("status", c.Writer.Status()),
 		slog.Float64("ms", float64(time.Since(start).Microseconds())/1000),
 		slog.Int("bytes", max(c.Writer.Size(), 0)),
-		slog.String("remote", c.ClientIP()),
+		slog.String("remote", service.ClientAddress(c.Request.Context())),
 	)
 }
 

@@ -136,6 +136,7 @@ func (h *teamHandler) callback(c *gin.Context) {
 		signInFailed(c, err)
 		return
 	}
+	id.UserAgent, id.Address = c.Request.UserAgent(), service.ClientAddress(ctx)
 	value, err := h.svc.SignIn(ctx, id)
 	if err != nil {
 		signInFailed(c, err)

@@ -53,6 +53,9 @@ type Credentials struct {
 	// header: the project a session acts in (ProjectID, from the path, wins).
 	Session string
 	Project string
+	// Address is the client's address (ClientAddress of the request): failures are
+	// counted, and refused over the limit, per address (ratelimit.go).
+	Address string
 	// What a cookie-authenticated request must show (checkCookieRequest): the method,
 	// the body's Content-Type, and the X-CSRF-Token, Origin and Sec-Fetch-Site headers.
 	Method, ContentType, CSRFToken, Origin, FetchSite string
