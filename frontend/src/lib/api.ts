@@ -540,6 +540,6 @@ export const api = {
     gql<{ m: Member }>(`mutation($u: Int!, $r: MemberRole!) { m: setMemberRole(userId: $u, role: $r) { ${MEMBER} } }`, { u: userId, r: role }).then((d) => d.m),
   removeMember: (userId: number) => gql<{ removeMember: boolean }>('mutation($u: Int!) { removeMember(userId: $u) }', { u: userId }),
   mySessions: () => rest<{ sessions: BrowserSession[] }>('GET', '/api/me/sessions').then((d) => d.sessions),
-  endMySession: (id: string | number) => rest<void>('DELETE', `/api/me/sessions/${encodeURIComponent(String(id))}`),
+  endMySession: (id: number) => rest<void>('DELETE', `/api/me/sessions/${encodeURIComponent(String(id))}`),
   endAllMySessions: () => rest<void>('DELETE', '/api/me/sessions'),
 };

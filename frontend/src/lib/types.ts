@@ -25,6 +25,8 @@ export type EventType = S['EventType'];
 /** The data of reaction.added / reaction.removed and participant.added / participant.removed. */
 export type ReactionEvent = S['ReactionEvent'];
 export type ParticipantEvent = S['ParticipantEvent'];
+/** One of the signed-in person's browser sessions (team mode); `current` is this browser's. */
+export type BrowserSession = S['Session'];
 
 /**
  * One frame of the event stream. `data`'s schema depends on `type` (see the Event schema's
@@ -67,19 +69,6 @@ export type Role = G.MemberRole;
 /** A member as the Members screen's query selects it. */
 export type Member = Pick<G.Member, 'userId' | 'name' | 'email' | 'role' | 'isLocalOwner' | 'createdAt'>;
 export type Token = Omit<G.Token, 'token' | 'expiresAt'> & Partial<Pick<G.Token, 'token' | 'expiresAt'>>;
-
-/**
- * One of the signed-in person's browser sessions (GET /api/me/sessions): `current` is
- * this browser's. Written by hand until the endpoint is in openapi.json.
- */
-export interface BrowserSession {
-  id: string | number;
-  createdAt: string;
-  lastSeenAt: string;
-  userAgent: string;
-  address: string;
-  current: boolean;
-}
 
 // ---- UI-only ----
 
