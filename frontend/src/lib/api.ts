@@ -123,14 +123,18 @@ export async function restoreSession(): Promise<Session | null> {
  * when there is no session (or this server has no team mode).
  */
 export async function cookieSession(projectId: string): Promise<Session | null> {
+  const before = project;
   project = projectId;
   let me: Me;
   try {
     me = await rest<Me>('GET', '/api/me');
   } catch (e) {
     if (e instanceof ApiError && e.status === 403 && projectId) return cookieSession('');
-    project = '';
-    if (e instanceof ApiError && e.status === 401) return null;
+    if (e instanceof ApiError && e.status === 401) {
+      project = '';
+      return null;
+    }
+    project = before; // e.g. the server is unreachable: stay where we were
     throw e;
   }
   if (me.via !== 'session' || !me.user) {

@@ -81,6 +81,16 @@ describe('team mode session', () => {
     expect(calls.filter((c) => c.url === '/api/me').map((c) => c.headers['x-agentdesk-project'] ?? '')).toEqual(['prj_b', 'prj_b', 'prj_gone', '']);
   });
 
+  it('stays in the last project when a switch cannot reach the server', async () => {
+    teamServer();
+    await cookieSession('prj_b');
+    vi.stubGlobal('fetch', vi.fn(async () => Promise.reject(new TypeError('fetch failed'))));
+    await expect(cookieSession('prj_a')).rejects.toThrow('cannot be reached');
+    const calls = teamServer();
+    await api.tasks();
+    expect(calls[0].headers['x-agentdesk-project']).toBe('prj_b');
+  });
+
   it('shows the sign-in page when there is no session (401), and uses a kept token before the cookie', async () => {
     const calls = fakeFetch((c) => (c.url === '/api/me' ? json(401, { error: { code: 'unauthenticated', message: 'authentication required' } }) : {}));
     expect(await restoreSession()).toBeNull();
