@@ -162,6 +162,9 @@ func replyError(w http.ResponseWriter, r *http.Request, err error) {
 	if code == errs.Unauthenticated {
 		w.Header().Set("WWW-Authenticate", "Bearer")
 	}
+	if secs, ok := errs.RetryAfterSeconds(err); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
 	reply(w, r, errs.HTTPStatus(err), response{Errors: errorList{gqlError(code, msg)}})
 }
 

@@ -958,6 +958,8 @@ export interface components {
             content: string;
             /** Format: date-time */
             created_at: string;
+            /** @description Who wrote it, named as the activity trail names them: the signed-in person ("answered by Dana"), the token's name, the agent's name, or `owner` for the local owner. Empty for entries written before authors were kept. */
+            author: string;
         };
         /**
          * @description A task as every response shows it. List items leave out `conversation`; single-task responses carry it (see `TaskWithConversation`). Tolerant readers ignore fields they do not know.
