@@ -72,6 +72,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	bearer.GET("/backup", backup(svc)) // backup.go
 	bearer.GET("/about", about(svc))
 	r.GET("/api/me", requireAnyCredential(svc), me(svc)) // team.go
+	r.GET("/api/signin", signInOptions(svc))             // team.go: no credential
 	// A person's own sessions, in team mode (sessions.go).
 	sessions := sessionsHandler{svc}
 	r.GET("/api/me/sessions", requireCaller(svc), handle(sessions.list))

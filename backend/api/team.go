@@ -259,8 +259,11 @@ func signInFailed(c *gin.Context, err error) {
 		c.Header("Retry-After", strconv.Itoa(secs))
 	}
 	c.Data(errs.HTTPStatus(err), "text/html; charset=utf-8", fmt.Appendf(nil, `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Sign-in failed - agentdesk</title></head>
-<body><h1>Sign-in failed</h1><p>%s</p><p><a href="/login">Sign in again</a></p></body></html>
+<html lang="en"><head><meta charset="utf-8"><title>Sign-in failed - agentdesk</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 4rem auto; padding: 0 1rem">
+<h1>Sign-in failed</h1><p role="alert">%s</p>
+<p><a href="/login">Sign in again</a> · <a href="/">Back to the sign-in page</a></p></body></html>
 `, html.EscapeString(msg)))
 }
 
@@ -275,6 +278,15 @@ func me(svc *service.Service) gin.HandlerFunc {
 		c.JSON(http.StatusOK, m)
 		return nil
 	})
+}
+
+// signInOptions serves GET /api/signin, without a credential: what the sign-in page
+// offers (the provider's button in team mode).
+func signInOptions(svc *service.Service) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Header("Cache-Control", "no-store")
+		c.JSON(http.StatusOK, svc.SignInOptions())
+	}
 }
 
 // requireAnyCredential authenticates GET /api/me: tokens, sessions, and agents, which

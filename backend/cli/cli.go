@@ -35,7 +35,8 @@ Usage:
   agentdesk [--data DIR]                       open the desktop window
   agentdesk --serve [--addr HOST:PORT] [--data DIR] [--log-format text|json] [--synchronous full|normal]
                    [--activity-retention 90d] [--public-url URL] [--trusted-proxies CIDR,...]
-                   [--oidc-issuer URL --oidc-client-id ID [--oidc-scopes S] [--oidc-allowed-domains a.com,b.org]]
+                   [--oidc-issuer URL --oidc-client-id ID [--oidc-scopes S] [--oidc-allowed-domains a.com,b.org]
+                    [--oidc-provider-name NAME]]
                                                run the server headless
   agentdesk project create --name N [--namespace NS]
   agentdesk project list                       one JSON object per project: id, name, namespace
@@ -178,6 +179,7 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	publicURL := fs.String("public-url", os.Getenv("AGENTDESK_PUBLIC_URL"), "the URL people type to reach the server (behind a reverse proxy); its pages may open the WebSockets")
 	oidcIssuer := fs.String("oidc-issuer", os.Getenv("AGENTDESK_OIDC_ISSUER"), "team mode: the OpenID Connect provider's issuer URL")
 	oidcClientID := fs.String("oidc-client-id", os.Getenv("AGENTDESK_OIDC_CLIENT_ID"), "team mode: the client id registered at the provider")
+	oidcName := fs.String("oidc-provider-name", os.Getenv("AGENTDESK_OIDC_PROVIDER_NAME"), "team mode: the provider's name on the sign-in page (\"Sign in with NAME\"; default the issuer's host)")
 	oidcScopes := fs.String("oidc-scopes", envOr("AGENTDESK_OIDC_SCOPES", "openid email profile"), "team mode: the scopes asked of the provider")
 	oidcDomains := fs.String("oidc-allowed-domains", os.Getenv("AGENTDESK_OIDC_ALLOWED_DOMAINS"), "team mode: email domains whose people join as members on first sign-in (comma list; empty: invited people only)")
 	trustedProxies := fs.String("trusted-proxies", os.Getenv("AGENTDESK_TRUSTED_PROXIES"), "reverse proxies (CIDR ranges or addresses, comma list) whose X-Forwarded-For and X-Forwarded-Proto are believed")
@@ -229,6 +231,7 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	if err != nil {
 		return err
 	}
+	oidc.ProviderName = strings.TrimSpace(*oidcName)
 	cfg.OIDC = oidc
 	if !*serve {
 		if code := desktop(cfg); code != 0 {

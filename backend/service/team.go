@@ -453,3 +453,31 @@ func (s *Service) ReadSession(c *Credentials, r *http.Request) {
 	c.Method, c.ContentType = r.Method, r.Header.Get("Content-Type")
 	c.CSRFToken, c.Origin, c.FetchSite = r.Header.Get("X-CSRF-Token"), r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site")
 }
+
+// SignInOptions says how people sign in here, for the sign-in page before it holds any
+// credential (GET /api/signin). OIDC is nil unless team mode is on.
+type SignInOptions struct {
+	OIDC *SignInOIDC `json:"oidc"`
+}
+
+// SignInOIDC is the "Sign in with <Name>" button: it goes to LoginURL.
+type SignInOIDC struct {
+	Name     string `json:"name"`
+	LoginURL string `json:"loginUrl"`
+}
+
+// SignInOptions: the provider's name is --oidc-provider-name, by default the issuer's host.
+func (s *Service) SignInOptions() SignInOptions {
+	if !s.oidc.Enabled() {
+		return SignInOptions{}
+	}
+	name := s.oidc.ProviderName
+	if name == "" {
+		if u, err := url.Parse(s.oidc.Issuer); err == nil && u.Hostname() != "" {
+			name = u.Hostname()
+		} else {
+			name = s.oidc.Issuer
+		}
+	}
+	return SignInOptions{OIDC: &SignInOIDC{Name: name, LoginURL: "/login"}}
+}

@@ -239,6 +239,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/signin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How to sign in
+         * @description Needs no credentials: what the web UI's sign-in page offers. `oidc` is null unless team mode is on (`--oidc-issuer`); then `name` is the provider's name (`--oidc-provider-name`, by default the issuer's host) and `loginUrl` the path that starts the sign-in (`GET /login`). A platform token works in either case.
+         */
+        get: operations["signInOptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1442,6 +1462,15 @@ export interface components {
             /** @description How many tasks were deleted. */
             deleted: number;
         };
+        SignInOptions: {
+            /** @description Team mode's sign-in with OpenID Connect; null when it is off. */
+            oidc: null | {
+                /** @description The provider's name, for the button "Sign in with <name>". */
+                name: string;
+                /** @description Where the browser goes to sign in. */
+                loginUrl: string;
+            };
+        };
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -2244,6 +2273,34 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    signInOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ways to sign in. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "oidc": {
+                     *         "name": "Keycloak",
+                     *         "loginUrl": "/login"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SignInOptions"];
+                };
+            };
         };
     };
     health: {
