@@ -61,7 +61,6 @@ type Store struct {
 	stopped   atomic.Bool // a commit or fsync failed: no more writes (failstop.go)
 
 	readStmts, writeStmts *stmtCache
-	creds                 credentials   // tokencache.go
 	watch                 *foreignWatch // other processes' commits (foreign.go)
 	horizon               eventHorizon
 	beforeSync            atomic.Pointer[func() error] // tests: runs before each fsync; an error stands for the fsync's
@@ -148,10 +147,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		readStmts:       newStmtCache(reader),
 		writeStmts:      newStmtCache(writer),
 	}
-	s.watch, err = openForeignWatch(path, opts.Synchronous, func() {
-		s.creds.invalidateAll()
-		s.taskCache.invalidate(nil, true)
-	})
+	s.watch, err = openForeignWatch(path, opts.Synchronous, func() { s.taskCache.invalidate(nil, true) })
 	if err != nil {
 		reader.Close()
 		writer.Close()

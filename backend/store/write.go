@@ -42,10 +42,9 @@ type job struct {
 // Its reads see the batch's uncommitted changes.
 type Tx struct {
 	Reader
-	b            *batch
-	events       []model.Event
-	audit        []eventAudit // who made each event, and its object (activity.go)
-	credsChanged bool         // the cached credentials must be forgotten once this commits
+	b      *batch
+	events []model.Event
+	audit  []eventAudit // who made each event, and its object (activity.go)
 	// The tasks this write changed (or all of them): the task lists' cache forgets them
 	// once the batch commits (taskcache.go).
 	changedTasks    []int64
@@ -112,7 +111,6 @@ type batch struct {
 	events          []model.Event
 	audit           []eventAudit     // one per event
 	seqs            map[string]int64 // project -> last event seq given in this batch
-	credsChanged    bool
 	changedTasks    []int64
 	allTasksChanged bool
 }
@@ -181,13 +179,9 @@ func (s *Store) writeBatch(first *job) {
 		// the read caches forget whatever the batch may have changed.
 		s.failStop(fmt.Errorf("commit: %w", err))
 		s.horizon.restore(prevSeqs)
-		s.creds.invalidate()
 		s.taskCache.invalidate(nil, true)
 		b.fail(errUnknownOutcome)
 		return
-	}
-	if b.credsChanged {
-		s.creds.invalidate()
 	}
 	s.taskCache.invalidate(b.changedTasks, b.allTasksChanged)
 	s.execNanos.Add(int64(committing.Sub(start)))
@@ -227,7 +221,6 @@ func (b *batch) run(ctx context.Context, j *job) error {
 		b.audit = append(b.audit, t.audit...)
 	}
 	// Even a rolled-back write's marks: forgetting is always safe.
-	b.credsChanged = b.credsChanged || t.credsChanged
 	b.changedTasks = append(b.changedTasks, t.changedTasks...)
 	b.allTasksChanged = b.allTasksChanged || t.allTasksChanged
 	if _, err := r.exec(ctx, "RELEASE w"); err != nil {
