@@ -63,7 +63,7 @@ type Store struct {
 	readStmts, writeStmts *stmtCache
 	watch                 *foreignWatch // other processes' commits (foreign.go)
 	horizon               eventHorizon
-	beforeSync            atomic.Pointer[func() error] // tests: runs before each fsync; an error stands for the fsync's
+	beforeSync            atomic.Pointer[func(events []model.Event) error] // tests: runs before each fsync with the events it covers; an error stands for the fsync's
 	taskCache             taskCache
 
 	writes, batches, syncs            atomic.Int64
