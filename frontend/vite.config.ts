@@ -21,6 +21,10 @@ export default defineConfig({
     proxy: {
       '/api': { target: 'http://127.0.0.1:8080', ws: true },
       '/graphql': 'http://127.0.0.1:8080',
+      // Team mode's sign-in (set --public-url to Vite's address to sign in through it).
+      '/login': 'http://127.0.0.1:8080',
+      '/auth/callback': 'http://127.0.0.1:8080',
+      '/logout': 'http://127.0.0.1:8080',
     },
   },
   resolve: process.env.VITEST ? { conditions: ['browser'] } : undefined,

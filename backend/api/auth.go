@@ -31,7 +31,8 @@ const (
 func credentials(svc *service.Service, c *gin.Context, where service.Where) service.Credentials {
 	creds := service.Credentials{Where: where, Authorization: c.GetHeader("Authorization"),
 		AgentDigest: c.GetHeader(HeaderTaskAuthorization), AgentName: c.GetHeader(HeaderAgentName),
-		ProjectID: c.Param("projectId"), Client: c.GetHeader(audit.ClientHeader)}
+		ProjectID: c.Param("projectId"), Client: c.GetHeader(audit.ClientHeader),
+		Address: service.ClientAddress(c.Request.Context())}
 	svc.ReadSession(&creds, c.Request)
 	return creds
 }

@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"log/slog"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -46,6 +47,9 @@ func fail(c *gin.Context, err error) {
 	}
 	if code == errs.Unauthenticated {
 		c.Header("WWW-Authenticate", `Bearer realm="agentdesk"`)
+	}
+	if secs, ok := errs.RetryAfterSeconds(err); ok {
+		c.Header("Retry-After", strconv.Itoa(secs))
 	}
 	c.AbortWithStatusJSON(errs.HTTPStatus(err), ErrorBody{ErrorDetail{code, msg}})
 }

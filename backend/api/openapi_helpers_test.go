@@ -27,6 +27,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/api"
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
 )
@@ -58,7 +59,10 @@ type oaCase struct {
 	body string
 	// auth: rw ro wo msg mr mw all data admin desktop other otherMsg (Bearer tokens), "query:" and a
 	// token name (sent as ?access_token=), agent, agent-bad-digest, agent-unknown,
-	// agent-other (agent headers), none, or "raw:" and an Authorization value.
+	// agent-other (agent headers), none, "raw:" and an Authorization value, session (a
+	// new session of Dana, made for the case: its id is {freshSession}; {session} is
+	// another new one of hers, {otherSession} one of Eve's), or made-session (Dana's,
+	// made with the harness).
 	auth   string
 	header map[string]string
 	req    oaReq
@@ -116,15 +120,65 @@ type oaHarness struct {
 	scopes                map[string][]string // value -> scopes
 	agentHeaders          map[string]http.Header
 	covered               map[string]bool // "METHOD /path status" answered
+	// Team mode is on: people's browser sessions (oaSession) for the session cookie's
+	// operations; cookies are the session values the document's cookie scheme accepts.
+	madeSession, otherSession *oaSession // Dana's made at start; Eve's
+	fresh                     *oaSession // the case's own new session of Dana (see call)
+	cookies                   map[string]bool
+}
+
+// oaPublicURL is the harness server's public URL: the Origin its cookie changes send.
+const oaPublicURL = "http://agentdesk.test"
+
+// oaSession is a signed-in person's session.
+type oaSession struct {
+	cookie, csrf string
+	id           int64
+}
+
+// session signs a person of the project in (Dana or Eve, invited at start) and returns
+// the new session, as a browser gets it from the callback.
+func (h *oaHarness) session(t testing.TB, who string) *oaSession {
+	t.Helper()
+	ctx, svc := context.Background(), h.env.Service
+	value, err := svc.SignIn(ctx, service.Identity{Issuer: "http://id.agentdesk.test", Subject: who, Email: who + "@example.com",
+		Name: who, UserAgent: "oa-test", Address: "192.0.2.1"})
+	if err != nil {
+		t.Fatalf("sign in %s: %v", who, err)
+	}
+	p, err := svc.Authenticate(ctx, service.Credentials{Where: service.WhereREST, Session: value, Method: "GET"})
+	if err != nil {
+		t.Fatalf("authenticate %s's session: %v", who, err)
+	}
+	list, err := svc.Sessions(ctx, p)
+	if err != nil {
+		t.Fatalf("%s's sessions: %v", who, err)
+	}
+	i := slices.IndexFunc(list, func(s service.SessionInfo) bool { return s.Current })
+	if i < 0 {
+		t.Fatalf("%s's new session is not listed as current: %+v", who, list)
+	}
+	h.cookies[value] = true
+	return &oaSession{cookie: value, csrf: p.CSRFToken, id: list[i].ID}
+}
+
+// send sets the headers of a request a browser page makes with the session.
+func (s *oaSession) send(header http.Header) {
+	header.Set("Cookie", "agentdesk_session="+s.cookie)
+	header.Set("X-CSRF-Token", s.csrf)
+	header.Set("Origin", oaPublicURL)
 }
 
 const oaAgentName = "oa-worker"
 
 func newOAHarness(t *testing.T, router routers.Router, covered map[string]bool) *oaHarness {
 	t.Helper()
-	env := testenv.Start(t)
+	// Team mode on, for the session cookie's operations; the provider is never asked
+	// (sessions are made by the service's SignIn, as the callback does after verifying).
+	env := testenv.StartWith(t, server.Config{PublicURL: oaPublicURL, OIDC: auth.OIDC{PublicURL: oaPublicURL,
+		Issuer: "http://id.agentdesk.test", ClientID: "agentdesk", Scopes: []string{"openid"}}})
 	h := &oaHarness{env: env, router: router, project: env.Project.ID, tokens: map[string]string{}, scopes: map[string][]string{},
-		agentHeaders: map[string]http.Header{}, covered: covered}
+		agentHeaders: map[string]http.Header{}, covered: covered, cookies: map[string]bool{}}
 	other := env.NewProject(t, "oa-other")
 	h.otherProject = other.ID
 	token := func(name, project, typ string, scopes ...string) {
@@ -161,6 +215,13 @@ func newOAHarness(t *testing.T, router routers.Router, covered map[string]bool) 
 		h.freshTask(t, kind)
 	}
 	h.conversationFixtures(t)
+	for _, who := range []string{"dana", "eve"} {
+		if _, err := env.Service.AddMember(context.Background(), auth.Owner(h.project),
+			service.AddMemberInput{Email: who + "@example.com", Role: model.RoleMember}); err != nil {
+			t.Fatalf("invite %s: %v", who, err)
+		}
+	}
+	h.madeSession, h.otherSession = h.session(t, "dana"), h.session(t, "eve")
 	return h
 }
 
@@ -269,6 +330,12 @@ func (h *oaHarness) authenticate(_ context.Context, in *openapi3filter.Authentic
 			return in.NewError(errors.New("an Authorization header wins over the query token"))
 		}
 		return holds(r.URL.Query().Get(s.Name))
+	case s.Type == "apiKey" && s.In == "cookie":
+		ck, err := r.Cookie(s.Name)
+		if err != nil || !h.cookies[ck.Value] {
+			return in.NewError(errors.New("no session cookie this test made"))
+		}
+		return nil
 	case s.Type == "apiKey" && s.In == "header":
 		// The project is the path's {projectId}, the query's project_id (event stream),
 		// or the body's project_id (agent callback).
@@ -296,6 +363,7 @@ func (h *oaHarness) authenticate(_ context.Context, in *openapi3filter.Authentic
 }
 
 var oaPlaceholder = regexp.MustCompile(`\{(project|otherProject|agent|otherAgent|other|origin|conv|convUUID|emptyConv|otherConv|otherConvUUID|` +
+	`freshSession|session|otherSession|` +
 	`doc|docUnicode|otherDoc|task|waiting|done|unassigned|taskETag|waitingETag)\}`)
 
 // call runs one case: it validates the request against the document (as the case
@@ -303,9 +371,22 @@ var oaPlaceholder = regexp.MustCompile(`\{(project|otherProject|agent|otherAgent
 // the answer against the document, always.
 func (h *oaHarness) call(t *testing.T, c oaCase, ids map[string]int64) *oaResult {
 	t.Helper()
+	h.fresh = nil
+	fresh := func() *oaSession {
+		if h.fresh == nil {
+			h.fresh = h.session(t, "dana")
+		}
+		return h.fresh
+	}
 	fill := func(s string) string {
 		return oaPlaceholder.ReplaceAllStringFunc(s, func(m string) string {
 			switch name := m[1 : len(m)-1]; name {
+			case "freshSession":
+				return strconv.FormatInt(fresh().id, 10)
+			case "session":
+				return strconv.FormatInt(h.session(t, "dana").id, 10)
+			case "otherSession":
+				return strconv.FormatInt(h.otherSession.id, 10)
 			case "project":
 				return h.project
 			case "otherProject":
@@ -358,6 +439,10 @@ func (h *oaHarness) call(t *testing.T, c oaCase, ids map[string]int64) *oaResult
 	}
 	switch a := c.auth; {
 	case a == "none":
+	case a == "session":
+		fresh().send(header)
+	case a == "made-session":
+		h.madeSession.send(header)
 	case strings.HasPrefix(a, "raw:"):
 		header.Set("Authorization", strings.TrimPrefix(a, "raw:"))
 	case strings.HasPrefix(a, "query:"):

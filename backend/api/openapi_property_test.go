@@ -188,6 +188,7 @@ func newOAGen(t *testing.T, doc *openapi3.T, h *oaHarness, rnd *rand.Rand) *oaGe
 		"conversationId": {id(h.conv.ID), h.conv.UUID, id(h.emptyConv.ID), id(h.otherConv.ID)},
 		"docId":          {id(h.doc), id(h.docUnicode), id(h.otherDoc)},
 		"stepNum":        {"0", "1", "2"},
+		"sessionId":      {strconv.FormatInt(h.madeSession.id, 10), strconv.FormatInt(h.otherSession.id, 10)},
 	}
 	return g
 }
@@ -677,6 +678,10 @@ func (g *oaGen) credentials(r *oaPropRequest, op *openapi3.Operation, broken boo
 			} else {
 				r.header.Set("Authorization", "Bearer "+token)
 			}
+		case "sessionCookie": // a new session of Dana's, whose id the sessionId pool gets
+			sess := g.h.session(g.t, "dana")
+			sess.send(r.header)
+			g.add("sessionId", strconv.FormatInt(sess.id, 10))
 		case "agentToken", "agentName":
 			for k, v := range g.h.agentHeaders[g.h.project] {
 				r.header[k] = v

@@ -27,7 +27,16 @@ func oaServiceScenarios() []oaCase {
 			}
 		}
 	}
+	// The harness runs in team mode with the issuer http://id.agentdesk.test and no
+	// provider name (TestSignInOptions covers the rest).
+	signInWith := func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		o, _ := r.object(t)["oidc"].(map[string]any)
+		if o["name"] != "id.agentdesk.test" || o["loginUrl"] != "/login" {
+			t.Fatalf("sign-in options: %v", r.object(t))
+		}
+	}
 	return []oaCase{
+		{name: "sign-in options", method: "GET", path: "/api/signin", auth: "none", status: 200, check: signInWith},
 		{name: "backup", method: "GET", path: "/api/backup", auth: "desktop", status: 200, check: sqliteFile},
 		{name: "backup by one project's admin", method: "GET", path: "/api/backup", auth: "admin", status: 403, code: "forbidden"},
 		{name: "backup without admin", method: "GET", path: "/api/backup", auth: "all", req: oaInvalid, status: 403, code: "forbidden"},

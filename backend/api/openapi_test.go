@@ -53,6 +53,9 @@ func oaBrokenScenarios() []oaCase {
 		{name: "document upload", method: "POST", path: "/api/projects/{project}/conversations/1/documents", auth: "mw", body: upload, header: uploadHeader, status: 500, code: "internal"},
 		internal("document download", "GET", "/api/projects/{project}/conversations/1/documents/1", "mr", ""),
 		{name: "events", method: "GET", path: "/api/events", auth: "ro", header: oaHandshake(), status: 500, code: "internal"},
+		internal("sessions", "GET", "/api/me/sessions", "made-session", ""),
+		internal("end a session", "DELETE", "/api/me/sessions/1", "made-session", ""),
+		internal("sign out everywhere", "DELETE", "/api/me/sessions", "made-session", ""),
 	}
 }
 
@@ -68,7 +71,7 @@ func TestOpenAPIScenarios(t *testing.T) {
 
 	h := newOAHarness(t, router, covered)
 	names := map[string]bool{}
-	for _, c := range slices.Concat(oaScenarios(), oaConversationScenarios(), oaEventScenarios(), oaServiceScenarios(), oaVectorScenarios()) {
+	for _, c := range slices.Concat(oaScenarios(), oaConversationScenarios(), oaEventScenarios(), oaServiceScenarios(), oaVectorScenarios(), oaSessionScenarios()) {
 		if names[c.name] {
 			t.Fatalf("two scenarios are called %q", c.name)
 		}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,11 +31,22 @@ func OpenAPIDocument() []byte { return openAPIDocument }
 
 // NewRouter builds the whole HTTP interface: every route, in one block. The Router
 // answers HEAD on every GET route and gzips text answers (http.go, gzip.go).
-func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *Router {
+// trustedProxies (--trusted-proxies) are the reverse proxies whose X-Forwarded-For and
+// X-Forwarded-Proto are believed; none: the peer is the client.
+func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, trustedProxies ...netip.Prefix) *Router {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
-	r.Use(logRequests, recoverPanics)
-	_ = r.SetTrustedProxies(nil) // ClientIP is the peer address unless configured otherwise
+	// ClientIP: the peer, or from a trusted proxy the rightmost X-Forwarded-For address
+	// that is not itself a trusted proxy (X-Real-IP is not read).
+	r.RemoteIPHeaders = []string{"X-Forwarded-For"}
+	var cidrs []string
+	for _, p := range trustedProxies {
+		cidrs = append(cidrs, p.String())
+	}
+	if err := r.SetTrustedProxies(cidrs); err != nil {
+		panic("trusted proxies: " + err.Error()) // parsed prefixes: cannot happen
+	}
+	r.Use(clientAddress(trustedProxies), logRequests, recoverPanics)
 	// A known path with a method it lacks: 405 with Allow, in the error envelope.
 	r.HandleMethodNotAllowed = true
 	r.NoMethod(methodNotAllowed)
@@ -59,6 +72,12 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string) *
 	bearer.GET("/backup", backup(svc)) // backup.go
 	bearer.GET("/about", about(svc))
 	r.GET("/api/me", requireAnyCredential(svc), me(svc)) // team.go
+	r.GET("/api/signin", signInOptions(svc))             // team.go: no credential
+	// A person's own sessions, in team mode (sessions.go).
+	sessions := sessionsHandler{svc}
+	r.GET("/api/me/sessions", requireCaller(svc), handle(sessions.list))
+	r.DELETE("/api/me/sessions", requireCaller(svc), handle(sessions.endAll))
+	r.DELETE("/api/me/sessions/:sessionId", requireCaller(svc), handle(sessions.end))
 
 	// Team mode: sign-in with OpenID Connect (team.go), only when configured.
 	if svc.OIDC().Enabled() {
@@ -150,6 +169,26 @@ func health(svc *service.Service) gin.HandlerFunc {
 	}
 }
 
+// clientAddress puts the request's client address (gin's ClientIP: the peer, or behind
+// a trusted proxy the client of X-Forwarded-For) in its context, for every later use,
+// and its scheme in the URL: X-Forwarded-Proto from a trusted proxy, else the
+// connection's own.
+func clientAddress(trusted []netip.Prefix) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Request.URL.Scheme = "http"
+		if c.Request.TLS != nil {
+			c.Request.URL.Scheme = "https"
+		}
+		if proto := strings.ToLower(strings.TrimSpace(c.GetHeader("X-Forwarded-Proto"))); proto == "http" || proto == "https" {
+			if peer, err := netip.ParseAddr(c.RemoteIP()); err == nil && slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(peer.Unmap()) }) {
+				c.Request.URL.Scheme = proto
+			}
+		}
+		c.Request = c.Request.WithContext(service.WithClientAddress(c.Request.Context(), c.ClientIP()))
+		c.Next()
+	}
+}
+
 // logRequests writes one structured line per request. It logs the path only: query
 // strings may carry credentials (access_token), and headers are never logged.
 func logRequests(c *gin.Context) {
@@ -161,7 +200,8 @@ func logRequests(c *gin.Context) {
 		slog.Int("status", c.Writer.Status()),
 		slog.Float64("ms", float64(time.Since(start).Microseconds())/1000),
 		slog.Int("bytes", max(c.Writer.Size(), 0)),
-		slog.String("remote", c.ClientIP()),
+		slog.String("remote", service.ClientAddress(c.Request.Context())),
+		slog.String("scheme", c.Request.URL.Scheme),
 	)
 }
 

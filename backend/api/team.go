@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -68,6 +69,10 @@ func (h *teamHandler) oauth2Config(p *oidc.Provider) *oauth2.Config {
 
 // login serves GET /login.
 func (h *teamHandler) login(c *gin.Context) {
+	if err := h.svc.AdmitSignIn(service.ClientAddress(c.Request.Context())); err != nil {
+		signInFailed(c, err)
+		return
+	}
 	p, err := h.discover(c.Request.Context())
 	if err != nil {
 		signInFailed(c, err)
@@ -89,56 +94,67 @@ func (h *teamHandler) login(c *gin.Context) {
 func (h *teamHandler) callback(c *gin.Context) {
 	ctx := c.Request.Context()
 	q := c.Request.URL.Query()
+	addr := service.ClientAddress(ctx)
+	if err := h.svc.AdmitSignIn(addr); err != nil {
+		signInFailed(c, err)
+		return
+	}
+	// A refused sign-in counts against the address's limit of failures.
+	failed := func(err error) {
+		h.svc.SignInFailed(addr, err)
+		signInFailed(c, err)
+	}
 	if e := q.Get("error"); e != "" {
 		// The state is spent either way: the provider said no.
 		_, _, _ = h.svc.TakeLogin(ctx, q.Get("state"))
-		signInFailed(c, errs.Unauth("the sign-in provider refused: %s %s", e, q.Get("error_description")))
+		failed(errs.Unauth("the sign-in provider refused: %s %s", e, q.Get("error_description")))
 		return
 	}
 	nonce, verifier, err := h.svc.TakeLogin(ctx, q.Get("state"))
 	if err != nil {
-		signInFailed(c, err)
+		failed(err)
 		return
 	}
 	http.SetCookie(c.Writer, h.loginCookie("", -1))
 	if ck, err := c.Request.Cookie(h.loginCookie("", 0).Name); err != nil || ck.Value != q.Get("state") {
-		signInFailed(c, errs.Unauth("this sign-in was begun in another browser (or its cookie was lost); sign in again at /login"))
+		failed(errs.Unauth("this sign-in was begun in another browser (or its cookie was lost); sign in again at /login"))
 		return
 	}
 	p, err := h.discover(ctx)
 	if err != nil {
-		signInFailed(c, err)
+		failed(err)
 		return
 	}
 	tok, err := h.oauth2Config(p).Exchange(ctx, q.Get("code"), oauth2.VerifierOption(verifier))
 	if err != nil {
 		slog.Warn("sign-in: code exchange", "err", err)
-		signInFailed(c, errs.Unauth("the sign-in provider did not accept the sign-in code (used already, or expired); sign in again at /login"))
+		failed(errs.Unauth("the sign-in provider did not accept the sign-in code (used already, or expired); sign in again at /login"))
 		return
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		signInFailed(c, errs.Unauth("the sign-in provider sent no ID token; is the openid scope asked for?"))
+		failed(errs.Unauth("the sign-in provider sent no ID token; is the openid scope asked for?"))
 		return
 	}
 	idt, err := p.Verifier(&oidc.Config{ClientID: h.cfg.ClientID, Now: h.svc.Now}).Verify(ctx, raw)
 	if err != nil {
 		slog.Warn("sign-in: ID token refused", "err", err)
-		signInFailed(c, errs.Unauth("the ID token is not valid (%s); sign in again at /login", idTokenProblem(err)))
+		failed(errs.Unauth("the ID token is not valid (%s); sign in again at /login", idTokenProblem(err)))
 		return
 	}
 	if idt.Nonce != nonce {
-		signInFailed(c, errs.Unauth("the ID token was not issued for this sign-in (nonce mismatch); sign in again at /login"))
+		failed(errs.Unauth("the ID token was not issued for this sign-in (nonce mismatch); sign in again at /login"))
 		return
 	}
 	id, err := identity(ctx, p, idt, tok)
 	if err != nil {
-		signInFailed(c, err)
+		failed(err)
 		return
 	}
+	id.UserAgent, id.Address = c.Request.UserAgent(), service.ClientAddress(ctx)
 	value, err := h.svc.SignIn(ctx, id)
 	if err != nil {
-		signInFailed(c, err)
+		failed(err)
 		return
 	}
 	if old, err := c.Request.Cookie(h.cfg.SessionCookie()); err == nil {
@@ -239,9 +255,15 @@ func signInFailed(c *gin.Context, err error) {
 		slog.Error("sign-in", "err", err)
 	}
 	c.Header("Cache-Control", "no-store")
+	if secs, ok := errs.RetryAfterSeconds(err); ok {
+		c.Header("Retry-After", strconv.Itoa(secs))
+	}
 	c.Data(errs.HTTPStatus(err), "text/html; charset=utf-8", fmt.Appendf(nil, `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Sign-in failed - agentdesk</title></head>
-<body><h1>Sign-in failed</h1><p>%s</p><p><a href="/login">Sign in again</a></p></body></html>
+<html lang="en"><head><meta charset="utf-8"><title>Sign-in failed - agentdesk</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body style="font-family: system-ui, sans-serif; max-width: 40rem; margin: 4rem auto; padding: 0 1rem">
+<h1>Sign-in failed</h1><p role="alert">%s</p>
+<p><a href="/login">Sign in again</a> · <a href="/">Back to the sign-in page</a></p></body></html>
 `, html.EscapeString(msg)))
 }
 
@@ -256,6 +278,15 @@ func me(svc *service.Service) gin.HandlerFunc {
 		c.JSON(http.StatusOK, m)
 		return nil
 	})
+}
+
+// signInOptions serves GET /api/signin, without a credential: what the sign-in page
+// offers (the provider's button in team mode).
+func signInOptions(svc *service.Service) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Header("Cache-Control", "no-store")
+		c.JSON(http.StatusOK, svc.SignInOptions())
+	}
 }
 
 // requireAnyCredential authenticates GET /api/me: tokens, sessions, and agents, which

@@ -2,14 +2,11 @@ package api_test
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/rsa"
 	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -17,11 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-jose/go-jose/v4"
 	"github.com/gorilla/websocket"
-	"github.com/zitadel/oidc/v3/example/server/exampleop"
-	"github.com/zitadel/oidc/v3/example/server/storage"
-	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/jobs"
@@ -29,6 +22,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/oidcop"
 )
 
 // Team mode against a real OpenID Provider: zitadel/oidc's op package with its example
@@ -38,50 +32,9 @@ import (
 // teamPublicURL is what people type; the test's browser dials it to the server.
 const teamPublicURL = "http://agentdesk.test"
 
-// opUsers are the provider's accounts (the example's UserStore).
-type opUsers map[string]*storage.User
-
-func (u opUsers) GetUserByID(id string) *storage.User { return u[id] }
-func (u opUsers) GetUserByUsername(name string) *storage.User {
-	for _, x := range u {
-		if x.Username == name {
-			return x
-		}
-	}
-	return nil
-}
-func (u opUsers) ExampleClientID() string { return "service" }
-
-// opStorage can publish a key in its JWKS other than the one it signs with.
-type opStorage struct {
-	*storage.Storage
-	wrongKey atomic.Bool
-}
-
-type pubKey struct {
-	id  string
-	key *rsa.PublicKey
-}
-
-func (k pubKey) ID() string                         { return k.id }
-func (k pubKey) Algorithm() jose.SignatureAlgorithm { return jose.RS256 }
-func (k pubKey) Use() string                        { return "sig" }
-func (k pubKey) Key() any                           { return k.key }
-
-func (s *opStorage) KeySet(ctx context.Context) ([]op.Key, error) {
-	if !s.wrongKey.Load() {
-		return s.Storage.KeySet(ctx)
-	}
-	signing, err := s.SigningKey(ctx)
-	if err != nil {
-		return nil, err
-	}
-	other, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		return nil, err
-	}
-	return []op.Key{pubKey{id: signing.ID(), key: &other.PublicKey}}, nil // same kid, other key
-}
+// opStorage lets a test make the provider's JWKS publish a wrong key (see
+// oidcop.Provider.WrongKey).
+type opStorage struct{ wrongKey *atomic.Bool }
 
 type team struct {
 	env   *testenv.Env
@@ -90,32 +43,30 @@ type team struct {
 	st    *opStorage
 }
 
+// startTeam starts the provider (backend/testenv/oidcop) and a server in team mode.
 func startTeam(t *testing.T, allowedDomains ...string) *team {
 	t.Helper()
-	users := opUsers{}
-	for _, u := range []struct {
-		id, name, email string
-		verified        bool
-	}{
-		{"u1", "dana", "dana@example.com", true}, {"u2", "eve", "eve@elsewhere.org", true}, {"u3", "lee", "lee@corp.example", true},
-		{"u4", "dana2", "dana@example.com", true}, // another account claiming Dana's email
+	var users []oidcop.User
+	for _, u := range []struct{ id, name, email string }{
+		{"u1", "dana", "dana@example.com"}, {"u2", "eve", "eve@elsewhere.org"}, {"u3", "lee", "lee@corp.example"},
+		{"u4", "dana2", "dana@example.com"}, // another account claiming Dana's email
 	} {
-		users[u.id] = &storage.User{ID: u.id, Username: u.name, Password: "pw", FirstName: strings.ToUpper(u.name[:1]) + u.name[1:],
-			LastName: "Test", Email: u.email, EmailVerified: u.verified}
+		users = append(users, oidcop.User{ID: u.id, Username: u.name, Password: "pw", Email: u.email,
+			Name: strings.ToUpper(u.name[:1]) + u.name[1:] + " Test"})
 	}
-	clients := map[string]*storage.Client{"agentdesk": storage.WebClient("agentdesk", "s3cret", teamPublicURL+"/auth/callback")}
-	st := &opStorage{Storage: storage.NewStorageWithClients(users, clients)}
-	opSrv := httptest.NewUnstartedServer(nil)
-	issuer := "http://" + opSrv.Listener.Addr().String()
-	opSrv.Config.Handler = exampleop.SetupServer(issuer, st, nil, false)
-	opSrv.Start()
-	t.Cleanup(opSrv.Close)
+	p, err := oidcop.Start(oidcop.Options{ClientID: "agentdesk", ClientSecret: "s3cret",
+		RedirectURIs: []string{teamPublicURL + "/auth/callback"}, Users: users})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	issuer := p.Issuer
 
 	clock := jobs.NewManualClock(time.Now())
 	env := testenv.StartWith(t, server.Config{Clock: clock, PublicURL: teamPublicURL, OIDC: auth.OIDC{
 		PublicURL: teamPublicURL, Issuer: issuer, ClientID: "agentdesk", ClientSecret: "s3cret",
 		Scopes: []string{"openid", "email", "profile"}, AllowedDomains: allowedDomains}})
-	return &team{env: env, op: issuer, clock: clock, st: st}
+	return &team{env: env, op: issuer, clock: clock, st: &opStorage{wrongKey: &p.WrongKey}}
 }
 
 // invite adds a person to the default project by email, as the local owner would

@@ -11,6 +11,7 @@ type OIDC struct {
 	ClientSecret   string   // from AGENTDESK_OIDC_CLIENT_SECRET only
 	Scopes         []string // default openid, email, profile
 	AllowedDomains []string // email domains whose people join on first sign-in; empty: invited people only
+	ProviderName   string   // shown as "Sign in with <name>"; "" means the issuer's host
 }
 
 // Enabled reports whether team mode is on.

@@ -34,8 +34,9 @@ const usage = `agentdesk: tasks and conversations for software agents and people
 Usage:
   agentdesk [--data DIR]                       open the desktop window
   agentdesk --serve [--addr HOST:PORT] [--data DIR] [--log-format text|json] [--synchronous full|normal]
-                   [--activity-retention 90d] [--public-url URL]
-                   [--oidc-issuer URL --oidc-client-id ID [--oidc-scopes S] [--oidc-allowed-domains a.com,b.org]]
+                   [--activity-retention 90d] [--public-url URL] [--trusted-proxies CIDR,...]
+                   [--oidc-issuer URL --oidc-client-id ID [--oidc-scopes S] [--oidc-allowed-domains a.com,b.org]
+                    [--oidc-provider-name NAME]]
                                                run the server headless
   agentdesk project create --name N [--namespace NS]
   agentdesk project list                       one JSON object per project: id, name, namespace
@@ -61,6 +62,10 @@ Every command takes --data DIR (env AGENTDESK_DATA; default %s).
 --addr defaults to env AGENTDESK_ADDR, else %s.
 --public-url (env AGENTDESK_PUBLIC_URL): the address browsers use behind a reverse proxy;
   without it only pages from loopback hosts may open the WebSockets.
+--trusted-proxies CIDR,... (env AGENTDESK_TRUSTED_PROXIES): the reverse proxies whose
+  X-Forwarded-For and X-Forwarded-Proto are believed (e.g. 127.0.0.1 for Caddy or nginx on
+  this machine); the client address they name is the one logged, recorded with sessions,
+  and rate-limited after refused credentials (loopback clients never are).
 Team mode: people sign in at /login with an OpenID Connect provider (--oidc-issuer, env
   AGENTDESK_OIDC_ISSUER; --oidc-client-id, env AGENTDESK_OIDC_CLIENT_ID; the client secret
   only from env AGENTDESK_OIDC_CLIENT_SECRET). It needs --public-url: the provider sends
@@ -175,8 +180,10 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	publicURL := fs.String("public-url", os.Getenv("AGENTDESK_PUBLIC_URL"), "the URL people type to reach the server (behind a reverse proxy); its pages may open the WebSockets")
 	oidcIssuer := fs.String("oidc-issuer", os.Getenv("AGENTDESK_OIDC_ISSUER"), "team mode: the OpenID Connect provider's issuer URL")
 	oidcClientID := fs.String("oidc-client-id", os.Getenv("AGENTDESK_OIDC_CLIENT_ID"), "team mode: the client id registered at the provider")
+	oidcName := fs.String("oidc-provider-name", os.Getenv("AGENTDESK_OIDC_PROVIDER_NAME"), "team mode: the provider's name on the sign-in page (\"Sign in with NAME\"; default the issuer's host)")
 	oidcScopes := fs.String("oidc-scopes", envOr("AGENTDESK_OIDC_SCOPES", "openid email profile"), "team mode: the scopes asked of the provider")
 	oidcDomains := fs.String("oidc-allowed-domains", os.Getenv("AGENTDESK_OIDC_ALLOWED_DOMAINS"), "team mode: email domains whose people join as members on first sign-in (comma list; empty: invited people only)")
+	trustedProxies := fs.String("trusted-proxies", os.Getenv("AGENTDESK_TRUSTED_PROXIES"), "reverse proxies (CIDR ranges or addresses, comma list) whose X-Forwarded-For and X-Forwarded-Proto are believed")
 	help := fs.Bool("help", false, "show usage")
 	fs.BoolVar(help, "h", false, "show usage")
 	if err := fs.Parse(args); err != nil {
@@ -212,7 +219,12 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	if u, err := url.Parse(*publicURL); *publicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 		return usagef("--public-url must be an http or https URL such as https://agentdesk.example.com, not %q", *publicURL)
 	}
-	cfg := server.Config{DataDir: dataDir, Addr: *addr, Synchronous: strings.ToUpper(*synchronous), ActivityRetention: retention, PublicURL: *publicURL}
+	proxies, err := server.ParseTrustedProxies(*trustedProxies)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	cfg := server.Config{DataDir: dataDir, Addr: *addr, Synchronous: strings.ToUpper(*synchronous), ActivityRetention: retention,
+		PublicURL: *publicURL, TrustedProxies: proxies}
 	if err := setEmbedder(&cfg, *embedderURL, *embedderModel); err != nil {
 		return err
 	}
@@ -220,6 +232,7 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	if err != nil {
 		return err
 	}
+	oidc.ProviderName = strings.TrimSpace(*oidcName)
 	cfg.OIDC = oidc
 	if !*serve {
 		if code := desktop(cfg); code != 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // Code is one of the contract's error codes.
@@ -36,7 +37,8 @@ type Error struct {
 	Code    Code
 	Message string
 
-	unavailable bool // see Unavailable
+	unavailable bool          // see Unavailable
+	retryAfter  time.Duration // see Limited
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -55,6 +57,24 @@ func NotAllowed(format string, args ...any) *Error  { return newf(MethodNotAllow
 func NoSpace(format string, args ...any) *Error     { return newf(InsufficientStorage, format, args...) }
 func Precondition(format string, args ...any) *Error {
 	return newf(PreconditionFailed, format, args...)
+}
+
+// Limited is a rate_limited error: the caller may try again after retryAfter, which
+// HTTP answers say in Retry-After.
+func Limited(retryAfter time.Duration, format string, args ...any) *Error {
+	e := newf(RateLimited, format, args...)
+	e.retryAfter = retryAfter
+	return e
+}
+
+// RetryAfterSeconds is the Retry-After of a Limited error, in whole seconds (at least
+// 1), and whether err is one.
+func RetryAfterSeconds(err error) (int, bool) {
+	var e *Error
+	if !errors.As(err, &e) || e.Code != RateLimited {
+		return 0, false
+	}
+	return max(1, int((e.retryAfter+time.Second-1)/time.Second)), true
 }
 
 // HTTPStatus is the HTTP status that answers err on REST and /graphql: its code's

@@ -134,7 +134,7 @@ func Handler(svc *service.Service, token TokenFunc, opts ...Option) http.Handler
 			err = nil // no token: a browser session's cookie may do (Authenticate decides)
 		}
 		if err == nil {
-			c := service.Credentials{Where: service.WhereGraphQL, Token: value}
+			c := service.Credentials{Where: service.WhereGraphQL, Token: value, Address: service.ClientAddress(r.Context())}
 			svc.ReadSession(&c, r)
 			pr, aerr := svc.Authenticate(r.Context(), c)
 			if aerr == nil {
@@ -152,7 +152,7 @@ func Handler(svc *service.Service, token TokenFunc, opts ...Option) http.Handler
 // authenticate resolves the Bearer token of a /graphql request (HTTP or WebSocket), by
 // the service's one rule of credentials (data tokens are for /api/vector only).
 func authenticate(ctx context.Context, svc *service.Service, value string) (*auth.Principal, error) {
-	return svc.Authenticate(ctx, service.Credentials{Where: service.WhereGraphQL, Token: value})
+	return svc.Authenticate(ctx, service.Credentials{Where: service.WhereGraphQL, Token: value, Address: service.ClientAddress(ctx)})
 }
 
 // replyError answers a request that failed before execution, with the status REST
@@ -161,6 +161,9 @@ func replyError(w http.ResponseWriter, r *http.Request, err error) {
 	code, msg := errs.Public(err)
 	if code == errs.Unauthenticated {
 		w.Header().Set("WWW-Authenticate", "Bearer")
+	}
+	if secs, ok := errs.RetryAfterSeconds(err); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
 	}
 	reply(w, r, errs.HTTPStatus(err), response{Errors: errorList{gqlError(code, msg)}})
 }

@@ -237,6 +237,8 @@ var taskMessageType = gql.NewObject(gql.ObjectConfig{Name: "TaskMessage", Descri
 	"role":      &gql.Field{Type: nnString, Description: "user or assistant.", Resolve: field(func(m model.TaskMessage) any { return m.Role })},
 	"content":   &gql.Field{Type: nnString, Resolve: field(func(m model.TaskMessage) any { return m.Content })},
 	"createdAt": timeField("When the entry was added", func(m model.TaskMessage) time.Time { return m.CreatedAt }, false),
+	"author": &gql.Field{Type: nnString, Description: "Who wrote it: the person (\"answered by Dana\"), token, agent or local owner, named as the activity trail names them; empty for entries written before authors were kept.",
+		Resolve: field(func(m model.TaskMessage) any { return m.Author })},
 }})
 
 var taskType = gql.NewObject(gql.ObjectConfig{Name: "Task", Description: "A unit of work, optionally assigned to one agent.", Fields: gql.Fields{

@@ -290,7 +290,7 @@ func (w *wsConn) authenticate(payload json.RawMessage) (*auth.Principal, error) 
 			return nil, errs.Unauth("the connection_init payload must be an object, e.g. {\"Authorization\": \"Bearer <token>\"}")
 		}
 	}
-	c := service.Credentials{Where: service.WhereGraphQL}
+	c := service.Credentials{Where: service.WhereGraphQL, Address: service.ClientAddress(w.ctx)}
 	for _, k := range []string{"Authorization", "authorization"} {
 		if v, ok := creds[k].(string); ok {
 			c.Authorization = v

@@ -135,6 +135,9 @@ type TaskMessage struct {
 	Role      string    `json:"role"`
 	Content   string    `json:"content"`
 	CreatedAt time.Time `json:"created_at"`
+	// Author is who wrote it: the person, token, agent or local owner, named as the
+	// activity trail names them; "" for entries written before authors were kept.
+	Author string `json:"author"`
 }
 
 // Derive sets the fields that follow from the others.

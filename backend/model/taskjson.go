@@ -52,6 +52,8 @@ func (t *Task) AppendJSON(dst []byte) ([]byte, error) {
 			if dst, err = appendJSONTime(dst, m.CreatedAt); err != nil {
 				return nil, err
 			}
+			dst = append(dst, `,"author":`...)
+			dst = appendJSONString(dst, m.Author)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')

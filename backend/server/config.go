@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net/netip"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -41,6 +42,12 @@ type Config struct {
 	// OIDC turns team mode on: people sign in at /login with an OpenID Connect
 	// provider (zero: off, the server works with tokens only).
 	OIDC auth.OIDC
+	// TrustedProxies are the reverse proxies (their addresses, by range) whose
+	// X-Forwarded-For and X-Forwarded-Proto are believed: a request from one of them
+	// is from the rightmost X-Forwarded-For address that is not itself trusted. That
+	// client address is what the request log, a session's address and the rate limit
+	// of refused credentials use. Empty: the peer is the client, the headers ignored.
+	TrustedProxies []netip.Prefix
 	// Clock drives the job scheduler and the service's timestamps (default the system
 	// clock); tests inject a jobs.ManualClock.
 	Clock jobs.Clock

@@ -89,7 +89,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 		},
 	}
-	router := api.NewRouter(svc, hub, cfg.origins())
+	router := api.NewRouter(svc, hub, cfg.origins(), cfg.TrustedProxies...)
 	// s.handler is the desktop window's in-process handler; the listener gets the
 	// body deadline, the security headers and net/http's refusals in the envelope.
 	s.handler = router

@@ -53,6 +53,9 @@ type Credentials struct {
 	// header: the project a session acts in (ProjectID, from the path, wins).
 	Session string
 	Project string
+	// Address is the client's address (ClientAddress of the request): failures are
+	// counted, and refused over the limit, per address (ratelimit.go).
+	Address string
 	// What a cookie-authenticated request must show (checkCookieRequest): the method,
 	// the body's Content-Type, and the X-CSRF-Token, Origin and Sec-Fetch-Site headers.
 	Method, ContentType, CSRFToken, Origin, FetchSite string
@@ -64,9 +67,21 @@ type Credentials struct {
 // that it is accepted at c.Where; a cookie must also pass the CSRF rules
 // (checkCookieRequest). Errors are unauthenticated (no, wrong, revoked or expired credentials) or
 // forbidden (a valid credential of the wrong kind for the place), and say which.
+//
+// Refused credentials count against the client address's limit (ratelimit.go): over
+// it, a request presenting a credential is refused rate_limited before it is checked.
 func (s *Service) Authenticate(ctx context.Context, c Credentials) (*auth.Principal, error) {
+	presented := s.presents(c)
+	if presented {
+		if err := s.limits.admit(c.Address, s.clock()); err != nil {
+			return nil, err
+		}
+	}
 	p, err := s.credentialOf(ctx, c)
 	if err != nil {
+		if presented && errs.CodeOf(err) == errs.Unauthenticated {
+			s.limits.fail(c.Address, s.clock())
+		}
 		return nil, err
 	}
 	if err := admitted(c.Where, p); err != nil {
@@ -82,6 +97,13 @@ func (s *Service) Authenticate(ctx context.Context, c Credentials) (*auth.Princi
 		p.Via = audit.ViaFor(audit.ViaGraphQL, c.Client)
 	}
 	return p, nil
+}
+
+// presents tells whether c carries a credential credentialOf checks (else it is
+// refused for missing credentials).
+func (s *Service) presents(c Credentials) bool {
+	return c.Authorization != "" || c.Token != "" || (c.AgentDigest != "" && takesAgents(c.Where)) ||
+		(c.Session != "" && s.oidc.Enabled() && takesSessions(c.Where))
 }
 
 // credentialOf authenticates the one credential of c that counts.

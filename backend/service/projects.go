@@ -194,7 +194,7 @@ const EventProjectSecretRotated = "project.secret_rotated"
 
 // RotateProjectSecret replaces the principal's project's secret and returns the project
 // with the new one. Agents authenticated by the old secret's digest are refused from
-// the moment this returns (the store forgets its cached credentials on commit); they
+// the moment this returns (authentication reads the secret on every request); they
 // need the new environment (agentEnv, or the CLI's agent env).
 func (s *Service) RotateProjectSecret(ctx context.Context, p *auth.Principal) (*model.Project, error) {
 	ctx = acting(ctx, p)

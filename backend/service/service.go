@@ -23,9 +23,10 @@ type Service struct {
 	usedMu sync.Mutex
 	used   map[int64]time.Time // token id -> last use not yet written (FlushTokenUse)
 
-	vector *Knowledge // knowledge bases, their own subsystem (vector.go)
-	jobs   jobsState  // the job scheduler's wake-up signal (jobs.go)
-	oidc   auth.OIDC  // team mode (team.go); zero when off
+	vector *Knowledge      // knowledge bases, their own subsystem (vector.go)
+	jobs   jobsState       // the job scheduler's wake-up signal (jobs.go)
+	oidc   auth.OIDC       // team mode (team.go); zero when off
+	limits *failureLimiter // refused credentials per client address (ratelimit.go)
 }
 
 // Options tune a Service; the zero value is what agentdesk runs with.
@@ -45,7 +46,7 @@ const IdempotencyKeyTTL = 24 * time.Hour
 // idempotency keys) is run by backend/jobs, through FlushTokenUse and
 // PruneIdempotencyKeys.
 func New(st *store.Store, opts Options) *Service {
-	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{}, oidc: opts.OIDC}
+	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{}, oidc: opts.OIDC, limits: newFailureLimiter()}
 	if s.now == nil {
 		s.now = time.Now
 	}

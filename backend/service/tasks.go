@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentdesk/agentdesk/backend/audit"
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/model"
@@ -274,7 +275,9 @@ func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, ent
 		return nil, internal("update task", err)
 	}
 	if entry != nil {
-		entry.CreatedAt = now
+		// Its author is the actor of the change, named as the activity trail names
+		// them: the thread says "answered by Dana" exactly when the trail does.
+		entry.CreatedAt, entry.Author = now, audit.From(ctx).Name
 		if err := tx.AppendTaskMessage(ctx, t.ID, *entry); err != nil {
 			return nil, internal("append to the conversation", err)
 		}

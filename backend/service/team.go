@@ -90,7 +90,13 @@ type Identity struct {
 	Email           string // lowercased; "" when the provider gave none
 	EmailVerified   *bool  // nil when the provider does not say
 	Name            string
+	// Where the sign-in came from, recorded with the session for its owner's list:
+	// the browser's User-Agent (cut to MaxUserAgentLen) and the client address.
+	UserAgent, Address string
 }
+
+// MaxUserAgentLen bounds the User-Agent kept with a session, in characters.
+const MaxUserAgentLen = 200
 
 // SignIn finds or makes the person of a verified identity and starts a session for
 // them; it returns the session cookie's value (never stored: the database keeps its
@@ -153,7 +159,9 @@ func (s *Service) SignIn(ctx context.Context, id Identity) (string, error) {
 		if len(ms) == 0 {
 			return errs.Forbid("%s is not a member of any project here; ask an owner to add you", who(id))
 		}
-		if err := tx.InsertSession(ctx, auth.HashToken(value), userID, auth.RandomString(43), now); err != nil {
+		agent := []rune(strings.ToValidUTF8(id.UserAgent, ""))
+		agent = agent[:min(len(agent), MaxUserAgentLen)]
+		if err := tx.InsertSession(ctx, auth.HashToken(value), userID, auth.RandomString(43), string(agent), id.Address, now); err != nil {
 			return internal("create session", err)
 		}
 		return nil
@@ -444,4 +452,32 @@ func (s *Service) ReadSession(c *Credentials, r *http.Request) {
 	c.Project = r.Header.Get("X-Agentdesk-Project")
 	c.Method, c.ContentType = r.Method, r.Header.Get("Content-Type")
 	c.CSRFToken, c.Origin, c.FetchSite = r.Header.Get("X-CSRF-Token"), r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site")
+}
+
+// SignInOptions says how people sign in here, for the sign-in page before it holds any
+// credential (GET /api/signin). OIDC is nil unless team mode is on.
+type SignInOptions struct {
+	OIDC *SignInOIDC `json:"oidc"`
+}
+
+// SignInOIDC is the "Sign in with <Name>" button: it goes to LoginURL.
+type SignInOIDC struct {
+	Name     string `json:"name"`
+	LoginURL string `json:"loginUrl"`
+}
+
+// SignInOptions: the provider's name is --oidc-provider-name, by default the issuer's host.
+func (s *Service) SignInOptions() SignInOptions {
+	if !s.oidc.Enabled() {
+		return SignInOptions{}
+	}
+	name := s.oidc.ProviderName
+	if name == "" {
+		if u, err := url.Parse(s.oidc.Issuer); err == nil && u.Hostname() != "" {
+			name = u.Hostname()
+		} else {
+			name = s.oidc.Issuer
+		}
+	}
+	return SignInOptions{OIDC: &SignInOIDC{Name: name, LoginURL: "/login"}}
 }

@@ -132,8 +132,8 @@ func (s *Service) liveToken(ctx context.Context, hash []byte) (*model.Token, tim
 // the same checks as authenticating: a revoked (or rotated) or expired token, a deleted
 // agent or a replaced project secret gives an errs.Unauthenticated error saying which.
 // Long-lived connections (the event stream, GraphQL over WebSocket) ask it before
-// sending and every fraction of a second, and close when it fails. It reads the
-// credential caches, so it costs no query while nothing changed.
+// sending and every fraction of a second, and close when it fails (one indexed read of
+// the database per distinct credential each time).
 func (s *Service) CheckCredentials(ctx context.Context, p *auth.Principal) error {
 	var now *auth.Principal
 	var err error
@@ -230,28 +230,25 @@ func (s *Service) agentPrincipal(ctx context.Context, projectID, digest, agentNa
 	if projectID == "" {
 		return nil, errs.Unauth("X-Task-Authorization needs a project: use a /api/projects/{projectId}/... path or a project_id in the body")
 	}
-	pr, err := s.store.ProjectForAuth(ctx, projectID)
+	creds, err := s.store.Read().AgentCredentials(ctx, projectID, agentName)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, internal("load project", err)
 	}
 	// An unknown project is compared against a throwaway secret, so that the answer and
 	// its timing are the same as for a wrong digest.
 	secret := "unknown project"
-	if pr != nil {
-		secret = pr.TokenSecret
+	if creds != nil {
+		secret = creds.Secret
 	}
-	if !auth.DigestMatches(digest, auth.AgentDigest(projectID, secret)) || pr == nil {
+	if !auth.DigestMatches(digest, auth.AgentDigest(projectID, secret)) || creds == nil {
 		return nil, errs.Unauth("X-Task-Authorization is wrong: it must be the hex SHA-1 of the project id followed by the project's token secret (the project id, not the namespace)")
 	}
 	if agentName == "" {
 		return nil, errs.Unauth("missing X-Agent-Name: send the agent's name (AGENT_NAME)")
 	}
-	agent, err := s.store.AgentForAuth(ctx, projectID, agentName)
-	if errors.Is(err, store.ErrNotFound) {
+	agent := creds.Agent
+	if agent == nil {
 		return nil, errs.Unauth("X-Agent-Name %q is not an agent registered in this project", agentName)
-	}
-	if err != nil {
-		return nil, internal("load agent", err)
 	}
 	p := auth.Agent(projectID, agent.ID, agent.Name)
 	p.AgentDigest = digest

@@ -128,7 +128,11 @@ func (s *Store) syncLoop() {
 		}
 		var syncErr error
 		if hook := s.beforeSync.Load(); hook != nil {
-			syncErr = (*hook)()
+			var events []model.Event
+			for _, c := range pending {
+				events = append(events, c.events...)
+			}
+			syncErr = (*hook)(events)
 		}
 		if s.opts.Synchronous == "FULL" && syncErr == nil {
 			start := time.Now()

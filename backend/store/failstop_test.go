@@ -27,7 +27,7 @@ func TestFailedFsyncStopsTheWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	store.FailNextSync(srv.Service.Store(), syscall.EIO)
+	store.FailNextSync(srv.Service.Store(), syscall.EIO, "task.created")
 	status, body := srv.call(t, "POST", "/api/tasks", `{"summary":"unknown"}`)
 	var e struct {
 		Error struct{ Code, Message string }

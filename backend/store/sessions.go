@@ -85,30 +85,59 @@ type Session struct {
 	CreatedAt  time.Time
 	LastSeenAt time.Time
 	EndedAt    *time.Time
+	// Where it signed in from: the browser's User-Agent and the client address ("" for
+	// sessions begun before they were recorded).
+	UserAgent, Address string
 }
 
 // InsertSession stores a new session under the hash of its value.
-func (t *Tx) InsertSession(ctx context.Context, hash []byte, userID int64, csrf string, at time.Time) error {
-	_, err := t.exec(ctx, `INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)`,
-		hash, userID, csrf, fmtTime(at), fmtTime(at))
+func (t *Tx) InsertSession(ctx context.Context, hash []byte, userID int64, csrf, userAgent, address string, at time.Time) error {
+	_, err := t.exec(ctx, `INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, last_seen_at, user_agent, address) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		hash, userID, csrf, fmtTime(at), fmtTime(at), userAgent, address)
 	return err
+}
+
+const sessionColumns = `id, user_id, csrf_token, created_at, last_seen_at, ended_at, user_agent, address`
+
+func scanSession(row rowScanner) (*Session, error) {
+	var s Session
+	var created, seen string
+	var ended, agent, address sql.NullString
+	if err := row.Scan(&s.ID, &s.UserID, &s.CSRFToken, &created, &seen, &ended, &agent, &address); err != nil {
+		return nil, err
+	}
+	s.CreatedAt, s.LastSeenAt, s.EndedAt = parseTime(created), parseTime(seen), parseTimePtr(ended)
+	s.UserAgent, s.Address = agent.String, address.String
+	return &s, nil
 }
 
 // SessionByHash loads a session, ended or not.
 func (r Reader) SessionByHash(ctx context.Context, hash []byte) (*Session, error) {
-	var s Session
-	var created, seen string
-	var ended sql.NullString
-	err := r.queryRow(ctx, `SELECT id, user_id, csrf_token, created_at, last_seen_at, ended_at FROM sessions WHERE id_hash = ?`, hash).
-		Scan(&s.ID, &s.UserID, &s.CSRFToken, &created, &seen, &ended)
+	s, err := scanSession(r.queryRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id_hash = ?`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
-	if err != nil {
-		return nil, err
-	}
-	s.CreatedAt, s.LastSeenAt, s.EndedAt = parseTime(created), parseTime(seen), parseTimePtr(ended)
-	return &s, nil
+	return s, err
+}
+
+// UserSessions lists a user's live sessions, newest first: not ended, used since
+// idleBefore, begun since oldBefore.
+func (r Reader) UserSessions(ctx context.Context, userID int64, idleBefore, oldBefore time.Time) ([]Session, error) {
+	return queryList(ctx, r, scanSession, `SELECT `+sessionColumns+` FROM sessions
+		WHERE user_id = ? AND ended_at IS NULL AND last_seen_at > ? AND created_at > ? ORDER BY id DESC`,
+		userID, fmtTime(idleBefore), fmtTime(oldBefore))
+}
+
+// EndUserSession ends session id if it is one of the user's; ErrNotFound if it is not.
+// Ending an ended one changes nothing.
+func (t *Tx) EndUserSession(ctx context.Context, userID, id int64, at time.Time) error {
+	return t.execOne(ctx, `UPDATE sessions SET ended_at = COALESCE(ended_at, ?) WHERE id = ? AND user_id = ?`, fmtTime(at), id, userID)
+}
+
+// EndUserSessions ends every session of a user ("sign out everywhere").
+func (t *Tx) EndUserSessions(ctx context.Context, userID int64, at time.Time) error {
+	_, err := t.exec(ctx, `UPDATE sessions SET ended_at = ? WHERE user_id = ? AND ended_at IS NULL`, fmtTime(at), userID)
+	return err
 }
 
 // TouchSession records that a session was used at.

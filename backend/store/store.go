@@ -64,10 +64,9 @@ type Store struct {
 	diskFull  atomic.Bool // the last batch failed for want of space (diskfull.go)
 
 	readStmts, writeStmts *stmtCache
-	creds                 credentials   // tokencache.go
 	watch                 *foreignWatch // other processes' commits (foreign.go)
 	horizon               eventHorizon
-	beforeSync            atomic.Pointer[func() error] // tests: runs before each fsync; an error stands for the fsync's
+	beforeSync            atomic.Pointer[func(events []model.Event) error] // tests: runs before each fsync with the events it covers; an error stands for the fsync's
 	taskCache             taskCache
 
 	writes, batches, syncs            atomic.Int64
@@ -158,10 +157,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		readStmts:       newStmtCache(reader),
 		writeStmts:      newStmtCache(writer),
 	}
-	s.watch, err = openForeignWatch(path, opts.Synchronous, func() {
-		s.creds.invalidateAll()
-		s.taskCache.invalidate(nil, true)
-	})
+	s.watch, err = openForeignWatch(path, opts.Synchronous, func() { s.taskCache.invalidate(nil, true) })
 	if err != nil {
 		reader.Close()
 		writer.Close()

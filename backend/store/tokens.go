@@ -74,6 +74,5 @@ func (t *Tx) RevokeToken(ctx context.Context, projectID string, id int64, at tim
 	if n, _ := res.RowsAffected(); n == 0 {
 		return ErrNotFound
 	}
-	t.credsChanged = true
 	return nil
 }

@@ -42,10 +42,9 @@ type job struct {
 // Its reads see the batch's uncommitted changes.
 type Tx struct {
 	Reader
-	b            *batch
-	events       []model.Event
-	audit        []eventAudit // who made each event, and its object (activity.go)
-	credsChanged bool         // the cached credentials must be forgotten once this commits
+	b      *batch
+	events []model.Event
+	audit  []eventAudit // who made each event, and its object (activity.go)
 	// The tasks this write changed (or all of them): the task lists' cache forgets them
 	// once the batch commits (taskcache.go).
 	changedTasks    []int64
@@ -112,7 +111,6 @@ type batch struct {
 	events          []model.Event
 	audit           []eventAudit     // one per event
 	seqs            map[string]int64 // project -> last event seq given in this batch
-	credsChanged    bool
 	changedTasks    []int64
 	allTasksChanged bool
 }
@@ -191,7 +189,6 @@ func (s *Store) writeBatch(first *job) {
 	if err := s.watch.commit(ctx, tx, s.writer, writerVersion); err != nil {
 		// Let the read caches forget whatever the batch may have changed.
 		s.horizon.restore(prevSeqs)
-		s.creds.invalidate()
 		s.taskCache.invalidate(nil, true)
 		if IsDiskFull(err) {
 			// Not committed, as SQLite rolled it back (diskfull.go): 507, and go on.
@@ -204,9 +201,6 @@ func (s *Store) writeBatch(first *job) {
 		return
 	}
 	s.noteCommitted() // diskfull.go
-	if b.credsChanged {
-		s.creds.invalidate()
-	}
 	s.taskCache.invalidate(b.changedTasks, b.allTasksChanged)
 	s.execNanos.Add(int64(committing.Sub(start)))
 	s.commitNanos.Add(int64(time.Since(committing)))
@@ -250,7 +244,6 @@ func (b *batch) run(ctx context.Context, j *job) error {
 		b.audit = append(b.audit, t.audit...)
 	}
 	// Even a rolled-back write's marks: forgetting is always safe.
-	b.credsChanged = b.credsChanged || t.credsChanged
 	b.changedTasks = append(b.changedTasks, t.changedTasks...)
 	b.allTasksChanged = b.allTasksChanged || t.allTasksChanged
 	if _, err := r.exec(ctx, "RELEASE w"); err != nil {

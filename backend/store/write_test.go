@@ -195,7 +195,7 @@ func TestEventsWaitForTheirFsync(t *testing.T) {
 	// Runs before the store's Close (cleanups run last first), even when the test fails.
 	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) })
 	syncing := make(chan struct{}, 16)
-	hook := func() error {
+	hook := func([]model.Event) error {
 		syncing <- struct{}{}
 		<-release
 		return nil

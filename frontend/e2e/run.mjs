@@ -34,8 +34,8 @@ function freePort() {
 }
 
 const children = [];
-function start(args, env = {}) {
-  const p = spawn(bin, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function start(args, env = {}, cmd = bin) {
+  const p = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const log = [];
   p.stdout.on('data', (d) => log.push(String(d)));
   p.stderr.on('data', (d) => log.push(String(d)));
@@ -45,6 +45,15 @@ function start(args, env = {}) {
 }
 function cli(args) {
   return execFileSync(bin, args, { encoding: 'utf8' }).trim();
+}
+async function waitHealthy(base, p) {
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(base + '/healthz')).ok) return;
+    } catch {}
+    if (i > 100) throw new Error('the server did not start:\n' + p.log.join(''));
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 const data = mkdtempSync(join(tmpdir(), 'agentdesk-e2e-'));
@@ -538,6 +547,154 @@ test('board: first render of 500 tasks (reported; fails past 10 s)', async () =>
   await page.screenshot({ path: join(shots, 'board-500.png') });
   expect(ms < 10000, `the board took ${times.join(', ')} ms for 500 tasks: far past the 1000 ms aim (fails at 10000 ms)`);
   await page.context().close();
+});
+
+// Team mode against a real OpenID Provider: backend/testenv/oidcop's command (zitadel's
+// op package and its own login page), a second agentdesk with --oidc-issuer, the owner
+// made with `agentdesk user add`, and a second project where Dana is a member.
+async function startTeam() {
+  const opBin = join(mkdtempSync(join(tmpdir(), 'agentdesk-oidcop-')), 'oidcop');
+  execFileSync('go', ['build', '-o', opBin, './backend/testenv/oidcop/cmd/oidcop'], { cwd: root, stdio: 'inherit', env: { ...process.env, CGO_ENABLED: '0' } });
+  const teamPort = await freePort();
+  const base = `http://127.0.0.1:${teamPort}`;
+  const op = start(['--client-id', 'agentdesk', '--client-secret', 's3cret', '--redirect', base + '/auth/callback',
+    '--users', 'dana:pw:dana@acme.test:Dana Scott,eve:pw:eve@elsewhere.test:Eve Outsider'], {}, opBin);
+  const issuer = await new Promise((ok, fail) => {
+    op.stdout.on('data', (d) => ok(String(d).split('\n')[0].trim()));
+    op.on('exit', (code) => fail(new Error(`oidcop exited ${code}: ${op.log.join('')}`)));
+  });
+  const teamData = mkdtempSync(join(tmpdir(), 'agentdesk-e2e-team-'));
+  const srv = start(['--serve', '--addr', `127.0.0.1:${teamPort}`, '--data', teamData, '--public-url', base,
+    '--oidc-issuer', issuer, '--oidc-client-id', 'agentdesk', '--oidc-provider-name', 'Acme ID'], { AGENTDESK_OIDC_CLIENT_SECRET: 's3cret' });
+  await waitHealthy(base, srv);
+  const d = ['--data', teamData];
+  const main = JSON.parse(cli(['project', 'list', ...d]).split('\n')[0]);
+  cli(['user', 'add', '--project', main.id, '--email', 'dana@acme.test', '--role', 'owner', ...d]);
+  const side = JSON.parse(cli(['project', 'create', '--name', 'Side project', ...d]));
+  cli(['user', 'add', '--project', side.id, '--email', 'dana@acme.test', '--role', 'member', ...d]);
+  // The reference agent asks the question of a step that ends with "?".
+  const tok = cli(['token', 'create', '--project', main.id, '--name', 'setup', '--scopes', 'task:read,task:write', ...d]);
+  const agent = JSON.parse(cli(['agent', 'create', '--project', main.id, '--name', 'helper', ...d]));
+  const env = {};
+  for (const line of cli(['agent', 'env', '--project', main.id, '--name', 'helper', '--url', base, ...d]).split('\n')) {
+    const m = /^export ([A-Z_]+)=(.*)$/.exec(line);
+    if (m) env[m[1]] = m[2].replace(/^'(.*)'$/, '$1');
+  }
+  start(['agent', 'run', '--name', 'helper', '--poll', '200ms', '--pause', '100ms'], env);
+  const res = await fetch(base + '/api/tasks', {
+    method: 'POST',
+    headers: { Authorization: 'Bearer ' + tok, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ summary: 'Book the offsite', steps: [{ title: 'Which city?' }, { title: 'Book it' }], agent_id: agent.id }),
+  });
+  if (!res.ok) throw new Error(`create task: ${res.status} ${await res.text()}`);
+  return { base, main, side, srv, teamData };
+}
+
+test('team mode: sign in with the provider, answer as Dana, switch project, members, sessions, sign out', async () => {
+  const tm = await startTeam();
+  let page;
+  try {
+    page = await newPage();
+    page.on('dialog', (d) => d.accept());
+    await page.goto(tm.base + '/');
+    const provider = page.getByRole('link', { name: 'Sign in with Acme ID' });
+    await provider.waitFor();
+    expect(await page.getByLabel('Platform token').isVisible(), 'the token field is not below the provider button');
+    await page.screenshot({ path: join(shots, 'team-signin.png') });
+    await provider.click();
+
+    // The provider's own login page.
+    await page.getByLabel('Username:').fill('dana');
+    await page.getByLabel('Password:').fill('pw');
+    await page.screenshot({ path: join(shots, 'team-provider-login.png') });
+    await page.getByRole('button', { name: 'Login' }).click();
+
+    // Back at agentdesk, signed in: nobody asked for a token.
+    await page.getByTestId('conn').getByText('Live').waitFor({ timeout: 15000 });
+    await expectText(page.getByTestId('who'), 'Dana Scott');
+    await page.locator('[data-column="Waiting"] [data-task-id]', { hasText: 'Book the offsite' }).waitFor({ timeout: 15000 });
+    await page.screenshot({ path: join(shots, 'team-board.png') });
+
+    // A new tab of the same browser is signed in too.
+    const tab = await page.context().newPage();
+    await tab.goto(tm.base + '/inbox');
+    await tab.getByTestId('who').getByText('Dana Scott').waitFor();
+    await tab.close();
+
+    // Answer in the Inbox; the thread and the activity trail say Dana answered.
+    await page.getByRole('link', { name: /Inbox/ }).click();
+    const item = page.getByTestId('inbox-item').filter({ hasText: 'Book the offsite' });
+    await item.getByText('Which city?').waitFor();
+    await item.getByTestId('reply').fill('Lisbon');
+    await item.getByTestId('reply').press('Control+Enter');
+    await page.getByTestId('inbox-empty').waitFor({ timeout: 10000 });
+    await page.getByRole('link', { name: /Board/ }).click();
+    await page.locator('[data-task-id]', { hasText: 'Book the offsite' }).click();
+    const detail = page.getByRole('dialog', { name: 'Task details' });
+    await detail.getByText('Lisbon').first().waitFor();
+    await detail.getByTestId('convo-who').filter({ hasText: 'Dana Scott' }).first().waitFor();
+    await page.screenshot({ path: join(shots, 'team-answered.png') });
+    await page.keyboard.press('Escape');
+    await page.getByRole('link', { name: 'Activity' }).click();
+    await page.getByTestId('activity-row').filter({ hasText: 'task.updated' }).filter({ hasText: 'Dana Scott' }).first().waitFor();
+
+    // Members: invite Sam; inviting Sam again shows the server's refusal.
+    await page.getByRole('link', { name: 'Members' }).click();
+    const row = page.getByTestId('member-row').filter({ hasText: 'dana@acme.test' });
+    await row.waitFor();
+    expect((await row.getByLabel('Role of Dana Scott').inputValue()) === 'owner', 'Dana is not listed as owner');
+    for (let i = 0; i < 2; i++) {
+      await page.getByLabel('Email').fill('sam@acme.test');
+      await page.getByLabel('Role', { exact: true }).selectOption('member');
+      await page.getByRole('button', { name: 'Invite' }).click();
+      await page.getByTestId('member-row').filter({ hasText: 'sam@acme.test' }).waitFor();
+    }
+    await page.getByTestId('member-problem').filter({ hasText: 'already a member' }).waitFor();
+    await page.getByTestId('member-row').filter({ hasText: 'sam@acme.test' }).getByRole('combobox').selectOption('viewer');
+    await page.getByText('is a viewer now').first().waitFor();
+    await page.screenshot({ path: join(shots, 'team-members.png') });
+
+    // Switch to the side project, where Dana is a member: its empty board, no admin screens.
+    await page.getByRole('link', { name: /Board/ }).click();
+    await page.getByTestId('project-switcher').selectOption({ label: 'Side project (member)' });
+    await page.locator('[data-task-id]', { hasText: 'Book the offsite' }).waitFor({ state: 'detached' });
+    await page.getByTestId('conn').getByText('Live').waitFor();
+    expect((await page.getByRole('link', { name: 'Members' }).count()) === 0, 'a member sees the Members screen');
+    await page.getByRole('button', { name: /New task/ }).click();
+    await page.getByLabel('Summary').fill('Side work');
+    await page.getByRole('button', { name: 'Create task' }).click();
+    await page.locator('[data-task-id]', { hasText: 'Side work' }).waitFor();
+    await page.screenshot({ path: join(shots, 'team-switched.png') });
+
+    // Your sessions: this browser is listed and marked.
+    await page.getByRole('link', { name: 'Settings' }).click();
+    const sessions = page.getByTestId('your-sessions');
+    await sessions.getByTestId('session-row').filter({ hasText: 'this browser' }).waitFor();
+    await page.screenshot({ path: join(shots, 'team-sessions.png') });
+
+    // Sign out: through the provider's end_session and back to the sign-in page.
+    await page.getByTestId('sign-out').click();
+    await page.getByRole('link', { name: 'Sign in with Acme ID' }).waitFor({ timeout: 15000 });
+    expect(new URL(page.url()).origin === tm.base, `signed out to ${page.url()}`);
+    const me = await page.evaluate(() => fetch('/api/me').then((r) => r.status));
+    expect(me === 401, `/api/me after sign-out: ${me}`);
+    await page.screenshot({ path: join(shots, 'team-signed-out.png') });
+
+    // Someone not invited: the provider signs them in, agentdesk says why it does not.
+    await page.getByRole('link', { name: 'Sign in with Acme ID' }).click();
+    await page.getByLabel('Username:').fill('eve');
+    await page.getByLabel('Password:').fill('pw');
+    await page.getByRole('button', { name: 'Login' }).click();
+    await page.getByRole('alert').filter({ hasText: 'eve@elsewhere.test is not invited' }).waitFor();
+    await page.screenshot({ path: join(shots, 'team-refused.png') });
+    await page.context().close();
+  } catch (e) {
+    await page?.screenshot({ path: join(shots, 'team-failure.png') }).catch(() => {});
+    console.log('--- team server log (tail) ---\n' + tm.srv.log.join('').slice(-3000));
+    throw e;
+  } finally {
+    rmSync(tm.teamData, { recursive: true, force: true });
+  }
 });
 
 // expectText waits (up to 10 s) until the element's whole text, trimmed and with its

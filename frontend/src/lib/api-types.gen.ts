@@ -21,6 +21,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/me/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your sessions
+         * @description Team mode: the signed-in person's live browser sessions (not signed out, not expired), newest first, each with where it signed in from (the browser's `User-Agent`, cut to 200 characters, and the client address; behind a reverse proxy listed in `--trusted-proxies`, the client of `X-Forwarded-For`) and `current` for the one this request came with. Only a session cookie has sessions: a token or agent headers answer 403.
+         */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        /**
+         * Sign out everywhere
+         * @description Team mode: ends every session of the signed-in person, this one included, and clears the cookie (`Set-Cookie` with `Max-Age=0`). Their open event streams and GraphQL subscriptions close within a second with code 4401. Only a session cookie has sessions: a token or agent headers answer 403. Like every change made with a session cookie, it needs the `X-CSRF-Token` header (from `GET /api/me`) and a same-origin `Origin` (or `Sec-Fetch-Site: same-origin`).
+         */
+        delete: operations["endAllSessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of your sessions
+         * @description Team mode: ends one of the signed-in person's sessions (an id from `GET /api/me/sessions`); its open event streams and GraphQL subscriptions close within a second with code 4401. Ending the session of this request also clears the cookie. Another person's session, or an unknown id, answers 404; ending one that has already ended changes nothing. Only a session cookie has sessions: a token or agent headers answer 403. Like every change made with a session cookie, it needs the `X-CSRF-Token` header (from `GET /api/me`) and a same-origin `Origin` (or `Sec-Fetch-Site: same-origin`).
+         */
+        delete: operations["endSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/vector/spaces": {
         parameters: {
             query?: never;
@@ -187,6 +231,26 @@ export interface paths {
          * @description The server's version, for any valid platform token (a data token gets 403); callers with the `admin` scope also get the data directory and the database file, so that the web UI's About screen can say where the data lives.
          */
         get: operations["about"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/signin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How to sign in
+         * @description Needs no credentials: what the web UI's sign-in page offers. `oidc` is null unless team mode is on (`--oidc-issuer`); then `name` is the provider's name (`--oidc-provider-name`, by default the issuer's host) and `loginUrl` the path that starts the sign-in (`GET /login`). A platform token works in either case.
+         */
+        get: operations["signInOptions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -713,6 +777,29 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        SessionList: {
+            sessions: components["schemas"]["Session"][];
+        };
+        Session: {
+            /** Format: int64 */
+            id: number;
+            /**
+             * Format: date-time
+             * @description When the person signed in.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description Its last use, to the minute: a session unused for 7 days ends, and none lasts over 30 days.
+             */
+            lastSeenAt: string;
+            /** @description The browser's `User-Agent` at sign-in, cut to 200 characters; empty when unknown. */
+            userAgent: string;
+            /** @description The client address at sign-in (behind a trusted proxy, the client of `X-Forwarded-For`); empty when unknown. */
+            address: string;
+            /** @description The session this request came with. */
+            current: boolean;
+        };
         Me: {
             /** @enum {string} */
             via: "session" | "token" | "agent" | "desktop";
@@ -871,6 +958,8 @@ export interface components {
             content: string;
             /** Format: date-time */
             created_at: string;
+            /** @description Who wrote it, named as the activity trail names them: the signed-in person ("answered by Dana"), the token's name, the agent's name, or `owner` for the local owner. Empty for entries written before authors were kept. */
+            author: string;
         };
         /**
          * @description A task as every response shows it. List items leave out `conversation`; single-task responses carry it (see `TaskWithConversation`). Tolerant readers ignore fields they do not know.
@@ -1373,6 +1462,15 @@ export interface components {
             /** @description How many tasks were deleted. */
             deleted: number;
         };
+        SignInOptions: {
+            /** @description Team mode's sign-in with OpenID Connect; null when it is off. */
+            oidc: null | {
+                /** @description The provider's name, for the button "Sign in with <name>". */
+                name: string;
+                /** @description Where the browser goes to sign in. */
+                loginUrl: string;
+            };
+        };
         Health: {
             /** @enum {string} */
             status: "ok" | "unavailable";
@@ -1737,6 +1835,101 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The person's live sessions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "sessions": [
+                     *         {
+                     *           "id": 12,
+                     *           "createdAt": "2026-11-24T08:00:00Z",
+                     *           "lastSeenAt": "2026-11-24T09:30:00Z",
+                     *           "userAgent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0",
+                     *           "address": "203.0.113.7",
+                     *           "current": true
+                     *         },
+                     *         {
+                     *           "id": 9,
+                     *           "createdAt": "2026-11-20T14:02:11Z",
+                     *           "lastSeenAt": "2026-11-23T17:45:03Z",
+                     *           "userAgent": "Mozilla/5.0 (iPhone) Safari/604.1",
+                     *           "address": "198.51.100.23",
+                     *           "current": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SessionList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    endAllSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every session ended; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    endSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The session's id.
+                 * @example 12
+                 */
+                sessionId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session ended; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listVectorSpaces: {
         parameters: {
             query?: never;
@@ -2080,6 +2273,34 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    signInOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ways to sign in. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "oidc": {
+                     *         "name": "Keycloak",
+                     *         "loginUrl": "/login"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SignInOptions"];
+                };
+            };
         };
     };
     health: {

@@ -15,6 +15,9 @@ import type {
   EnvVar,
   Job,
   JobRun,
+  Member,
+  Role,
+  BrowserSession,
   Message,
   NewTask,
   Participant,
@@ -45,15 +48,36 @@ export class ApiError extends Error {
 }
 
 export interface Session {
+  /** The platform token; '' for a team mode session (the cookie is the credential). */
   token: string;
   viewer: Viewer;
   desktop: boolean;
   /** Where the event stream lives (ws:// or wss://, no path). */
   wsBase: string;
+  /** Team mode: signed in through the provider, with the session cookie. */
+  cookie?: boolean;
+  /** The person (team mode sessions). */
+  user?: MeUser;
+  /** The person's projects and roles (team mode sessions). */
+  memberships?: Membership[];
+  /** The name of the project the session acts in. */
+  projectName?: string;
 }
 
+/** GET /api/me's answer. */
+export type Me = Body['Me'];
+export type MeUser = NonNullable<Me['user']>;
+export type Membership = Me['memberships'][number];
+/** GET /api/signin's answer: whether to offer "Sign in with <provider>". */
+export type SignInOptions = Body['SignInOptions'];
+
 const STORAGE_KEY = 'agentdesk.token';
+/** The project a team mode session acts in, kept for the tab (and as the default of new tabs). */
+const PROJECT_KEY = 'agentdesk.project';
 let token = '';
+/** Team mode: the session's X-CSRF-Token, and the project sent as X-Agentdesk-Project. */
+let csrf = '';
+let project = '';
 
 declare global {
   interface Window {
@@ -69,7 +93,7 @@ function pageWsBase(): string {
   return location.origin.replace(/^http/, 'ws');
 }
 
-/** The session to start with: the desktop's, a token kept from earlier, or null (show the sign-in form). */
+/** The session to start with: the desktop's, a token kept from earlier, the team mode cookie, or null (show the sign-in page). */
 export async function restoreSession(): Promise<Session | null> {
   const desktop = window.go?.app?.Desktop?.Session;
   if (desktop) {
@@ -79,18 +103,66 @@ export async function restoreSession(): Promise<Session | null> {
     return { token, viewer, desktop: true, wsBase: s.serverURL.replace(/^http/, 'ws').replace(/\/$/, '') };
   }
   const kept = sessionStorage.getItem(STORAGE_KEY);
-  if (!kept) return null;
-  token = kept;
-  try {
-    const viewer = await fetchViewer();
-    return { token, viewer, desktop: false, wsBase: pageWsBase() };
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 401) {
+  if (kept) {
+    token = kept;
+    try {
+      const viewer = await fetchViewer();
+      return { token, viewer, desktop: false, wsBase: pageWsBase() };
+    } catch (e) {
+      if (!(e instanceof ApiError && e.status === 401)) throw e;
       sessionStorage.removeItem(STORAGE_KEY);
       token = '';
+    }
+  }
+  return cookieSession(sessionStorage.getItem(PROJECT_KEY) ?? localStorage.getItem(PROJECT_KEY) ?? '');
+}
+
+/**
+ * Team mode: asks GET /api/me with the browser's session cookie (no token), acting in
+ * projectId ('' = the person's first project; one they left falls back to it). null
+ * when there is no session (or this server has no team mode).
+ */
+export async function cookieSession(projectId: string): Promise<Session | null> {
+  const before = project;
+  project = projectId;
+  let me: Me;
+  try {
+    me = await rest<Me>('GET', '/api/me');
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 403 && projectId) return cookieSession('');
+    if (e instanceof ApiError && e.status === 401) {
+      project = '';
       return null;
     }
+    project = before; // e.g. the server is unreachable: stay where we were
     throw e;
+  }
+  if (me.via !== 'session' || !me.user) {
+    project = '';
+    return null;
+  }
+  csrf = me.csrfToken ?? '';
+  project = me.project.id;
+  sessionStorage.setItem(PROJECT_KEY, project);
+  localStorage.setItem(PROJECT_KEY, project);
+  return {
+    token: '',
+    viewer: { kind: 'user', name: me.user.name, projectId: me.project.id, scopes: me.scopes },
+    desktop: false,
+    wsBase: pageWsBase(),
+    cookie: true,
+    user: me.user,
+    memberships: me.memberships,
+    projectName: me.project.name,
+  };
+}
+
+/** What the sign-in page offers besides the token field. */
+export async function signInOptions(): Promise<SignInOptions> {
+  try {
+    return await rest<SignInOptions>('GET', '/api/signin');
+  } catch {
+    return { oidc: null }; // an older server: tokens only
   }
 }
 
@@ -109,9 +181,30 @@ export async function signIn(value: string): Promise<Session> {
   }
 }
 
-export function signOut(): void {
+/**
+ * Signs out. A token is forgotten; a team mode session is ended on the server
+ * (POST /logout), and the answer says where the browser goes next: the provider's
+ * sign-out page, or '/'.
+ */
+export async function signOut(s?: Session | null): Promise<string | null> {
   sessionStorage.removeItem(STORAGE_KEY);
   token = '';
+  if (!s?.cookie) return null;
+  let to = '/';
+  try {
+    const res = await fetch('/logout', { method: 'POST', headers: headers(false) });
+    if (res.ok) to = ((await res.json()) as { redirect?: string }).redirect || '/';
+  } catch {
+    /* the server is gone: the cookie is useless anyway */
+  }
+  csrf = project = '';
+  return to;
+}
+
+/** Forgets a team mode session that the server ended (signed out elsewhere, removed). */
+export function dropSession(): void {
+  sessionStorage.removeItem(STORAGE_KEY);
+  token = csrf = project = '';
 }
 
 async function fetchViewer(): Promise<Viewer> {
@@ -125,6 +218,9 @@ export const CLIENT_HEADER = 'X-Agentdesk-Client';
 function headers(json: boolean): Record<string, string> {
   const h: Record<string, string> = { Accept: 'application/json', [CLIENT_HEADER]: 'web' };
   if (token) h.Authorization = 'Bearer ' + token;
+  // Team mode: the session acts in the chosen project; its changes need the CSRF token.
+  if (project) h['X-Agentdesk-Project'] = project;
+  if (csrf) h['X-CSRF-Token'] = csrf;
   if (json) h['Content-Type'] = 'application/json';
   return h;
 }
@@ -216,7 +312,9 @@ export function gqlWithProgress<T>(query: string, variables: Record<string, unkn
 }
 
 export function eventsURL(s: Session, since: number | null): string {
-  const q = new URLSearchParams({ access_token: s.token });
+  // A browser cannot set headers on a WebSocket: the token, or for a session (its cookie
+  // goes along) the project, ride in the query.
+  const q = new URLSearchParams(s.cookie ? { project_id: s.viewer.projectId } : { access_token: s.token });
   if (since !== null) q.set('since', String(since));
   return `${s.wsBase}/api/events?${q}`;
 }
@@ -242,6 +340,7 @@ export async function download(path: string, fallbackName: string): Promise<void
 
 const JOB = 'id name cron timezone summary details steps agentId skill catchUp paused lastRunAt nextRunAt createdAt updatedAt';
 const USAGE = 'inputTokens outputTokens costUsd reports';
+const MEMBER = 'userId name email role isLocalOwner createdAt';
 const SPACE = 'id name description documentCount chunkCount embedder dimensions agentIds createdAt';
 
 const P = (s: Session) => `/api/projects/${encodeURIComponent(s.viewer.projectId)}`;
@@ -436,4 +535,15 @@ export const api = {
     ),
 
   about: () => rest<About>('GET', '/api/about'),
+
+  // ---- team mode: members (admin) and the person's own sessions ----
+  members: () => gql<{ members: Member[] }>(`{ members { ${MEMBER} } }`).then((d) => d.members),
+  addMember: (email: string, role: Role) =>
+    gql<{ m: Member }>(`mutation($e: String!, $r: MemberRole!) { m: addMember(email: $e, role: $r) { ${MEMBER} } }`, { e: email, r: role }).then((d) => d.m),
+  setMemberRole: (userId: number, role: Role) =>
+    gql<{ m: Member }>(`mutation($u: Int!, $r: MemberRole!) { m: setMemberRole(userId: $u, role: $r) { ${MEMBER} } }`, { u: userId, r: role }).then((d) => d.m),
+  removeMember: (userId: number) => gql<{ removeMember: boolean }>('mutation($u: Int!) { removeMember(userId: $u) }', { u: userId }),
+  mySessions: () => rest<{ sessions: BrowserSession[] }>('GET', '/api/me/sessions').then((d) => d.sessions),
+  endMySession: (id: number) => rest<void>('DELETE', `/api/me/sessions/${encodeURIComponent(String(id))}`),
+  endAllMySessions: () => rest<void>('DELETE', '/api/me/sessions'),
 };

@@ -10,6 +10,8 @@ export interface StreamOptions {
   /** Reload everything (first connect, and after stream.reset). */
   onReset: () => void | Promise<void>;
   onState: (s: ConnState) => void;
+  /** The server ended the credential (close code 4401: signed out, revoked, removed): no reconnecting. */
+  onEnded?: (reason: string) => void;
   WebSocketImpl?: typeof WebSocket;
 }
 
@@ -84,10 +86,15 @@ export class EventStream {
       }
       this.o.onEvent(e);
     };
-    ws.onclose = () => {
+    ws.onclose = (ev) => {
       if (this.ws !== ws) return;
       this.ws = null;
       if (this.closed) return;
+      if (ev.code === 4401 && this.o.onEnded) {
+        this.stop();
+        this.o.onEnded(ev.reason);
+        return;
+      }
       this.o.onState('offline');
       if (!opened && this.since === null && !this.loaded) {
         this.loaded = true;

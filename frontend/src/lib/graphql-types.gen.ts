@@ -889,6 +889,8 @@ export type TaskChangeKind =
 
 /** One entry of a task's conversation. */
 export type TaskMessage = {
+  /** Who wrote it: the person ("answered by Dana"), token, agent or local owner, named as the activity trail names them; empty for entries written before authors were kept. */
+  author: Scalars['String']['output'];
   content: Scalars['String']['output'];
   /** When the entry was added (RFC 3339, UTC) */
   createdAt: Scalars['String']['output'];

@@ -177,6 +177,14 @@ export class AppState {
   /** Forgets everything (sign-out). */
   reset(): void {
     this.session = null;
+    this.clearData();
+  }
+
+  /** Forgets the project's data (sign-out, or a switch to another project). */
+  clearData(): void {
+    this.agents = [];
+    this.skills = [];
+    this.budgetNotice = '';
     this.tasks = new Map();
     this.tasksLoaded = false;
     this.conversations = [];

@@ -7,12 +7,19 @@ export interface Call {
   method: string;
   url: string;
   body: any;
+  /** The request's headers (lower-case names). */
+  headers: Record<string, string>;
 }
 
 export function fakeFetch(handler: (c: Call) => unknown) {
   const calls: Call[] = [];
   const fn = vi.fn(async (url: string, init?: RequestInit) => {
-    const c: Call = { method: init?.method ?? 'GET', url: String(url), body: typeof init?.body === 'string' ? JSON.parse(init.body) : init?.body };
+    const c: Call = {
+      method: init?.method ?? 'GET',
+      url: String(url),
+      body: typeof init?.body === 'string' ? JSON.parse(init.body) : init?.body,
+      headers: Object.fromEntries([...new Headers(init?.headers).entries()].map(([k, v]) => [k.toLowerCase(), v])),
+    };
     calls.push(c);
     const out = await handler(c);
     if (out instanceof Response) return out;

@@ -25,6 +25,8 @@ export type EventType = S['EventType'];
 /** The data of reaction.added / reaction.removed and participant.added / participant.removed. */
 export type ReactionEvent = S['ReactionEvent'];
 export type ParticipantEvent = S['ParticipantEvent'];
+/** One of the signed-in person's browser sessions (team mode); `current` is this browser's. */
+export type BrowserSession = S['Session'];
 
 /**
  * One frame of the event stream. `data`'s schema depends on `type` (see the Event schema's
@@ -63,6 +65,9 @@ export type Participant = G.Participant;
 /** Who reacted how to a message (the viewer's own reactions are looked up with it). */
 export type Reaction = Pick<G.Reaction, 'actor' | 'actorKind' | 'emoji' | 'messageId'>;
 /** The token list leaves out the value; creating and rotating show it once (and skip expiresAt). */
+export type Role = G.MemberRole;
+/** A member as the Members screen's query selects it. */
+export type Member = Pick<G.Member, 'userId' | 'name' | 'email' | 'role' | 'isLocalOwner' | 'createdAt'>;
 export type Token = Omit<G.Token, 'token' | 'expiresAt'> & Partial<Pick<G.Token, 'token' | 'expiresAt'>>;
 
 // ---- UI-only ----

@@ -1,0 +1,137 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/jobs"
+	"github.com/agentdesk/agentdesk/backend/server"
+	"github.com/agentdesk/agentdesk/backend/testenv"
+)
+
+// limitedServer is a team mode server behind a proxy on this machine (--trusted-proxies
+// 127.0.0.1/32, when proxied) with a manual clock. The provider is never asked: the
+// refused callbacks here fail before discovery.
+func limitedServer(t *testing.T, proxied bool) (*testenv.Env, *jobs.ManualClock) {
+	t.Helper()
+	var proxies string
+	if proxied {
+		proxies = "127.0.0.1/32"
+	}
+	trusted, err := server.ParseTrustedProxies(proxies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := jobs.NewManualClock(time.Now())
+	env := testenv.StartWith(t, server.Config{Clock: clock, TrustedProxies: trusted, PublicURL: teamPublicURL,
+		OIDC: auth.OIDC{PublicURL: teamPublicURL, Issuer: "http://127.0.0.1:1", ClientID: "agentdesk", Scopes: []string{"openid"}}})
+	return env, clock
+}
+
+// from is a request as the proxy forwards it from a client (X-Forwarded-For), or as
+// a loopback client sends it (xff "").
+func from(xff string, r testenv.Request) testenv.Request {
+	if xff != "" {
+		r.Header = http.Header{"X-Forwarded-For": {xff}}
+	}
+	return r
+}
+
+func expectLimited(t *testing.T, r *testenv.Response, what, retryAfter string) {
+	t.Helper()
+	if r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") != retryAfter {
+		t.Fatalf("%s: %d Retry-After %q %s, want 429 with Retry-After %s", what, r.Status, r.Header.Get("Retry-After"), r.Body, retryAfter)
+	}
+	if !strings.Contains(what, "login") && !strings.Contains(what, "callback") && !strings.Contains(what, "GraphQL") && r.ErrorCode() != "rate_limited" {
+		t.Fatalf("%s: code %q, want rate_limited", what, r.ErrorCode())
+	}
+}
+
+// TestRateLimitRefusedCredentials: behind a trusted proxy, 10 refused credentials from
+// one client address in a minute make every later request of that address presenting
+// a credential (a good one too, on REST, GraphQL, the event stream, /login and the
+// callback) answer 429 with Retry-After, until the minute frees a slot; other addresses
+// and loopback clients are not limited, and the client address is the rightmost
+// X-Forwarded-For address that is not the proxy.
+func TestRateLimitRefusedCredentials(t *testing.T) {
+	env, clock := limitedServer(t, true)
+	good := env.Token(t, env.Project.ID, auth.TaskRead)
+	bad := "adk_" + strings.Repeat("0", 40)
+	tasks := func(xff, token string) *testenv.Response {
+		return env.Do(t, from(xff, testenv.Request{Method: "GET", Path: "/api/tasks", Token: token}))
+	}
+	const client = "203.0.113.7"
+	for i := range 10 {
+		if r := tasks(client, bad); r.Status != http.StatusUnauthorized {
+			t.Fatalf("bad token %d: %d %s, want 401", i+1, r.Status, r.Body)
+		}
+	}
+	expectLimited(t, tasks(client, bad), "11th bad token", "60")
+	expectLimited(t, tasks(client, good), "good token from the limited address", "60")
+	expectLimited(t, env.Do(t, from(client, testenv.Request{Method: "POST", Path: "/graphql", Token: good, Body: `{"query":"{ tasks { id } }"}`})),
+		"GraphQL from the limited address", "60")
+	expectLimited(t, env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/api/events?access_token=" + good})), "event stream", "60")
+	expectLimited(t, env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/login"})), "/login", "60")
+	expectLimited(t, env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/auth/callback?state=x&code=y"})), "/auth/callback", "60")
+	if r := tasks(client, ""); r.Status != http.StatusUnauthorized {
+		t.Fatalf("no credentials from the limited address: %d %s, want 401 (nothing to limit)", r.Status, r.Body)
+	}
+	if r := tasks("203.0.113.8", good); r.Status != http.StatusOK {
+		t.Fatalf("good token from another address: %d %s", r.Status, r.Body)
+	}
+	// The client is the rightmost address the proxy did not add itself: a client
+	// cannot pick its address by sending X-Forwarded-For of its own.
+	if r := tasks(client+", 203.0.113.9", good); r.Status != http.StatusOK {
+		t.Fatalf("client 203.0.113.9 claiming to be forwarded for %s: %d %s", client, r.Status, r.Body)
+	}
+	expectLimited(t, tasks("203.0.113.9, "+client, good), "limited client claiming another address", "60")
+	expectLimited(t, tasks(client+", 127.0.0.1", good), "limited client through two trusted hops", "60")
+	// Loopback clients (agents and scripts on this machine) are never limited.
+	for i := range 30 {
+		if r := tasks("", bad); r.Status != http.StatusUnauthorized {
+			t.Fatalf("loopback bad token %d: %d %s, want 401", i+1, r.Status, r.Body)
+		}
+	}
+	if r := tasks("", good); r.Status != http.StatusOK {
+		t.Fatalf("loopback good token after 30 bad ones: %d %s", r.Status, r.Body)
+	}
+
+	// The window frees a slot once the oldest failure is a minute old.
+	clock.Advance(59 * time.Second)
+	expectLimited(t, tasks(client, good), "after 59 s", "1")
+	clock.Advance(time.Second)
+	if r := tasks(client, good); r.Status != http.StatusOK {
+		t.Fatalf("good token after the window: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestRateLimitFailedSignIns: refused callbacks count like refused credentials.
+func TestRateLimitFailedSignIns(t *testing.T) {
+	env, _ := limitedServer(t, true)
+	const client = "198.51.100.20"
+	for i := range 10 {
+		r := env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/auth/callback?state=nope&code=x"}))
+		if r.Status != http.StatusUnauthorized {
+			t.Fatalf("failed callback %d: %d %s, want 401", i+1, r.Status, r.Body)
+		}
+	}
+	expectLimited(t, env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/auth/callback?state=nope&code=x"})), "11th callback", "60")
+	good := env.Token(t, env.Project.ID, auth.TaskRead)
+	expectLimited(t, env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/api/tasks", Token: good})), "a token after failed sign-ins", "60")
+}
+
+// TestRateLimitUntrustedProxy: without --trusted-proxies, X-Forwarded-For is ignored:
+// every request here comes from loopback, which is never limited.
+func TestRateLimitUntrustedProxy(t *testing.T) {
+	env, _ := limitedServer(t, false)
+	bad := "adk_" + strings.Repeat("0", 40)
+	for i := range 30 {
+		r := env.Do(t, from("203.0.113.7", testenv.Request{Method: "GET", Path: "/api/tasks", Token: bad}))
+		if r.Status != http.StatusUnauthorized {
+			t.Fatalf("bad token %d with an X-Forwarded-For nobody trusts: %d %s, want 401", i+1, r.Status, r.Body)
+		}
+	}
+}
