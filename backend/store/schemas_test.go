@@ -138,6 +138,10 @@ var fixture = []fixtureRow{
 	{13, 0, `INSERT INTO sessions (id, id_hash, user_id, csrf_token, created_at, last_seen_at, ended_at) VALUES
 		(9, X'0000000000000000000000000000000000000000000000000000000000000009', 2, 'csrf-9', '2025-06-09T08:00:00.000000Z', '2025-06-09T09:00:00.000000Z', NULL)`},
 	{13, 0, `INSERT INTO oidc_logins (state, nonce, verifier, created_at) VALUES ('state-1', 'nonce-1', 'verifier-1', '2025-06-09T08:00:00.000000Z')`},
+
+	{14, 0, `UPDATE sessions SET user_agent = 'Mozilla/5.0 (X11; Linux x86_64)', address = '203.0.113.7' WHERE id = 9`},
+
+	{15, 0, `UPDATE task_messages SET author = CASE role WHEN 'user' THEN 'Owner' ELSE 'builder' END`},
 }
 
 // tableRows is every row of every table (but goose's and the full-text index's), each
