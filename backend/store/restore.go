@@ -35,12 +35,14 @@ type RestoreResult struct {
 	Bytes         int64   `json:"bytes"`          // the restored file's size
 }
 
-// openReadOnly opens the SQLite file at path for reading only, creating no -shm or
-// -wal beside it (immutable) unless a -wal is there to be read.
+// openReadOnly opens the SQLite file at path for reading only. Without a -wal beside
+// it no process has it open in WAL mode (agentdesk always uses WAL), so it is opened
+// immutable: SQLite then creates no -shm or -wal beside it. With one, it is read
+// through the WAL, as a server may be writing it.
 func openReadOnly(path string) (*sql.DB, error) {
 	q := url.Values{}
 	q.Set("mode", "ro")
-	if st, err := os.Stat(path + "-wal"); errors.Is(err, fs.ErrNotExist) || (err == nil && st.Size() == 0) {
+	if _, err := os.Stat(path + "-wal"); errors.Is(err, fs.ErrNotExist) {
 		q.Set("immutable", "1")
 	}
 	q.Add("_pragma", "busy_timeout(10000)")
