@@ -6,7 +6,7 @@ LDFLAGS := -s -w -X github.com/agentdesk/agentdesk/backend/version.Version=$(VER
 DATA    ?=
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: help ui build run test test-ui test-desktop wsclient race bench fuzz desktop vet fmt clean
+.PHONY: help ui build run test test-ui test-desktop wsclient race bench crashloop fuzz desktop vet fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -39,6 +39,10 @@ race: ## the concurrency test (8 agents, 8 users, 20 s) under the race detector 
 
 bench: build ## load benchmarks over HTTP on loopback; ends with one JSON line of figures
 	$(GO) run ./backend/bench -bin $(BIN)
+
+ROUNDS  ?= 50
+crashloop: ## $(ROUNDS) kill -9 at random moments under mixed load, each restart checked (make test runs 5)
+	AGENTDESK_CRASHLOOP_ROUNDS=$(ROUNDS) $(GO) test -count=1 -timeout 60m -run '^TestCrashLoop$$' -v . | grep -E 'crashloop_test|^(ok|FAIL|---)'
 
 fuzz: ## explore the request decoders and the GraphQL handler for a minute each
 	$(GO) test ./backend/api -run XXX -fuzz FuzzCreateTask -fuzztime 60s

@@ -232,7 +232,7 @@ func TestOpenAPIDocumentMatchesCode(t *testing.T) {
 		}
 	}
 	codes := []string{string(errs.InvalidArgument), string(errs.Unauthenticated), string(errs.Forbidden), string(errs.NotFound),
-		string(errs.Conflict), string(errs.PreconditionFailed), string(errs.PayloadTooLarge), string(errs.RateLimited), string(errs.MethodNotAllowed), string(errs.Internal)}
+		string(errs.Conflict), string(errs.PreconditionFailed), string(errs.PayloadTooLarge), string(errs.RateLimited), string(errs.MethodNotAllowed), string(errs.InsufficientStorage), string(errs.Internal)}
 	errorCode := oaProp(t, oaProp(t, oaSchema(t, doc, "Error"), "error"), "code")
 	if got := oaStrings(errorCode.Enum); !slices.Equal(got, codes) {
 		t.Errorf("Error code enum %v, want %v", got, codes)

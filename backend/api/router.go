@@ -148,12 +148,21 @@ func requirePathProject(c *gin.Context) {
 	c.Next()
 }
 
-// health answers GET /healthz: 200 while the database answers.
+// health answers GET /healthz: 200 while the database answers; 200 "degraded" while
+// its disk is full (reads work, writes get 507 until space is freed, and no restart is
+// needed, so an orchestrator should not restart it or take its reads away); 503 when it
+// cannot answer or its writer stopped after a failed fsync (an operator must act).
 func health(svc *service.Service) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if err := svc.Store().Ping(c.Request.Context()); err != nil {
+		st := svc.Store()
+		if err := st.Ping(c.Request.Context()); err != nil {
 			slog.Error("health check", "err", err)
 			c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable"})
+			return
+		}
+		if st.DiskFull() {
+			c.JSON(http.StatusOK, gin.H{"status": "degraded",
+				"reason": "the disk holding the database is full: writes fail with 507 until space is freed; reads work"})
 			return
 		}
 		c.JSON(http.StatusOK, gin.H{"status": "ok"})

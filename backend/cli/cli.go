@@ -50,6 +50,7 @@ Usage:
   agentdesk user add --project ID --email E --role owner|admin|member|viewer
                                                invite a person (before they first sign in); prints the member
   agentdesk backup --out FILE
+  agentdesk restore --from FILE                puts a backup in place of the database (stop agentdesk first)
   agentdesk version
 
 Knowledge bases embed text with a built-in offline embedder (feature hashing). To use a
@@ -277,6 +278,8 @@ func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
 		return userAdd(args, dataDir, stdout)
 	case "backup":
 		return backup(args, dataDir, stdout)
+	case "restore":
+		return restore(args, dataDir, stdout)
 	}
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 		return helpRequested{name: cmd} // "agentdesk agent --help": the group's commands
@@ -535,6 +538,45 @@ func backup(args []string, dataDir string, stdout io.Writer) error {
 		_, err = fmt.Fprintln(stdout, path)
 		return err
 	})
+}
+
+// restore puts a backup in place of the data directory's database (store.Restore),
+// holding the directory's lock so that no server runs on it meanwhile.
+func restore(args []string, dataDir string, stdout io.Writer) error {
+	fs := newFlags("restore", &dataDir)
+	from := fs.String("from", "", "the backup file to restore")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := required("from", *from); err != nil {
+		return err
+	}
+	if _, err := os.Stat(*from); err != nil {
+		return fmt.Errorf("restore: cannot read the backup: %w", err)
+	}
+	lock, err := server.LockDataDir(dataDir)
+	var locked *server.LockedError
+	if errors.As(err, &locked) {
+		who := "another agentdesk"
+		if locked.PID > 0 {
+			who += fmt.Sprintf(" (pid %d)", locked.PID)
+		}
+		if locked.Addr != "" {
+			who += " serving at " + locked.Addr
+		} else {
+			who += " (a desktop window, or a server starting)"
+		}
+		return fmt.Errorf("cannot restore into %s: %s has it open; stop it first, then restore", dataDir, who)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	res, err := store.Restore(context.Background(), *from, server.DBPath(dataDir), time.Now())
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	return printJSON(stdout, res)
 }
 
 // setEmbedder checks --embedder-url and --embedder-model and puts them in cfg.

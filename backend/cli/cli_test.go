@@ -10,7 +10,7 @@ import (
 // exits 0; a bad flag still exits 2 with one line on stderr.
 func TestSubcommandHelp(t *testing.T) {
 	commands := [][]string{{"version"}, {"project", "create"}, {"project", "list"}, {"agent", "create"},
-		{"agent", "env"}, {"agent", "run"}, {"token", "create"}, {"backup"}, {"agent"}, {"project"}, {"token"}, {}}
+		{"agent", "env"}, {"agent", "run"}, {"token", "create"}, {"backup"}, {"restore"}, {"agent"}, {"project"}, {"token"}, {}}
 	for _, cmd := range commands {
 		for _, flag := range []string{"--help", "-h", "-help"} {
 			args := append(append([]string{}, cmd...), flag)

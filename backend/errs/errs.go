@@ -25,7 +25,10 @@ const (
 	PreconditionFailed Code = "precondition_failed"
 	// MethodNotAllowed: a known path and a method it lacks (REST only).
 	MethodNotAllowed Code = "method_not_allowed"
-	Internal         Code = "internal"
+	// InsufficientStorage: the disk holding the database is full, so a write was not
+	// saved (HTTP 507); writes work again once there is space.
+	InsufficientStorage Code = "insufficient_storage"
+	Internal            Code = "internal"
 )
 
 // Error is a failure a caller can act on: Message is a sentence meant for people and
@@ -51,6 +54,7 @@ func Missing(format string, args ...any) *Error     { return newf(NotFound, form
 func Conflicting(format string, args ...any) *Error { return newf(Conflict, format, args...) }
 func TooLarge(format string, args ...any) *Error    { return newf(PayloadTooLarge, format, args...) }
 func NotAllowed(format string, args ...any) *Error  { return newf(MethodNotAllowed, format, args...) }
+func NoSpace(format string, args ...any) *Error     { return newf(InsufficientStorage, format, args...) }
 func Precondition(format string, args ...any) *Error {
 	return newf(PreconditionFailed, format, args...)
 }
@@ -83,16 +87,17 @@ func HTTPStatus(err error) int {
 }
 
 var statusOf = map[Code]int{
-	InvalidArgument:    http.StatusBadRequest,
-	Unauthenticated:    http.StatusUnauthorized,
-	Forbidden:          http.StatusForbidden,
-	NotFound:           http.StatusNotFound,
-	Conflict:           http.StatusConflict,
-	PayloadTooLarge:    http.StatusRequestEntityTooLarge,
-	RateLimited:        http.StatusTooManyRequests,
-	PreconditionFailed: http.StatusPreconditionFailed,
-	MethodNotAllowed:   http.StatusMethodNotAllowed,
-	Internal:           http.StatusInternalServerError,
+	InvalidArgument:     http.StatusBadRequest,
+	Unauthenticated:     http.StatusUnauthorized,
+	Forbidden:           http.StatusForbidden,
+	NotFound:            http.StatusNotFound,
+	Conflict:            http.StatusConflict,
+	PayloadTooLarge:     http.StatusRequestEntityTooLarge,
+	RateLimited:         http.StatusTooManyRequests,
+	PreconditionFailed:  http.StatusPreconditionFailed,
+	MethodNotAllowed:    http.StatusMethodNotAllowed,
+	InsufficientStorage: http.StatusInsufficientStorage,
+	Internal:            http.StatusInternalServerError,
 }
 
 // CodeOf reports the code of err, Internal for anything that is not an *Error.

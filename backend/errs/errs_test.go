@@ -25,6 +25,7 @@ func TestHTTPStatus(t *testing.T) {
 		{&errs.Error{Code: errs.RateLimited}, http.StatusTooManyRequests},
 		{errs.Precondition("x"), http.StatusPreconditionFailed},
 		{errs.NotAllowed("x"), http.StatusMethodNotAllowed},
+		{errs.NoSpace("x"), http.StatusInsufficientStorage},
 		{&errs.Error{Code: errs.Internal}, http.StatusInternalServerError},
 		{errors.New("disk on fire"), http.StatusInternalServerError},
 		{errs.Unavailable("x"), http.StatusServiceUnavailable},

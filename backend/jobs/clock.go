@@ -110,6 +110,19 @@ func (c *ManualClock) Set(t time.Time) {
 	c.notify()
 }
 
+// Jump moves the wall clock by d, back (d < 0) or forward, as when the system clock
+// is set: timers keep the time they have left, as real ones do (Go's timers run on the
+// monotonic clock), so a pending timer fires d later or earlier by the wall clock.
+func (c *ManualClock) Jump(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	for tm := range c.timers {
+		tm.at = tm.at.Add(d)
+	}
+	c.notify()
+}
+
 // WaitForTimer blocks until a pending timer is set for exactly at, or timeout passes;
 // it reports whether one was. Tests use it to know the scheduler is waiting for a run.
 func (c *ManualClock) WaitForTimer(at time.Time, timeout time.Duration) bool {

@@ -9,6 +9,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/audit"
 	"github.com/agentdesk/agentdesk/backend/events"
 	"github.com/agentdesk/agentdesk/backend/service"
+	"github.com/agentdesk/agentdesk/backend/store"
 )
 
 // Options tune the Runner; the zero value is what agentdesk runs with.
@@ -89,7 +90,7 @@ func Start(svc *service.Service, hub *events.Hub, opts Options) *Runner {
 func (r *Runner) every(ctx context.Context, period time.Duration, atStart bool, what string, fn func(context.Context) error) {
 	defer r.wg.Done()
 	run := func() {
-		if err := fn(ctx); err != nil && ctx.Err() == nil {
+		if err := fn(ctx); err != nil && ctx.Err() == nil && !quiet(err) {
 			slog.Warn(what, "err", err)
 		}
 	}
@@ -119,12 +120,28 @@ func (r *Runner) Stop() {
 // refusing writes, say) before it tries the jobs still due again, rather than at once.
 const RetryAfter = time.Minute
 
+// The scheduler and the wall clock. Timers run on the monotonic clock, so setting the
+// system clock neither fires nor delays them; the scheduler reads the wall clock when
+// it wakes (at the latest every MaxSleep) and runs what is due by then, once: each run
+// moves the job's next run past now. Set back an hour, the clock goes through times it
+// has run already: the jobs' next runs are still ahead, so nothing fires twice. Set
+// forward, the runs jumped over are missed (see RunDueJobs: the catch-up policy).
+//
+// since is the earliest wall time the scheduler has seen while running: a run due
+// before it was missed while agentdesk was not running. It starts as the start time
+// and moves back with the clock, so that a job created after the clock was set back
+// runs on time in the repeated hour rather than being taken for one missed.
 func (r *Runner) schedule(ctx context.Context, started time.Time) {
 	defer r.wg.Done()
 	clock := r.opts.Clock
-	passOK := r.runDue(ctx, started)
+	since := started
+	passOK := r.runDue(ctx, &since)
 	for {
 		wait := r.opts.MaxSleep
+		now := clock.Now()
+		if now.Before(since) {
+			since = now
+		}
 		next, ok, err := r.svc.NextJobRun(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -133,7 +150,7 @@ func (r *Runner) schedule(ctx context.Context, started time.Time) {
 			slog.Error("scheduler: read the next run", "err", err)
 			wait = RetryAfter
 		} else if ok {
-			wait = min(wait, max(next.Sub(clock.Now()), 0))
+			wait = min(wait, max(next.Sub(now), 0))
 		}
 		if !passOK {
 			// The jobs that failed are still due: without a pause the loop would spin.
@@ -150,14 +167,19 @@ func (r *Runner) schedule(ctx context.Context, started time.Time) {
 			continue
 		case <-t.C():
 		}
-		passOK = r.runDue(ctx, started)
+		passOK = r.runDue(ctx, &since)
 	}
 }
 
-// runDue runs the jobs due now; false if any failed.
-func (r *Runner) runDue(ctx context.Context, started time.Time) bool {
-	err := r.svc.RunDueJobs(ctx, r.opts.Clock.Now(), started)
-	if err != nil && ctx.Err() == nil {
+// runDue runs the jobs due now, taking runs due before since as missed; false if any
+// failed.
+func (r *Runner) runDue(ctx context.Context, since *time.Time) bool {
+	now := r.opts.Clock.Now()
+	if now.Before(*since) {
+		*since = now
+	}
+	err := r.svc.RunDueJobs(ctx, now, *since)
+	if err != nil && ctx.Err() == nil && !quiet(err) {
 		slog.Error("scheduler: run due jobs; trying again later", "err", err, "retry_after", RetryAfter)
 	}
 	return err == nil
@@ -171,7 +193,7 @@ func (r *Runner) prune(ctx context.Context) {
 		// time however long the pass takes (tests wait on the scheduler's timers).
 		t := clock.NewTimer(r.opts.PruneEvery)
 		before := clock.Now().Add(-r.opts.ActivityRetention)
-		if n, err := r.svc.PruneActivity(ctx, before); err != nil && ctx.Err() == nil {
+		if n, err := r.svc.PruneActivity(ctx, before); err != nil && ctx.Err() == nil && !quiet(err) {
 			slog.Warn("prune activity", "err", err)
 		} else if n > 0 {
 			slog.Info("pruned activity", "entries", n, "before", before.UTC().Format(time.RFC3339))
@@ -184,3 +206,7 @@ func (r *Runner) prune(ctx context.Context) {
 		}
 	}
 }
+
+// quiet tells the failures the store has logged already, once for all: a full disk
+// (store/diskfull.go) would otherwise be logged by every pass of every background job.
+func quiet(err error) bool { return store.IsDiskFull(err) }

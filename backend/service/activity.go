@@ -42,7 +42,8 @@ func (s *Service) Activity(ctx context.Context, p *auth.Principal, in ActivityIn
 	if in.Since != nil && in.Until != nil && !in.Until.After(*in.Since) {
 		return nil, errs.Invalid("until must be after since")
 	}
-	if err := s.IndexActivity(ctx); err != nil {
+	// On a full disk the trail cannot be filled: the read goes on with what it holds.
+	if err := s.IndexActivity(ctx); err != nil && !store.IsDiskFull(err) {
 		return nil, internal("fill the activity trail", err)
 	}
 	out, err := s.store.Read().Activity(ctx, store.ActivityFilter{ProjectID: p.ProjectID, ObjectType: in.ObjectType, ObjectID: in.ObjectID,

@@ -462,7 +462,8 @@ func (s *Service) NextJobRun(ctx context.Context) (time.Time, bool, error) {
 }
 
 // RunDueJobs runs every job whose time has come, as of now. startedAt is when the
-// scheduler started: runs due before it were missed while agentdesk was not running;
+// scheduler started (or the earliest wall time it has seen since, if the clock was set
+// back): runs due before it were missed while agentdesk was not running;
 // so are runs more than MissedAfter late. Missed runs follow the job's catch-up
 // policy: skip records each as skipped; run_once makes one task for the latest and
 // records the others as skipped. Each job is one transaction: its tasks, its runs, its

@@ -244,7 +244,7 @@ func (s *Service) sessionPrincipal(ctx context.Context, value, projectID string)
 	}
 	if now := s.clock(); now.Sub(sess.LastSeenAt) >= touchEvery {
 		err := s.store.Write(ctx, func(tx *store.Tx) error { return tx.TouchSession(ctx, sess.ID, now) })
-		if err != nil {
+		if err != nil && !store.IsDiskFull(err) { // on a full disk, reads go on untouched
 			return nil, internal("record session use", err)
 		}
 	}

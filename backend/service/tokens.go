@@ -169,7 +169,19 @@ func (s *Service) FlushTokenUse(ctx context.Context) error {
 	if len(used) == 0 {
 		return nil
 	}
-	return s.store.Write(ctx, func(tx *store.Tx) error { return tx.TouchTokens(ctx, used) })
+	err := s.store.Write(ctx, func(tx *store.Tx) error { return tx.TouchTokens(ctx, used) })
+	if err != nil {
+		// Not written (a full disk, say): kept for the next flush, unless a later use
+		// has come meanwhile.
+		s.usedMu.Lock()
+		for id, at := range used {
+			if later, ok := s.used[id]; !ok || later.Before(at) {
+				s.used[id] = at
+			}
+		}
+		s.usedMu.Unlock()
+	}
+	return err
 }
 
 // Tokens lists the project's tokens, without values, with up-to-date last use.

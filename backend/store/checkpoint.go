@@ -56,7 +56,7 @@ func (s *Store) checkpointLoop() {
 		frames, err := walCheckpoint(ctx, s.reader)
 		if err != nil {
 			// The writer's next checkpoint, or SQLite's when the store closes, catches up.
-			slog.Warn("checkpoint failed", "err", err)
+			logCheckpointFailure(err)
 		} else if frames >= walRestartFrames {
 			s.finishCheckpoint.Store(true)
 		}
@@ -75,11 +75,21 @@ func (s *Store) walWritten(ctx context.Context) {
 		// this copies every frame, unless a reader still reads an old snapshot, and the
 		// next batch starts the WAL over. A failure only leaves the WAL longer for now.
 		if _, err := walCheckpoint(ctx, s.writer); err != nil {
-			slog.Warn("checkpoint failed", "err", err)
+			logCheckpointFailure(err)
 		}
 	}
 	select {
 	case s.walGrew <- struct{}{}:
 	default:
 	}
+}
+
+// logCheckpointFailure logs a failed checkpoint, unless the disk is full: the database
+// file cannot grow then, and the failing writes say so once (diskfull.go).
+func logCheckpointFailure(err error) {
+	if IsDiskFull(err) {
+		slog.Debug("checkpoint failed: the disk is full", "err", err)
+		return
+	}
+	slog.Warn("checkpoint failed", "err", err)
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,6 +61,7 @@ type Store struct {
 	closeMu   sync.RWMutex // held for reading while a write is being submitted
 	closed    bool
 	stopped   atomic.Bool // a commit or fsync failed: no more writes (failstop.go)
+	diskFull  atomic.Bool // the last batch failed for want of space (diskfull.go)
 
 	readStmts, writeStmts *stmtCache
 	watch                 *foreignWatch // other processes' commits (foreign.go)
@@ -102,6 +105,13 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	// A newer agentdesk's database is refused before anything opens it for writing:
+	// not a byte of it, nor its mode, changes (migrate checks again, under the lock).
+	if v, err := SchemaVersion(ctx, path); err != nil {
+		return nil, err
+	} else if known := KnownSchema(); v > known {
+		return nil, &NewerSchemaError{Version: v, Known: known}
 	}
 	if err := makePrivate(path); err != nil {
 		return nil, err
@@ -159,6 +169,44 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
+// KnownSchema is the highest schema version (goose migration) this agentdesk knows.
+func KnownSchema() int64 {
+	var latest int64
+	entries, _ := fs.ReadDir(migrations.FS, ".")
+	for _, e := range entries {
+		if v, err := strconv.ParseInt(strings.SplitN(e.Name(), "_", 2)[0], 10, 64); err == nil && strings.HasSuffix(e.Name(), ".sql") {
+			latest = max(latest, v)
+		}
+	}
+	return latest
+}
+
+// SchemaVersion reads the schema version of the database at path without changing
+// anything: 0 when there is no file, an empty one, or no migration applied yet.
+func SchemaVersion(ctx context.Context, path string) (int64, error) {
+	if st, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) || (err == nil && st.Size() == 0) {
+		return 0, nil
+	}
+	// Read-only, so that it cannot checkpoint on close (restore.go).
+	db, err := openReadOnly(path)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'goose_db_version'`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	var v sql.NullInt64
+	if err := db.QueryRowContext(ctx, `SELECT MAX(version_id) FROM goose_db_version`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("read the schema version of %s: %w", path, err)
+	}
+	return v.Int64, nil
+}
+
 func migrate(ctx context.Context, db *sql.DB) error {
 	sub, err := fs.Sub(migrations.FS, ".")
 	if err != nil {
@@ -175,12 +223,21 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	sources := p.ListSources()
 	latest := sources[len(sources)-1].Version
 	if current > latest {
-		return fmt.Errorf("this database has schema version %d, written by a newer agentdesk; this one knows up to version %d: upgrade agentdesk, or restore a backup made by this version", current, latest)
+		return &NewerSchemaError{Version: current, Known: latest}
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("migrate database: %w", err)
 	}
 	return nil
+}
+
+// NewerSchemaError refuses a database written by a newer agentdesk: its schema version
+// is above the highest this one knows, and migrating it down would lose what the newer
+// version stored.
+type NewerSchemaError struct{ Version, Known int64 }
+
+func (e *NewerSchemaError) Error() string {
+	return fmt.Sprintf("this database was written by a newer agentdesk (schema %d, this one knows up to %d): upgrade agentdesk", e.Version, e.Known)
 }
 
 // Path is the database file.

@@ -128,14 +128,26 @@ func (s *Store) writeBatch(first *job) {
 	start := time.Now()
 	tx, err := s.writer.BeginTx(ctx, nil)
 	if err != nil {
-		first.done <- fmt.Errorf("begin write: %w", err)
+		first.done <- s.batchError(fmt.Errorf("begin write: %w", err))
 		return
 	}
 	b := &batch{tx: tx, stmts: &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}}, seqs: map[string]int64{}}
 	defer b.stmts.preparePending(ctx) // after Commit or Rollback: the connection is free
+	// A batch that fails (a full disk, say) never reaches the syncer, which therefore
+	// never says again that it is ready: the ready signal this batch may have taken is
+	// given back, or the next batch would wait for it forever.
+	handedOver := false
+	defer func() {
+		if !handedOver {
+			select {
+			case s.syncReady <- struct{}{}:
+			default:
+			}
+		}
+	}()
 	for j := first; ; {
 		if err := b.run(ctx, j); err != nil {
-			b.fail(err)
+			b.fail(s.batchError(err))
 			return
 		}
 		if len(b.jobs) == maxBatch {
@@ -158,7 +170,7 @@ func (s *Store) writeBatch(first *job) {
 		}
 	}
 	if err := b.flushEvents(ctx); err != nil { // events.go
-		b.fail(err)
+		b.fail(s.batchError(err))
 		return
 	}
 	if err := s.Stopped(); err != nil { // the syncer failed while this batch ran
@@ -169,25 +181,32 @@ func (s *Store) writeBatch(first *job) {
 	// this one (foreign.go).
 	var writerVersion int64
 	if err := (Reader{q: tx, batch: b.stmts}).queryRow(ctx, `PRAGMA data_version`).Scan(&writerVersion); err != nil {
-		b.fail(fmt.Errorf("read data_version: %w", err))
+		b.fail(s.batchError(fmt.Errorf("read data_version: %w", err)))
 		return
 	}
 	prevSeqs := s.horizon.committing(b.seqs) // durable.go
 	committing := time.Now()
 	if err := s.watch.commit(ctx, tx, s.writer, writerVersion); err != nil {
-		// Whether any of it reached the disk is unknown: stop (failstop.go), and let
-		// the read caches forget whatever the batch may have changed.
-		s.failStop(fmt.Errorf("commit: %w", err))
+		// Let the read caches forget whatever the batch may have changed.
 		s.horizon.restore(prevSeqs)
 		s.taskCache.invalidate(nil, true)
+		if IsDiskFull(err) {
+			// Not committed, as SQLite rolled it back (diskfull.go): 507, and go on.
+			b.fail(s.batchError(err))
+			return
+		}
+		// Whether any of it reached the disk is unknown: stop (failstop.go).
+		s.failStop(fmt.Errorf("commit: %w", err))
 		b.fail(errUnknownOutcome)
 		return
 	}
+	s.noteCommitted() // diskfull.go
 	s.taskCache.invalidate(b.changedTasks, b.allTasksChanged)
 	s.execNanos.Add(int64(committing.Sub(start)))
 	s.commitNanos.Add(int64(time.Since(committing)))
 	s.batches.Add(1)
 	s.writes.Add(int64(len(b.jobs)))
+	handedOver = true
 	s.committed <- committed{batch: b.jobs, results: b.results, events: b.events}
 	s.walWritten(ctx) // checkpoint.go
 }
@@ -211,6 +230,10 @@ func (b *batch) run(ctx context.Context, j *job) error {
 	t := &Tx{Reader: r, b: b}
 	seqs := maps.Clone(b.seqs)
 	err := runJob(j, t)
+	if err != nil && IsDiskFull(err) {
+		// SQLite may have rolled the whole transaction back: the batch goes (diskfull.go).
+		return err
+	}
 	if err != nil {
 		if _, rbErr := r.exec(ctx, "ROLLBACK TO w"); rbErr != nil {
 			return fmt.Errorf("roll back a failed write: %w", rbErr)
@@ -228,6 +251,16 @@ func (b *batch) run(ctx context.Context, j *job) error {
 	}
 	*result = err
 	return nil
+}
+
+// batchError is what the writes of a batch that failed with err are told: 507 when the
+// disk is full (diskfull.go), err otherwise.
+func (s *Store) batchError(err error) error {
+	if IsDiskFull(err) {
+		s.noteDiskFull(err)
+		return errDiskFull
+	}
+	return err
 }
 
 // fail rolls the batch back and gives every write of it err.

@@ -1,0 +1,61 @@
+package store
+
+import (
+	"errors"
+	"log/slog"
+	"syscall"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/agentdesk/agentdesk/backend/errs"
+)
+
+// A full disk. SQLite answers SQLITE_FULL when a write to the database or its WAL
+// cannot get the space it needs (write(2) failed with ENOSPC, or wrote short). That
+// happens before the commit point: a transaction is committed by the WAL frame that
+// carries its commit mark, written last, and the WAL index that readers go by is only
+// advanced once every frame of it is written. So a SQLITE_FULL, from a statement or
+// from COMMIT itself, means the transaction did not commit: SQLite rolls it back, and
+// the frames it wrote are overwritten by the next transaction. Nothing of the batch was
+// acknowledged, nothing of it is on disk, and the writer can go on: the batch's writes
+// get 507 (errDiskFull) and later writes are tried as usual, so writes resume by
+// themselves once there is space.
+//
+// A failed fsync is another matter (failstop.go): the data was written to the page
+// cache and the kernel could not put it on disk (ENOSPC included, as with delayed
+// allocation or thin provisioning); whether it is there is unknown, so the store stops.
+
+// errDiskFull answers the writes of a batch that failed for want of space.
+var errDiskFull = errs.NoSpace("the disk that holds agentdesk's database is full, so this change was not saved; " +
+	"free some space on it and send the change again (agentdesk takes writes again by itself once there is room)")
+
+// IsDiskFull reports whether err says the disk is full: SQLite's SQLITE_FULL, ENOSPC,
+// or the store's answer to them.
+func IsDiskFull(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL {
+		return true
+	}
+	return errors.Is(err, syscall.ENOSPC) || errs.CodeOf(err) == errs.InsufficientStorage
+}
+
+// noteDiskFull records that a batch failed for want of space, logging it once for the
+// whole time the disk stays full.
+func (s *Store) noteDiskFull(cause error) {
+	if s.diskFull.CompareAndSwap(false, true) {
+		slog.Error("the disk is full: writes fail with 507 Insufficient Storage until space is freed on it; "+
+			"reads go on, nothing acknowledged is lost, and writes resume by themselves", "db", s.path, "err", cause)
+	}
+}
+
+// noteCommitted records that a batch committed: if the disk was full, it has space again.
+func (s *Store) noteCommitted() {
+	if s.diskFull.Load() && s.diskFull.CompareAndSwap(true, false) {
+		slog.Info("disk space is back: writes resumed", "db", s.path)
+	}
+}
+
+// DiskFull reports whether the last batch failed for want of space (no batch has
+// committed since): /healthz says degraded.
+func (s *Store) DiskFull() bool { return s.diskFull.Load() }
