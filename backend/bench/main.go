@@ -110,6 +110,10 @@ func main() {
 	flag.IntVar(&cfg.vectorChunks, "vector-chunks", 100_000, "chunks (384 dims) in the space the vector search is timed on (0 skips the knowledge-base phase)")
 	flag.BoolVar(&cfg.keepDataDirs, "keep", false, "keep the data directory (and server.log) instead of removing it")
 	flag.BoolVar(&cfg.writesOnly, "writes-only", false, "run only the write phases (creates, messages, callbacks), e.g. to tune the write path")
+	var sc soakConfig
+	flag.DurationVar(&sc.duration, "soak", 0, "run the soak instead (soak.go): the mixed load at a steady rate for this long, e.g. 1h")
+	flag.IntVar(&sc.rate, "soak-rate", 500, "the soak's requests per second, all kinds together")
+	flag.IntVar(&sc.subscribers, "soak-subscribers", 200, "the soak's event stream subscribers")
 	flag.Parse()
 	if flag.NArg() > 0 || cfg.rounds < 1 || cfg.clients < 1 || cfg.tasks < 1 || cfg.latencyN < 1 || cfg.duration <= 0 ||
 		(cfg.synchronous != "full" && cfg.synchronous != "normal") {
@@ -120,7 +124,16 @@ func main() {
 		cfg.subscribers, cfg.vectorChunks = 0, 0
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, cfg)
+	var code int
+	if sc.duration > 0 {
+		if sc.duration < time.Minute || sc.rate < 16 {
+			fmt.Fprintln(os.Stderr, "bench: -soak takes at least 1m, -soak-rate at least 16")
+			os.Exit(2)
+		}
+		code = runSoak(ctx, cfg, sc)
+	} else {
+		code = run(ctx, cfg)
+	}
 	stop()
 	os.Exit(code)
 }
