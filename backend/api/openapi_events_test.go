@@ -187,7 +187,7 @@ func TestOpenAPIEventStream(t *testing.T) {
 	if err := env.Service.Knowledge().DeleteSpace(ctx, owner, space.ID); err != nil {
 		t.Fatalf("delete space: %v", err)
 	}
-	platformChanges(t, env, owner, streamer) // platform_test.go: skill.*, job.*, budget.*
+	platformChanges(t, env, owner, streamer)      // platform_test.go: skill.*, job.*, budget.*
 	hookURL := "http://127.0.0.1:9/never-answers" // the deliveries fail; the events are the point
 	hook, err := env.Service.CreateWebhook(ctx, owner, service.WebhookInput{URL: &hookURL})
 	if err != nil {
