@@ -83,11 +83,11 @@ func (r *Runner) webhooks(ctx context.Context) {
 				setRetry()
 			}
 		case <-r.opts.Commits:
-			look = true
+			look = r.svc.WebhooksEnabled(ctx) // no query per commit while there are none
 		case <-r.svc.WebhooksChanged():
 			look = true
 		case <-poll.C:
-			look = true
+			look = r.svc.CountWebhooks(ctx) != 0
 		case <-retry.C():
 			look = true
 		}

@@ -318,7 +318,13 @@ func TestWebhookResumesAfterRestart(t *testing.T) {
 	if n := len(rcv.requests()); n != 2 {
 		t.Fatalf("%d requests before the retry is due, want 2", n)
 	}
+	// The retry comes when its time does, with no new event to wake the deliverer; its
+	// attempt number goes on from before the restart.
 	clock.Set(*w.NextAttemptAt)
+	rcv.waitFor(4)
+	if ds := deliveries(t, svc, pid, hook.ID); len(ds) < 3 || ds[len(ds)-3].Attempt != 3 || !ds[len(ds)-3].OK() {
+		t.Fatalf("the first attempt after the restart: %+v, want attempt 3, a success", ds)
+	}
 	third := newTask(t, svc, pid, "after the restart")
 	got := rcv.waitFor(5)
 	var ids []int64

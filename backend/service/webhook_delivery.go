@@ -202,6 +202,9 @@ func (s *Service) DeliverWebhook(ctx context.Context, id int64) (more bool, err 
 	if err != nil {
 		return false, internal("record webhook delivery", err)
 	}
+	if !d.OK() {
+		s.CountWebhooks(ctx) // it may have been disabled
+	}
 	return d.OK(), nil
 }
 
@@ -386,6 +389,6 @@ func (s *Service) Redeliver(ctx context.Context, p *auth.Principal, deliveryID i
 	if err != nil {
 		return nil, internal("record webhook delivery", err)
 	}
-	webhooksChanged()
+	s.webhooksChanged()
 	return d, nil
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
@@ -52,28 +53,57 @@ type WebhookInput struct {
 	Enabled     *bool
 }
 
-// webhooksState wakes the deliverer when a webhook's schedule changes without an event.
+// webhooksState is the deliverer's side of the service: a wake-up for changes that
+// write no event (a redelivery), and how many webhooks are enabled, so that commits
+// wake it only when some webhook may have work (no query per commit otherwise).
 type webhooksState struct {
-	once sync.Once
-	wake chan struct{}
+	once    sync.Once
+	wake    chan struct{}
+	enabled atomic.Int64 // -1 until counted
 }
 
 func (w *webhooksState) ch() chan struct{} {
-	w.once.Do(func() { w.wake = make(chan struct{}, 1) })
+	w.once.Do(func() {
+		w.wake = make(chan struct{}, 1)
+		w.enabled.Store(-1)
+	})
 	return w.wake
 }
 
-var webhooks webhooksState // one per process is enough: a wake-up is only a hint
-
 // WebhooksChanged receives a value when a webhook's next attempt was moved without an
 // event being written (a redelivery), so that the deliverer looks again.
-func (s *Service) WebhooksChanged() <-chan struct{} { return webhooks.ch() }
+func (s *Service) WebhooksChanged() <-chan struct{} { return s.hooks.ch() }
 
-func webhooksChanged() {
+func (s *Service) webhooksChanged() {
 	select {
-	case webhooks.ch() <- struct{}{}:
+	case s.hooks.ch() <- struct{}{}:
 	default:
 	}
+}
+
+// WebhooksEnabled reports whether any webhook of any project is enabled, from a count
+// kept in memory: CountWebhooks sets it, and every change of a webhook in this process
+// counts again. (Only the server changes webhooks; the deliverer counts again every
+// second anyway.)
+func (s *Service) WebhooksEnabled(ctx context.Context) bool {
+	s.hooks.ch()
+	if n := s.hooks.enabled.Load(); n >= 0 {
+		return n > 0
+	}
+	return s.CountWebhooks(ctx) > 0
+}
+
+// CountWebhooks counts the enabled webhooks again, and returns the count (-1 when the
+// database could not say: then the deliverer looks anyway).
+func (s *Service) CountWebhooks(ctx context.Context) int64 {
+	s.hooks.ch()
+	n, err := s.store.Read().EnabledWebhooks(ctx)
+	if err != nil {
+		s.hooks.enabled.Store(-1)
+		return 1
+	}
+	s.hooks.enabled.Store(n)
+	return n
 }
 
 // checkWebhookURL accepts an absolute http or https URL without credentials. Private
@@ -150,6 +180,7 @@ func (s *Service) CreateWebhook(ctx context.Context, p *auth.Principal, in Webho
 	if err != nil {
 		return nil, err
 	}
+	s.CountWebhooks(ctx)
 	return w, nil
 }
 
@@ -206,6 +237,7 @@ func (s *Service) UpdateWebhook(ctx context.Context, p *auth.Principal, id int64
 	if err != nil {
 		return nil, err
 	}
+	s.CountWebhooks(ctx)
 	return w, nil
 }
 
@@ -216,7 +248,7 @@ func (s *Service) DeleteWebhook(ctx context.Context, p *auth.Principal, id int64
 		return err
 	}
 	now := s.clock()
-	return s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, func(tx *store.Tx) error {
 		w, err := s.loadWebhook(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err
@@ -226,6 +258,10 @@ func (s *Service) DeleteWebhook(ctx context.Context, p *auth.Principal, id int64
 		}
 		return tx.AppendEvent(ctx, p.ProjectID, EventWebhookDeleted, map[string]any{"id": id, "url": w.URL}, now)
 	})
+	if err == nil {
+		s.CountWebhooks(ctx)
+	}
+	return err
 }
 
 // Webhooks lists the project's webhooks, without their secrets (admin).

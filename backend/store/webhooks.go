@@ -117,6 +117,13 @@ func (r Reader) DueWebhooks(ctx context.Context, now time.Time) ([]model.Webhook
 		AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= ?) ORDER BY w.id`, fmtTime(now))
 }
 
+// EnabledWebhooks counts the enabled webhooks of every project.
+func (r Reader) EnabledWebhooks(ctx context.Context) (int64, error) {
+	var n int64
+	err := r.queryRow(ctx, `SELECT COUNT(*) FROM webhooks WHERE enabled = 1`).Scan(&n)
+	return n, err
+}
+
 // NextWebhookAttempt is the earliest retry of an enabled webhook set after now; ok is
 // false when none is.
 func (r Reader) NextWebhookAttempt(ctx context.Context, now time.Time) (at time.Time, ok bool, err error) {
