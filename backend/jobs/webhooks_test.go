@@ -483,6 +483,35 @@ func TestWebhookAnswerCapped(t *testing.T) {
 	}
 }
 
+// A receiver that never answers holds up only its own webhook: writes are answered and
+// another webhook gets every event meanwhile.
+func TestWebhookSlowReceiverHoldsOnlyItself(t *testing.T) {
+	env := startEnv(t)
+	svc, pid := env.svc, env.pid
+	slow, fast := newReceiver(t), newReceiver(t)
+	release := make(chan struct{})
+	defer close(release) // before the receivers close: their handlers must return
+	slow.answer.Store(func(w http.ResponseWriter) int {
+		<-release
+		return http.StatusOK
+	})
+	slowHook := createWebhook(t, svc, pid, slow)
+	fastHook := createWebhook(t, svc, pid, fast, "task.*")
+	for i := range 20 {
+		newTask(t, svc, pid, fmt.Sprintf("task %d", i))
+	}
+	got := fast.waitFor(20)
+	for i := 1; i < len(got); i++ {
+		if got[i].frame.Seq <= got[i-1].frame.Seq {
+			t.Fatalf("seq %d after %d", got[i].frame.Seq, got[i-1].frame.Seq)
+		}
+	}
+	eventually(t, "the fast webhook's cursor", func() bool { return webhook(t, svc, pid, fastHook.ID).Cursor == got[19].frame.Seq })
+	if w := webhook(t, svc, pid, slowHook.ID); len(deliveries(t, svc, pid, slowHook.ID)) != 0 || w.Cursor >= got[0].frame.Seq {
+		t.Fatalf("the slow webhook moved on: %+v", w)
+	}
+}
+
 // webhook.test goes to its webhook only; a filter sends only its events.
 func TestWebhookTestEventAndFilter(t *testing.T) {
 	env := startEnv(t)

@@ -249,10 +249,21 @@ func deliveryOutcome(d *model.WebhookDelivery) string {
 }
 
 // nextWebhookEvent finds the first event after the webhook's cursor that it is to be
-// sent; skipTo is the seq up to which the events were not for it (or are no longer
-// kept), so that the cursor can move past them.
+// sent; skipTo is the seq up to which the events were not for it, or are no longer kept
+// (pruned), so that the cursor can move past them.
 func (s *Service) nextWebhookEvent(ctx context.Context, r store.Reader, w *model.Webhook) (e *model.Event, skipTo int64, err error) {
 	skipTo = w.Cursor
+	// Pruned events: those before the first one kept (all, when none is). Bounds and
+	// events are read apart, so only what is certain is skipped: never an event that
+	// was written in between.
+	first, last, err := r.EventBounds(ctx, w.ProjectID)
+	if err != nil {
+		return nil, 0, internal("read events", err)
+	}
+	if first == 0 {
+		return nil, max(skipTo, last), nil
+	}
+	skipTo = max(skipTo, first-1)
 	for {
 		evs, err := r.EventsSince(ctx, w.ProjectID, skipTo, webhookEventsPage)
 		if err != nil {
@@ -265,16 +276,9 @@ func (s *Service) nextWebhookEvent(ctx context.Context, r store.Reader, w *model
 			skipTo = evs[i].Seq
 		}
 		if len(evs) < webhookEventsPage {
-			break
+			return nil, skipTo, nil
 		}
 	}
-	// Nothing more to send. Events between the cursor and the log's durable end that
-	// were not read were pruned: move past them too.
-	_, last, err := r.EventBounds(ctx, w.ProjectID)
-	if err != nil {
-		return nil, 0, internal("read events", err)
-	}
-	return nil, max(skipTo, last), nil
 }
 
 // sendWebhook POSTs the event frame, exactly as /api/events sends it, signed, and
@@ -312,7 +316,7 @@ func (s *Service) sendWebhook(ctx context.Context, w *model.Webhook, e model.Eve
 		excerpt, readErr := io.ReadAll(io.LimitReader(resp.Body, WebhookResponseExcerpt))
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, webhookReadLimit-WebhookResponseExcerpt))
 		resp.Body.Close()
-		d.Response = strings.ToValidUTF8(string(excerpt), "\uFFFD")
+		d.Response = strings.ToValidUTF8(string(excerpt), "") // never longer than the excerpt read
 		if readErr != nil && status >= 200 && status < 300 {
 			d.Error = "reading the answer: " + describeSendError(readErr)
 		}
