@@ -187,13 +187,30 @@ func TestOpenAPIEventStream(t *testing.T) {
 	if err := env.Service.Knowledge().DeleteSpace(ctx, owner, space.ID); err != nil {
 		t.Fatalf("delete space: %v", err)
 	}
-	platformChanges(t, env, owner, streamer) // platform_test.go: skill.*, job.*, budget.*
+	platformChanges(t, env, owner, streamer)      // platform_test.go: skill.*, job.*, budget.*
+	hookURL := "http://127.0.0.1:9/never-answers" // the deliveries fail; the events are the point
+	hook, err := env.Service.CreateWebhook(ctx, owner, service.WebhookInput{URL: &hookURL})
+	if err != nil {
+		t.Fatalf("create webhook: %v", err)
+	}
+	hookNote := "oa"
+	if _, err := env.Service.UpdateWebhook(ctx, owner, hook.ID, service.WebhookInput{Description: &hookNote}); err != nil {
+		t.Fatalf("update webhook: %v", err)
+	}
+	if _, err := env.Service.TestWebhook(ctx, owner, hook.ID); err != nil {
+		t.Fatalf("test webhook: %v", err)
+	}
+	if err := env.Service.DeleteWebhook(ctx, owner, hook.ID); err != nil {
+		t.Fatalf("delete webhook: %v", err)
+	}
 
 	// Every change arrives live, in order.
 	seen := map[string]int{}
 	var frames [][]byte
 	var first, last int64
-	for len(seen) < len(types)-2 { // all but stream.reset and project.created, which came before the connection
+	// All but stream.reset and project.created, which came before the connection, and
+	// webhook.disabled, which takes three days of failures (backend/jobs tests it).
+	for len(seen) < len(types)-3 {
 		e, raw := read(live)
 		if e.Seq <= last {
 			t.Fatalf("seq %d after %d", e.Seq, last)
@@ -209,7 +226,7 @@ func TestOpenAPIEventStream(t *testing.T) {
 		}
 	}
 	for _, typ := range types {
-		if typ != "stream.reset" && typ != "project.created" && seen[typ] == 0 {
+		if typ != "stream.reset" && typ != "project.created" && typ != service.EventWebhookDisabled && seen[typ] == 0 {
 			t.Errorf("no %s event arrived", typ)
 		}
 	}

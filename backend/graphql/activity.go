@@ -37,6 +37,7 @@ func (b builder) platformQueries(f gql.Fields) gql.Fields {
 	b.jobQueries(f)
 	b.billingQueries(f)
 	b.activityQueries(f)
+	b.webhookQueries(f) // webhooks.go
 	return f
 }
 
@@ -45,6 +46,7 @@ func (b builder) platformMutations(f gql.Fields) gql.Fields {
 	b.skillMutations(f)
 	b.jobMutations(f)
 	b.billingMutations(f)
+	b.webhookMutations(f) // webhooks.go
 	return f
 }
 

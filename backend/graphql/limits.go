@@ -58,6 +58,7 @@ var listCaps = map[string]int{
 	"Viewer.scopes":       len(auth.PlatformScopes) + len(auth.DataScopes),
 	"UsageReport.byDay":   service.MaxUsageRangeDays,
 	"Query.agentEnv":      10, // six variables, and the knowledge bases' line
+	"Webhook.events":      service.MaxWebhookEvents,
 }
 
 // sizeArgs are the arguments that say how many items a paged list returns, with the

@@ -25,6 +25,12 @@ type Options struct {
 	// MaxSleep bounds how long the scheduler sleeps without looking at the jobs again
 	// (default one hour): a safety net should a wake-up be lost.
 	MaxSleep time.Duration
+	// Commits receives a value after events are committed (the store's OnCommit), to
+	// wake the webhook deliverer; nil: it looks every second.
+	Commits <-chan struct{}
+	// MaxWebhookDeliveries bounds how many webhooks are sent to at once (default 8);
+	// each webhook has at most one request in flight.
+	MaxWebhookDeliveries int
 }
 
 // The periods of the work that runs on real time, whatever the Clock.
@@ -37,7 +43,8 @@ const (
 )
 
 // Runner is the server's background work: the scheduler, the activity's filling and
-// pruning, the tokens' last use, and the pruning of old events and Idempotency-Keys.
+// pruning, the tokens' last use, the webhooks' deliveries, and the pruning of old
+// events, Idempotency-Keys and webhook deliveries.
 // The service and the hub offer each as a one-shot operation; the Runner says when.
 type Runner struct {
 	svc    *service.Service
@@ -65,10 +72,13 @@ func Start(svc *service.Service, hub *events.Hub, opts Options) *Runner {
 	if opts.IndexEvery <= 0 {
 		opts.IndexEvery = time.Second
 	}
+	if opts.MaxWebhookDeliveries <= 0 {
+		opts.MaxWebhookDeliveries = 8
+	}
 	ctx, cancel := context.WithCancel(audit.WithVia(context.Background(), audit.ViaJob))
 	r := &Runner{svc: svc, hub: hub, opts: opts, cancel: cancel}
 	started := opts.Clock.Now()
-	r.wg.Add(7)
+	r.wg.Add(9)
 	go r.schedule(ctx, started)
 	go r.prune(ctx)
 	// The activity trail keeps up with writes, whatever the scheduler's clock (reads of
@@ -82,6 +92,8 @@ func Start(svc *service.Service, hub *events.Hub, opts Options) *Runner {
 	go r.every(ctx, PruneLogsEvery, true, "prune events", hub.PruneEvents)
 	go r.every(ctx, PruneLogsEvery, true, "prune idempotency keys", svc.PruneIdempotencyKeys)
 	go r.every(ctx, PruneLogsEvery, true, "prune ended sessions", svc.PruneSessions)
+	go r.every(ctx, PruneLogsEvery, true, "prune webhook deliveries", svc.PruneWebhookDeliveries)
+	go r.webhooks(ctx) // webhooks.go
 	return r
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/api"
 	"github.com/agentdesk/agentdesk/backend/events"
 	"github.com/agentdesk/agentdesk/backend/jobs"
+	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
 )
@@ -47,7 +48,15 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}
 	hub := events.New(events.Options{Retention: cfg.EventRetention})
-	st, err := store.Open(ctx, DBPath(cfg.DataDir), store.Options{OnCommit: hub.Notify, Synchronous: cfg.Synchronous})
+	commits := make(chan struct{}, 1) // wakes the webhook deliverer (backend/jobs)
+	onCommit := func(evs []model.Event) {
+		hub.Notify(evs)
+		select {
+		case commits <- struct{}{}:
+		default:
+		}
+	}
+	st, err := store.Open(ctx, DBPath(cfg.DataDir), store.Options{OnCommit: onCommit, Synchronous: cfg.Synchronous})
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", DBPath(cfg.DataDir), err)
 	}
@@ -94,7 +103,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	// body deadline, the security headers and net/http's refusals in the envelope.
 	s.handler = router
 	s.http.Handler = shapeRawErrors(s.http, withBodyDeadline(bodyTimeout, withSecurityHeaders(router)))
-	s.jobs = jobs.Start(svc, hub, jobs.Options{Clock: cfg.Clock, ActivityRetention: cfg.ActivityRetention})
+	s.jobs = jobs.Start(svc, hub, jobs.Options{Clock: cfg.Clock, ActivityRetention: cfg.ActivityRetention, Commits: commits})
 	go func() { s.served <- s.http.Serve(rawListener{ln}) }()
 	return s, nil
 }

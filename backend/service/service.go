@@ -25,6 +25,7 @@ type Service struct {
 
 	vector *Knowledge      // knowledge bases, their own subsystem (vector.go)
 	jobs   jobsState       // the job scheduler's wake-up signal (jobs.go)
+	hooks  webhooksState   // the webhook deliverer's wake-up and whether it has work (webhooks.go)
 	oidc   auth.OIDC       // team mode (team.go); zero when off
 	limits *failureLimiter // refused credentials per client address (ratelimit.go)
 }

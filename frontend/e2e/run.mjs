@@ -8,6 +8,8 @@ import { mkdtempSync, mkdirSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { createHmac } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 
@@ -694,6 +696,50 @@ test('team mode: sign in with the provider, answer as Dana, switch project, memb
     throw e;
   } finally {
     rmSync(tm.teamData, { recursive: true, force: true });
+  }
+});
+
+test('webhook: created with its secret shown once, a test event delivered and listed', async () => {
+  // A tiny receiver: it checks each delivery's Standard Webhooks signature with the
+  // secret the screen showed, and answers 204.
+  const got = [];
+  let secret = '';
+  const receiver = createHttpServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const id = req.headers['webhook-id'], ts = req.headers['webhook-timestamp'];
+      const mac = createHmac('sha256', Buffer.from(secret.replace(/^whsec_/, ''), 'base64')).update(`${id}.${ts}.`).update(body).digest('base64');
+      got.push({ type: JSON.parse(body).type, valid: req.headers['webhook-signature'] === 'v1,' + mac });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise((ok) => receiver.listen(0, '127.0.0.1', ok));
+  const hookURL = `http://127.0.0.1:${receiver.address().port}/agentdesk`;
+  const page = await newPage();
+  try {
+    await signIn(page);
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByLabel('URL').fill(hookURL);
+    await page.getByLabel('Description').fill('e2e receiver');
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    secret = await page.getByTestId('webhook-secret').inputValue();
+    expect(/^whsec_[A-Za-z0-9+/]{32}$/.test(secret), `secret ${secret}`);
+    await page.screenshot({ path: join(shots, 'webhook-secret.png') });
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    const row = page.getByTestId('webhook-row').filter({ hasText: hookURL });
+    await row.getByRole('button', { name: 'Send test' }).click();
+    await page.getByTestId('delivery-row').filter({ hasText: 'webhook.test' }).getByText(/^204 in \d+ ms$/).waitFor({ timeout: 10000 });
+    expect(got.some((g) => g.type === 'webhook.test' && g.valid), `deliveries received: ${JSON.stringify(got)}`);
+    expect(got.every((g) => g.valid), `a delivery with a bad signature: ${JSON.stringify(got)}`);
+    await page.screenshot({ path: join(shots, 'webhook-deliveries.png') });
+    page.once('dialog', (d) => d.accept());
+    await row.getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No webhooks yet.').waitFor();
+  } finally {
+    await page.context().close();
+    receiver.close();
   }
 });
 

@@ -15,6 +15,8 @@ import type {
   EnvVar,
   Job,
   JobRun,
+  Webhook,
+  WebhookDelivery,
   Member,
   Role,
   BrowserSession,
@@ -338,6 +340,8 @@ export async function download(path: string, fallbackName: string): Promise<void
 
 // ---- The operations the screens use ----
 
+const WEBHOOK = 'id url events description enabled cursor attempts failingSince nextAttemptAt disabledReason createdAt updatedAt';
+const DELIVERY = 'id webhookId seq eventType attempt ok status durationMs response error at';
 const JOB = 'id name cron timezone summary details steps agentId skill catchUp paused lastRunAt nextRunAt createdAt updatedAt';
 const USAGE = 'inputTokens outputTokens costUsd reports';
 const MEMBER = 'userId name email role isLocalOwner createdAt';
@@ -546,4 +550,25 @@ export const api = {
   mySessions: () => rest<{ sessions: BrowserSession[] }>('GET', '/api/me/sessions').then((d) => d.sessions),
   endMySession: (id: number) => rest<void>('DELETE', `/api/me/sessions/${encodeURIComponent(String(id))}`),
   endAllMySessions: () => rest<void>('DELETE', '/api/me/sessions'),
+
+  // ---- webhooks (admin) ----
+  webhooks: () => gql<{ webhooks: Webhook[] }>(`{ webhooks { ${WEBHOOK} } }`).then((d) => d.webhooks),
+  /** The new webhook with its signing secret, which no other answer shows. */
+  createWebhook: (url: string, events: string[], description: string) =>
+    gql<{ w: Webhook }>(
+      `mutation($u: String!, $e: [String!], $d: String) { w: createWebhook(url: $u, events: $e, description: $d) { ${WEBHOOK} secret } }`,
+      { u: url, e: events, d: description },
+    ).then((d) => d.w),
+  setWebhookEnabled: (id: number, enabled: boolean) =>
+    gql<{ w: Webhook }>(`mutation($id: Int!, $on: Boolean) { w: updateWebhook(id: $id, enabled: $on) { ${WEBHOOK} } }`, { id, on: enabled }).then((d) => d.w),
+  deleteWebhook: (id: number) => gql<{ deleteWebhook: boolean }>('mutation($id: Int!) { deleteWebhook(id: $id) }', { id }),
+  webhookDeliveries: (webhookId: number, first = 50) =>
+    gql<{ webhookDeliveries: WebhookDelivery[] }>(`query($w: Int!, $f: Int) { webhookDeliveries(webhookId: $w, first: $f) { ${DELIVERY} } }`, {
+      w: webhookId,
+      f: first,
+    }).then((d) => d.webhookDeliveries),
+  redeliver: (deliveryId: number) =>
+    gql<{ d: WebhookDelivery }>(`mutation($id: Int!) { d: redeliver(deliveryId: $id) { ${DELIVERY} } }`, { id: deliveryId }).then((d) => d.d),
+  /** Sends a webhook.test event to this webhook only; its seq. */
+  testWebhook: (id: number) => gql<{ testWebhook: number }>('mutation($id: Int!) { testWebhook(id: $id) }', { id }).then((d) => d.testWebhook),
 };

@@ -235,6 +235,8 @@ export type Mutation = {
   createTask: Task;
   /** Creates a space; its name is unique in the project. Needs the admin scope (data tokens are for REST /api/vector). */
   createVectorSpace: VectorSpace;
+  /** Registers a webhook (admin): the project's events from now on are POSTed to url (http or https; private addresses allowed; redirects are not followed). Its signing secret is in secret, shown this once. */
+  createWebhook: Webhook;
   /** Deletes an agent (admin); true when done. Its tasks become unassigned (their status does not change), it leaves its conversations, its messages stay. */
   deleteAgent: Scalars['Boolean']['output'];
   /** Deletes every Done task of the project; returns how many. */
@@ -249,6 +251,8 @@ export type Mutation = {
   deleteVectorDocument: Scalars['Boolean']['output'];
   /** Deletes a space with its documents; true when done. Needs the admin scope (data tokens are for REST /api/vector). */
   deleteVectorSpace: Scalars['Boolean']['output'];
+  /** Deletes a webhook and its deliveries (admin). True when done. */
+  deleteWebhook: Scalars['Boolean']['output'];
   /** Takes a skill from an agent (admin); returns the agent. Tasks already assigned keep their agent. */
   detachSkill: Agent;
   /** Links a space to an agent of the project: `agentdesk agent env` then gives the agent AGENTDESK_VECTOR_SPACES. Linking twice changes nothing. Needs the admin scope (data tokens are for REST /api/vector). */
@@ -257,6 +261,8 @@ export type Mutation = {
   pauseJob: Job;
   /** The same as sendMessage (its first name). */
   postMessage: Message;
+  /** Sends a delivery's event to its webhook again, now, and returns the new attempt (admin). The event must still be in the log (7 days). */
+  redeliver: WebhookDelivery;
   /** Removes a user from the project (admin; only an owner removes owners); true when done. The last owner cannot be removed. */
   removeMember: Scalars['Boolean']['output'];
   /** Removes a participant from a conversation. */
@@ -285,6 +291,8 @@ export type Mutation = {
   setStepStatus: Task;
   /** Moves a task to any status. */
   setTaskStatus: Task;
+  /** Writes a webhook.test event that only this (enabled) webhook is sent (admin); returns its seq. */
+  testWebhook: Scalars['Int']['output'];
   /** Removes a space's link to an agent; a link that is not there is not an error. Needs the admin scope (data tokens are for REST /api/vector). */
   unlinkSpaceFromAgent: VectorSpace;
   /** Changes an agent's profile (admin). Arguments left out stay as they are; an empty string clears. The name, which the agent authenticates with, does not change. */
@@ -293,6 +301,8 @@ export type Mutation = {
   updateJob: Job;
   /** Renames a skill or changes its description (admin); arguments left out stay as they are. */
   updateSkill: Skill;
+  /** Changes a webhook's events, description or enabled flag (admin); arguments left out stay as they are. Enabling it again resumes from its cursor at once. */
+  updateWebhook: Webhook;
 };
 
 
@@ -399,6 +409,13 @@ export type MutationCreateVectorSpaceArgs = {
 };
 
 
+export type MutationCreateWebhookArgs = {
+  description?: InputMaybe<Scalars['String']['input']>;
+  events?: InputMaybe<Array<Scalars['String']['input']>>;
+  url: Scalars['String']['input'];
+};
+
+
 export type MutationDeleteAgentArgs = {
   id: Scalars['Int']['input'];
 };
@@ -430,6 +447,11 @@ export type MutationDeleteVectorSpaceArgs = {
 };
 
 
+export type MutationDeleteWebhookArgs = {
+  id: Scalars['Int']['input'];
+};
+
+
 export type MutationDetachSkillArgs = {
   agentId: Scalars['Int']['input'];
   skillId: Scalars['Int']['input'];
@@ -451,6 +473,11 @@ export type MutationPostMessageArgs = {
   conversationId: Scalars['ID']['input'];
   idempotencyKey?: InputMaybe<Scalars['String']['input']>;
   message: Scalars['String']['input'];
+};
+
+
+export type MutationRedeliverArgs = {
+  deliveryId: Scalars['Int']['input'];
 };
 
 
@@ -533,6 +560,11 @@ export type MutationSetTaskStatusArgs = {
 };
 
 
+export type MutationTestWebhookArgs = {
+  id: Scalars['Int']['input'];
+};
+
+
 export type MutationUnlinkSpaceFromAgentArgs = {
   agentId: Scalars['Int']['input'];
   spaceId: Scalars['Int']['input'];
@@ -565,6 +597,14 @@ export type MutationUpdateSkillArgs = {
   description?: InputMaybe<Scalars['String']['input']>;
   id: Scalars['Int']['input'];
   name?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationUpdateWebhookArgs = {
+  description?: InputMaybe<Scalars['String']['input']>;
+  enabled?: InputMaybe<Scalars['Boolean']['input']>;
+  events?: InputMaybe<Array<Scalars['String']['input']>>;
+  id: Scalars['Int']['input'];
 };
 
 /** A user or an agent taking part in a conversation. */
@@ -646,6 +686,10 @@ export type Query = {
   vectorSpaces: Array<VectorSpace>;
   /** The caller: its kind, name, scopes and project id. */
   viewer: Viewer;
+  /** A webhook's attempts, newest first (admin); page with first and before. Kept 7 days. */
+  webhookDeliveries: Array<WebhookDelivery>;
+  /** The project's webhooks, without their secrets (admin). */
+  webhooks: Array<Webhook>;
 };
 
 
@@ -756,6 +800,13 @@ export type QueryVectorSearchArgs = {
 
 export type QueryVectorSpaceArgs = {
   id: Scalars['Int']['input'];
+};
+
+
+export type QueryWebhookDeliveriesArgs = {
+  before?: InputMaybe<Scalars['Int']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
+  webhookId: Scalars['Int']['input'];
 };
 
 /** One actor's emoji on a message. */
@@ -1012,4 +1063,55 @@ export type Viewer = {
   name: Scalars['String']['output'];
   projectId: Scalars['ID']['output'];
   scopes: Array<Scalars['String']['output']>;
+};
+
+/** Sends the project's events, signed with Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature), to a URL fixed at creation, in seq order, at least once. */
+export type Webhook = {
+  /** How many times the next event has failed (0 when all is well). */
+  attempts: Scalars['Int']['output'];
+  /** When the webhook was created (RFC 3339, UTC) */
+  createdAt: Scalars['String']['output'];
+  /** The seq of the last event it is done with: the events after it are still to send. */
+  cursor: Scalars['Int']['output'];
+  description: Scalars['String']['output'];
+  /** Why the server disabled it; empty otherwise. */
+  disabledReason: Scalars['String']['output'];
+  /** False once disabled by hand, or after three days of failed attempts (disabledReason). */
+  enabled: Scalars['Boolean']['output'];
+  /** The event types sent (task.created, or task.* for a family); empty: every event of the project. */
+  events: Array<Scalars['String']['output']>;
+  /** When the attempts began to fail (RFC 3339, UTC); null when all is well. */
+  failingSince: Maybe<Scalars['String']['output']>;
+  id: Scalars['Int']['output'];
+  /** When the failed event is tried again (RFC 3339, UTC); null when none is waiting. */
+  nextAttemptAt: Maybe<Scalars['String']['output']>;
+  /** The signing secret (whsec_ and base64): set only in the result of createWebhook, shown this once. */
+  secret: Maybe<Scalars['String']['output']>;
+  /** When the webhook last changed (RFC 3339, UTC) */
+  updatedAt: Scalars['String']['output'];
+  /** Where the events are POSTed; fixed at creation. */
+  url: Scalars['String']['output'];
+};
+
+/** One attempt to send an event to a webhook. */
+export type WebhookDelivery = {
+  /** When the attempt ended (RFC 3339, UTC) */
+  at: Scalars['String']['output'];
+  /** 1 for the event's first attempt, 2 for its first retry, ...; 0 for a redelivery by hand. */
+  attempt: Scalars['Int']['output'];
+  /** How long the attempt took, in milliseconds. */
+  durationMs: Scalars['Int']['output'];
+  /** Why there was no answer (refused, timed out); empty otherwise. */
+  error: Scalars['String']['output'];
+  eventType: Scalars['String']['output'];
+  id: Scalars['Int']['output'];
+  /** The receiver answered 2xx. */
+  ok: Scalars['Boolean']['output'];
+  /** The first 1 KiB of the answer's body. */
+  response: Scalars['String']['output'];
+  /** The event's seq. */
+  seq: Scalars['Int']['output'];
+  /** The HTTP status of the answer; null when there was none (see error). */
+  status: Maybe<Scalars['Int']['output']>;
+  webhookId: Scalars['Int']['output'];
 };

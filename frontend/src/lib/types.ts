@@ -47,6 +47,9 @@ export type EnvVar = G.EnvVar;
 export type CatchUp = G.CatchUpPolicy;
 export type Job = G.Job;
 export type JobRun = G.JobRun;
+/** secret is set only in createWebhook's answer. */
+export type Webhook = Omit<G.Webhook, 'secret'> & { secret?: string | null };
+export type WebhookDelivery = G.WebhookDelivery;
 type UsageCounts = Pick<G.UsageRow, 'inputTokens' | 'outputTokens' | 'costUsd' | 'reports'>;
 /** A usage row with its grouping key (day, agent or model) when it has one. */
 export type UsageRow = UsageCounts & Partial<Pick<G.UsageRow, 'day' | 'agentId' | 'agentName' | 'model'>>;
