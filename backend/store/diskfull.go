@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"syscall"
+	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -40,19 +41,29 @@ func IsDiskFull(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errs.CodeOf(err) == errs.InsufficientStorage
 }
 
-// noteDiskFull records that a batch failed for want of space, logging it once for the
-// whole time the disk stays full.
+// noteDiskFull records that a batch failed for want of space. The log says so once an
+// episode: near the limit some batches still fit between failures, and an episode ends
+// only once no write has failed for want of space for diskFullQuiet.
 func (s *Store) noteDiskFull(cause error) {
-	if s.diskFull.CompareAndSwap(false, true) {
+	s.diskFull.Store(true)
+	s.lastDiskFull.Store(time.Now().UnixNano())
+	if s.diskFullEpisode.CompareAndSwap(false, true) {
 		slog.Error("the disk is full: writes fail with 507 Insufficient Storage until space is freed on it; "+
 			"reads go on, nothing acknowledged is lost, and writes resume by themselves", "db", s.path, "err", cause)
 	}
 }
 
-// noteCommitted records that a batch committed: if the disk was full, it has space again.
+// diskFullQuiet is how long writes must go through before a full disk's episode ends.
+const diskFullQuiet = 30 * time.Second
+
+// noteCommitted records that a batch committed: the disk has space again.
 func (s *Store) noteCommitted() {
-	if s.diskFull.Load() && s.diskFull.CompareAndSwap(true, false) {
-		slog.Info("disk space is back: writes resumed", "db", s.path)
+	if s.diskFull.Load() {
+		s.diskFull.Store(false)
+	}
+	if s.diskFullEpisode.Load() && time.Since(time.Unix(0, s.lastDiskFull.Load())) > diskFullQuiet &&
+		s.diskFullEpisode.CompareAndSwap(true, false) {
+		slog.Info("disk space is back: writes have gone through for 30 s", "db", s.path)
 	}
 }
 

@@ -62,6 +62,10 @@ type Store struct {
 	closed    bool
 	stopped   atomic.Bool // a commit or fsync failed: no more writes (failstop.go)
 	diskFull  atomic.Bool // the last batch failed for want of space (diskfull.go)
+	// A full disk's episode, for logging it once (diskfull.go): under way, and when a
+	// batch last failed for want of space (Unix nanoseconds).
+	diskFullEpisode atomic.Bool
+	lastDiskFull    atomic.Int64
 
 	readStmts, writeStmts *stmtCache
 	watch                 *foreignWatch // other processes' commits (foreign.go)
