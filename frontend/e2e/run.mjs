@@ -259,6 +259,33 @@ test('tokens: create, value shown once, revoke', async () => {
   await page.context().close();
 });
 
+test('markdown: details and thread render, with raw HTML and script links inert', async () => {
+  const page = await newPage();
+  await signIn(page);
+  const details = [
+    '## Notes', '', '**Bold** and `code`, [docs](https://example.com/docs)', '',
+    '| a | b |', '|---|---|', '| 1 | 2 |', '',
+    '```', 'go build ./...', '```', '',
+    '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script>', '',
+    '[bad](javascript:window.__xss=3) ![pic](data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+)',
+  ].join('\n');
+  const t = await rest('POST', '/api/tasks', { summary: 'Markdown task', details });
+  await page.goto(url + '/board/' + t.id);
+  const md = page.getByRole('dialog', { name: 'Task details' }).getByTestId('task-details');
+  await md.locator('h2', { hasText: 'Notes' }).waitFor();
+  expect((await md.locator('table td').count()) === 2, 'no table');
+  expect((await md.locator('pre code').textContent()).includes('go build'), 'no code block');
+  const link = md.getByRole('link', { name: 'docs' });
+  expect((await link.getAttribute('target')) === '_blank' && (await link.getAttribute('rel')) === 'noopener noreferrer', 'link attributes');
+  expect((await md.locator('img, script, svg, [onerror]').count()) === 0, 'raw HTML was rendered');
+  expect((await md.locator('a[href^="javascript:"], a[href^="data:"]').count()) === 0, 'a script or data link kept its href');
+  expect((await md.textContent()).includes('<script>'), 'raw HTML is not shown as text');
+  await md.getByText('bad').click();
+  expect((await page.evaluate(() => window.__xss)) === undefined, 'a payload ran');
+  await page.screenshot({ path: join(shots, 'task-markdown.png') });
+  await page.context().close();
+});
+
 test('agents and settings screens', async () => {
   const page = await newPage();
   await signIn(page);
