@@ -4,7 +4,7 @@
 // `CGO_ENABLED=0 go build -o bin/agentdesk .` at the repository root.
 // Usage: node e2e/run.mjs [filter]   (AGENTDESK_BIN overrides the binary)
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { createServer } from 'node:net';
@@ -284,6 +284,71 @@ test('markdown: details and thread render, with raw HTML and script links inert'
   expect((await page.evaluate(() => window.__xss)) === undefined, 'a payload ran');
   await page.screenshot({ path: join(shots, 'task-markdown.png') });
   await page.context().close();
+});
+
+// Every screen at a laptop's and a phone's size: no horizontal overflow (the page never
+// scrolls sideways), and axe-core finds no serious or critical accessibility problem.
+const axeSource = readFileSync(join(here, '../node_modules/axe-core/axe.min.js'), 'utf8');
+async function checkScreen(page, name, width) {
+  await page.locator('h1, h2').first().waitFor();
+  await page.waitForLoadState('networkidle');
+  const overflow = await page.evaluate(() => document.scrollingElement.scrollWidth - innerWidth);
+  await page.screenshot({ path: join(shots, `screen-${name}-${width}.png`), fullPage: true });
+  const problems = [];
+  if (overflow > 0) problems.push(`${name} at ${width} px: ${overflow} px of horizontal overflow`);
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
+  const found = await page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.help}; ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+  });
+  for (const f of found) problems.push(`${name} at ${width} px: ${f}`);
+  return problems;
+}
+
+test('every screen at 1280 and 390 px wide: no sideways scrolling, no serious axe violations', async () => {
+  const t = await rest('POST', '/api/tasks', { summary: 'A task with a rather long summary that has to wrap on a phone', details: 'Some **details**.', steps: [{ title: 'First step' }, { title: 'Second step?' }] });
+  const conv = (await gql('mutation { createConversation(name: "phone-check", message: "Hello from a phone check") { id } }')).createConversation;
+  const screens = [
+    ['board', '/board'], ['task', `/board/${t.id}`], ['inbox', '/inbox'], ['conversation', `/conversations/${conv.id}`],
+    ['agents', '/agents'], ['jobs', '/jobs'], ['knowledge', '/knowledge'], ['usage', '/usage'], ['activity', '/activity'],
+    ['tokens', '/tokens'], ['members', '/members'], ['settings', '/settings'],
+  ];
+  const problems = [];
+  for (const [width, height] of [[1280, 800], [390, 844]]) {
+    const ctx = await browser.newContext({ viewport: { width, height } });
+    const page = await ctx.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
+    await page.goto(url + '/');
+    problems.push(...(await checkScreen(page, 'signin', width)));
+    await page.getByLabel('Platform token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('conn').getByText('Live').waitFor({ state: 'attached' });
+    for (const [name, path] of screens) {
+      await page.goto(url + path);
+      problems.push(...(await checkScreen(page, name, width)));
+    }
+    if (width < 768) {
+      // The menu opens over the page and takes one to another screen.
+      await page.goto(url + '/board');
+      await page.getByTestId('menu-button').click();
+      await page.getByRole('link', { name: 'Agents' }).waitFor();
+      problems.push(...(await checkScreen(page, 'menu', width)));
+      await page.getByRole('link', { name: 'Agents' }).click();
+      await page.getByRole('link', { name: 'Agents' }).waitFor({ state: 'hidden' });
+      // The board: one column at a time, picked with tabs.
+      await page.goto(url + '/board');
+      await page.getByRole('tab', { name: /Backlog/ }).click();
+      await page.locator('[data-column="Backlog"] [data-task-id]').first().waitFor();
+      expect(!(await page.locator('[data-column="Todo"]').isVisible()), 'the Todo column shows beside Backlog');
+      await page.getByRole('button', { name: /New task/ }).click();
+      await page.getByRole('textbox', { name: 'Summary' }).waitFor();
+      problems.push(...(await checkScreen(page, 'new-task', width)));
+    }
+    await ctx.close();
+  }
+  expect(problems.length === 0, '\n' + problems.join('\n'));
 });
 
 test('agents and settings screens', async () => {
