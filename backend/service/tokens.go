@@ -159,9 +159,13 @@ func (s *Service) CheckCredentials(ctx context.Context, p *auth.Principal) error
 	return nil
 }
 
-// FlushTokenUse writes the last-use times gathered since the previous flush. Writing them
-// in the background (backend/jobs) keeps a read request from costing a write.
+// FlushTokenUse writes the last-use times gathered since the previous flush, of tokens
+// and of agents (presence.go). Writing them in the background (backend/jobs) keeps a
+// read request from costing a write.
 func (s *Service) FlushTokenUse(ctx context.Context) error {
+	if err := s.flushAgentsSeen(ctx); err != nil {
+		return err
+	}
 	s.usedMu.Lock()
 	used := s.used
 	s.used = map[int64]time.Time{}
@@ -240,5 +244,8 @@ func (s *Service) agentPrincipal(ctx context.Context, projectID, digest, agentNa
 	}
 	p := auth.Agent(projectID, agent.ID, agent.Name)
 	p.AgentDigest = digest
+	// Every authentication of an agent is a contact, and so is each check of its open
+	// event stream (CheckCredentials): the agent is there.
+	s.agentSeen(agent.ID, s.clock())
 	return p, nil
 }

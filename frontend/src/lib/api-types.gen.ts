@@ -1312,6 +1312,11 @@ export interface components {
             display_name?: string;
             /** @description What the agent does; empty when not set. */
             description?: string;
+            /**
+             * Format: date-time
+             * @description The agent's last contact (an authenticated request or its open event stream), to about 30 seconds; null when never seen.
+             */
+            last_seen_at?: string | null;
         };
         /** @description A user or an agent taking part in a conversation. */
         Participant: {

@@ -358,7 +358,9 @@ export const api = {
   deleteTask: (id: number) => rest<void>('DELETE', `/api/tasks/${id}`),
   clearDone: () => rest<DeletedCount>('DELETE', '/api/tasks/done'),
 
-  agents: () => gql<{ agents: Agent[] }>('{ agents { id name skills { id name } } }').then((d) => d.agents),
+  agents: () => gql<{ agents: Agent[] }>('{ agents { id name lastSeenAt skills { id name } } }').then((d) => d.agents),
+  /** Only the agents' last contact, polled for online / last seen (nothing sends it as events). */
+  agentsSeen: () => gql<{ agents: Pick<Agent, 'id' | 'lastSeenAt'>[] }>('{ agents { id lastSeenAt } }').then((d) => d.agents),
   createAgent: (name: string) =>
     gql<{ createAgent: Agent }>('mutation($name: String!) { createAgent(name: $name) { id name } }', { name }).then((d) => d.createAgent),
   agentEnv: (name: string, url: string) =>

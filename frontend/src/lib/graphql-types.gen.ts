@@ -41,6 +41,8 @@ export type Agent = {
   /** A name for people; the name when none was set (updateAgent). */
   displayName: Scalars['String']['output'];
   id: Scalars['Int']['output'];
+  /** The agent's last contact (an authenticated request or its open event stream), to about 30 seconds (RFC 3339, UTC); null when never seen. */
+  lastSeenAt: Maybe<Scalars['String']['output']>;
   /** The name the agent authenticates with (AGENT_NAME); it never changes. */
   name: Scalars['String']['output'];
   /** The agent's skills, by name. Loaded once per request for every agent asked about, not once per agent. */

@@ -238,6 +238,12 @@ export class AppState {
     this.skills = s;
   }
 
+  /** The agents' last contact again: it changes without events (online / last seen). */
+  async refreshPresence(): Promise<void> {
+    const seen = new Map((await api.agentsSeen()).map((a) => [a.id, a.lastSeenAt]));
+    this.agents = this.agents.map((a) => (seen.has(a.id) ? { ...a, lastSeenAt: seen.get(a.id) } : a));
+  }
+
   setAgent(a: Agent): void {
     this.agents = this.agents.map((x) => (x.id === a.id ? { ...x, ...a } : x));
   }
