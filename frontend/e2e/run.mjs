@@ -351,6 +351,39 @@ test('every screen at 1280 and 390 px wide: no sideways scrolling, no serious ax
   expect(problems.length === 0, '\n' + problems.join('\n'));
 });
 
+test('edit a task: summary, details and steps; a failed task retried', async () => {
+  const page = await newPage();
+  await signIn(page);
+  const t = await rest('POST', '/api/tasks', { summary: 'Write the notes', details: 'rough', steps: [{ title: 'outline' }, { title: 'draft' }] });
+  await rest('PUT', `/api/tasks/${t.id}/steps/0/status`, { status: 'completed' });
+  await page.goto(url + '/board/' + t.id);
+  const pane = page.getByRole('dialog', { name: 'Task details' });
+  await pane.getByTestId('task-when').getByText(/Created just now/).waitFor();
+  await pane.getByRole('button', { name: 'Edit' }).click();
+  await pane.getByLabel('Summary').fill('Write the release notes');
+  await pane.getByLabel(/Details/).fill('For **1.2**, see [the board](https://example.com/b).');
+  await pane.getByLabel('Title of step 2').fill('first draft');
+  await pane.getByRole('button', { name: 'Add a step' }).click();
+  await pane.getByLabel('Title of step 3').fill('review');
+  await pane.getByRole('button', { name: 'Save' }).click();
+  await pane.getByRole('heading', { name: 'Write the release notes' }).waitFor();
+  await pane.getByTestId('task-details').locator('strong', { hasText: '1.2' }).waitFor();
+  await page.screenshot({ path: join(shots, 'task-edited.png') });
+  const saved = await rest('GET', `/api/tasks/${t.id}`);
+  expect(saved.summary === 'Write the release notes' && saved.steps.map((s) => s.title).join() === 'outline,first draft,review', `saved: ${JSON.stringify(saved)}`);
+  expect(saved.steps[0].status === 'completed' && saved.steps[2].status === 'pending', 'step statuses');
+  await page.keyboard.press('Escape');
+  await page.locator('[data-task-id]', { hasText: 'Write the release notes' }).waitFor();
+
+  const f = await rest('POST', '/api/tasks', { summary: 'Flaky import' });
+  await rest('PUT', `/api/tasks/${f.id}/status`, { status: 'Failed' });
+  await page.goto(url + '/board/' + f.id);
+  await pane.getByTestId('task-failed').getByRole('button', { name: 'Retry' }).click();
+  await page.locator('[data-column="Backlog"] [data-task-id]', { hasText: 'Flaky import' }).waitFor();
+  expect((await rest('GET', `/api/tasks/${f.id}`)).status === 'Backlog', 'retry did not move the task');
+  await page.context().close();
+});
+
 test('agents and settings screens', async () => {
   const page = await newPage();
   await signIn(page);

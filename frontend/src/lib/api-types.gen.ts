@@ -371,7 +371,11 @@ export interface paths {
         delete: operations["deleteTask"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Edit a task's summary, details or steps
+         * @description Changes what the task says, with the rules of `createTask`: a field left out stays as it is. `steps` are the step titles in order: the steps already there keep their status and id (ids follow from the position), steps past their number are added as `pending`, and a shorter list removes the last steps. Status, agent and conversation do not change. An empty object answers 400. Honours `If-Match` like every task change. Needs the `task:write` scope.
+         */
+        patch: operations["editTask"];
         trace?: never;
     };
     "/api/tasks/{id}/status": {
@@ -1061,6 +1065,15 @@ export interface components {
         StepInput: {
             /** @description Required, not blank, at most 1000 characters. */
             title: string;
+        };
+        /** @description A change of a task's text: at least one of the fields. Unknown fields are ignored. */
+        EditTaskRequest: {
+            /** @description Not blank, at most 1000 characters. */
+            summary?: string;
+            /** @description At most 100000 characters; empty clears them. */
+            details?: string;
+            /** @description The step titles in order, at most 500 (see the operation for what happens to statuses). */
+            steps?: components["schemas"]["StepInput"][];
         };
         /** @description A new task. Unknown fields are ignored. */
         CreateTaskRequest: {
@@ -2539,6 +2552,52 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             412: components["responses"]["PreconditionFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    editTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the change conditional (RFC 9110): the task's current `ETag` (as `GET` or the last change answered it), or several separated by commas, or `*` (the task exists). When the task has changed since (its ETag is none of these), the answer is 412 with code `precondition_failed` and nothing changes; read the task again and decide anew. The check and the change are atomic. Strong comparison: a weak tag (`W/...`) never matches. Without this header the change is unconditional. An unknown task still answers 404.
+                 * @example "42.7"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The task id, a positive integer. Anything else answers 400; an id that is unknown, or of another project, answers 404. */
+                id: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        /** @description What changes. At most 1 MiB; unknown fields are ignored. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "summary": "Plan the launch (beta only)",
+                 *       "steps": [
+                 *         {
+                 *           "title": "Gather notes"
+                 *         },
+                 *         {
+                 *           "title": "Which day works?"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["EditTaskRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Task"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -356,6 +356,7 @@ export const api = {
   respond: (id: number, response: string, waiting_version?: number) =>
     rest<Task>('POST', `/api/tasks/${id}/respond`, { response, waiting_version } satisfies Body['RespondRequest']),
   deleteTask: (id: number) => rest<void>('DELETE', `/api/tasks/${id}`),
+  editTask: (id: number, change: Body['EditTaskRequest']) => rest<Task>('PATCH', `/api/tasks/${id}`, change),
   clearDone: () => rest<DeletedCount>('DELETE', '/api/tasks/done'),
 
   agents: () => gql<{ agents: Agent[] }>('{ agents { id name lastSeenAt skills { id name } } }').then((d) => d.agents),

@@ -295,6 +295,8 @@ export type Mutation = {
   updateJob: Job;
   /** Renames a skill or changes its description (admin); arguments left out stay as they are. */
   updateSkill: Skill;
+  /** Changes a task's summary, details or step titles (what is left out stays), with the rules of createTask. steps are the titles in order: the steps already there keep their status, more are added as pending, fewer removes the last ones. Status and agent do not change. */
+  updateTask: Task;
 };
 
 
@@ -567,6 +569,14 @@ export type MutationUpdateSkillArgs = {
   description?: InputMaybe<Scalars['String']['input']>;
   id: Scalars['Int']['input'];
   name?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationUpdateTaskArgs = {
+  details?: InputMaybe<Scalars['String']['input']>;
+  id: Scalars['Int']['input'];
+  steps?: InputMaybe<Array<StepInput>>;
+  summary?: InputMaybe<Scalars['String']['input']>;
 };
 
 /** A user or an agent taking part in a conversation. */

@@ -208,6 +208,11 @@ export class AppState {
     this.put(await api.setStep(id, step, status));
   }
 
+  /** A new summary, details or step titles (PATCH /api/tasks/{id}). */
+  async edit(id: number, change: { summary?: string; details?: string; steps?: { title: string }[] }): Promise<void> {
+    this.put(await api.editTask(id, change));
+  }
+
   async assign(id: number, agent: number | null): Promise<void> {
     this.put(await api.setAgent(id, agent));
   }
