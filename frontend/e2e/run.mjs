@@ -163,10 +163,12 @@ test('task with a question: live to Doing, answered in the Inbox, reaches Done',
   await expectText(page.getByTestId('waiting-count'), '1');
   await card.getByText('Which day works?').waitFor();
   await page.screenshot({ path: join(shots, 'board-waiting.png') });
+  await expectAccessible(page, 'the board with a waiting card');
   await page.getByRole('link', { name: /Inbox/ }).click();
   const item = page.getByTestId('inbox-item').filter({ hasText: 'Plan the launch' });
   await item.getByText('Which day works?').waitFor();
   await page.screenshot({ path: join(shots, 'inbox.png') });
+  await expectAccessible(page, 'the inbox with a question');
   await item.getByTestId('reply').fill('Thursday');
   await item.getByTestId('reply').press('Control+Enter');
   await page.getByTestId('inbox-empty').waitFor({ timeout: 10000 });
@@ -176,6 +178,7 @@ test('task with a question: live to Doing, answered in the Inbox, reaches Done',
   await page.locator('[data-column="Done"] [data-task-id]', { hasText: 'Plan the launch' }).click();
   await page.getByRole('dialog', { name: 'Task details' }).getByText('Thursday').first().waitFor();
   await page.screenshot({ path: join(shots, 'task-detail.png') });
+  await expectAccessible(page, 'a finished task with its thread');
   await page.keyboard.press('Escape');
   await page.context().close();
 });
@@ -227,6 +230,7 @@ test('conversation: send a message and add a reaction', async () => {
   await rest('POST', `/api/projects/${project}/conversations/${convs[convs.length - 1].id}/messages`, { message: 'Posted over REST' });
   await page.getByTestId('message').filter({ hasText: 'Posted over REST' }).waitFor();
   await page.screenshot({ path: join(shots, 'conversation.png') });
+  await expectAccessible(page, 'a conversation with reactions');
   await page.context().close();
 });
 
@@ -240,6 +244,7 @@ test('tokens: create, value shown once, revoke', async () => {
   const value = await page.getByTestId('token-value').inputValue();
   expect(/^adk_[A-Za-z0-9]{32,}$/.test(value), `token value ${value}`);
   await page.screenshot({ path: join(shots, 'token-created.png') });
+  await expectAccessible(page, 'tokens with a value shown');
   // The value works, once revealed.
   const ok = await fetch(url + '/api/tasks', { headers: { Authorization: 'Bearer ' + value } });
   expect(ok.status === 200, `new token: ${ok.status}`);
@@ -255,6 +260,9 @@ test('tokens: create, value shown once, revoke', async () => {
   await row.waitFor({ state: 'detached' });
   const gone = await fetch(url + '/api/tasks', { headers: { Authorization: 'Bearer ' + value } });
   expect(gone.status === 401, `revoked token: ${gone.status}`);
+  await page.getByLabel('Show revoked').check();
+  await page.getByTestId('token-row').filter({ hasText: 'ci-pipeline' }).waitFor();
+  await expectAccessible(page, 'tokens with revoked ones shown');
   await page.screenshot({ path: join(shots, 'tokens.png') });
   await page.context().close();
 });
@@ -296,15 +304,25 @@ async function checkScreen(page, name, width) {
   await page.screenshot({ path: join(shots, `screen-${name}-${width}.png`), fullPage: true });
   const problems = [];
   if (overflow > 0) problems.push(`${name} at ${width} px: ${overflow} px of horizontal overflow`);
+  for (const f of await axeProblems(page)) problems.push(`${name} at ${width} px: ${f}`);
+  return problems;
+}
+
+/** axe-core's serious and critical violations on the page as it is now. */
+async function axeProblems(page) {
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
-  const found = await page.evaluate(async () => {
+  return page.evaluate(async () => {
     const r = await window.axe.run(document, { resultTypes: ['violations'] });
     return r.violations
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')
       .map((v) => `${v.id} (${v.impact}): ${v.help}; ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
   });
-  for (const f of found) problems.push(`${name} at ${width} px: ${f}`);
-  return problems;
+}
+
+/** Fails the flow on any serious or critical axe-core violation of the page as it is now. */
+async function expectAccessible(page, where) {
+  const found = await axeProblems(page);
+  expect(found.length === 0, `axe-core on ${where}:\n${found.join('\n')}`);
 }
 
 test('every screen at 1280 and 390 px wide: no sideways scrolling, no serious axe violations', async () => {
@@ -419,6 +437,7 @@ test('jobs: a job every minute, run now, its task on the board and its run liste
   // Shown beside the form, and not repeated as a toast.
   expect((await page.getByTestId('toast').filter({ hasText: msg.trim().slice(0, 20) }).count()) === 0, 'the form error is repeated as a toast');
   await page.screenshot({ path: join(shots, 'jobs-bad-cron.png') });
+  await expectAccessible(page, 'the job form with an error');
   await page.getByLabel('Cron expression').fill('* * * * *');
   await page.getByRole('button', { name: 'Create job' }).click();
   const row = page.getByTestId('job-row').filter({ hasText: 'minutely-report' });
@@ -435,6 +454,7 @@ test('jobs: a job every minute, run now, its task on the board and its run liste
   await row.getByRole('button', { name: 'Pause' }).click();
   await row.getByText('paused').first().waitFor();
   await page.screenshot({ path: join(shots, 'jobs.png') });
+  await expectAccessible(page, 'jobs with runs');
   await taskLink.click();
   await page.locator(`[data-column="Backlog"] [data-task-id="${taskId}"]`).waitFor();
   expect((await page.locator(`[data-task-id="${taskId}"]`).textContent()).includes('Write the minutely report'), 'the job task is on the board');
@@ -465,6 +485,7 @@ test('skills and activity: a skill made in the UI is listed with via ui; a task 
   const agents = (await gql('{ agents { name skills { name } } }')).agents;
   expect(agents.find((a) => a.name === 'worker').skills.some((s) => s.name === 'python'), 'the server recorded the skill');
   await page.screenshot({ path: join(shots, 'agents-skills.png') });
+  await expectAccessible(page, 'agents with skills');
 
   // A task needing rust, for worker (who lacks it): the server's 400 as a toast.
   await page.getByRole('link', { name: 'Board' }).click();
@@ -498,6 +519,7 @@ test('skills and activity: a skill made in the UI is listed with via ui; a task 
   const api = (await gql('{ activity(first: 20, objectType: "skill", via: "ui") { action via } }')).activity;
   expect(api.filter((a) => a.action === 'skill.created').length === 2, `api activity ${JSON.stringify(api)}`);
   await page.screenshot({ path: join(shots, 'activity.png') });
+  await expectAccessible(page, 'the activity trail');
   await page.getByRole('button', { name: 'Clear' }).click();
   await rows.first().waitFor();
   await page.context().close();
@@ -550,6 +572,7 @@ test('usage: a reported cost in the chart and totals; a budget below it keeps an
   await page.getByRole('button', { name: 'Set budget' }).click();
   await page.getByTestId('budget-exceeded').waitFor();
   await page.screenshot({ path: join(shots, 'usage.png') });
+  await expectAccessible(page, 'usage with costs and a budget');
   // A task for an agent now stays in Backlog, with the server's message.
   await page.getByRole('link', { name: 'Board' }).click();
   await page.getByRole('button', { name: /New task/ }).click();
@@ -612,6 +635,7 @@ test('knowledge: create a space, add documents, search: the answering chunk firs
   const scores = await page.getByTestId('search-result').evaluateAll((els) => els.map((e) => Number(/score ([\d.]+)/.exec(e.textContent)[1])));
   expect(scores.every((s, i) => i === 0 || s <= scores[i - 1]), `best first: ${scores}`);
   await page.screenshot({ path: join(shots, 'knowledge.png') });
+  await expectAccessible(page, 'knowledge search results');
   await page.getByLabel('Mode').selectOption('keyword');
   await page.getByRole('textbox', { name: 'Search', exact: true }).fill('deploys Tuesdays');
   await page.getByRole('button', { name: 'Search' }).click();
