@@ -260,6 +260,16 @@ test('tokens: create, value shown once, revoke', async () => {
   await row.waitFor({ state: 'detached' });
   const gone = await fetch(url + '/api/tasks', { headers: { Authorization: 'Bearer ' + value } });
   expect(gone.status === 401, `revoked token: ${gone.status}`);
+  // A data token, made by an admin here, works on the vector endpoints; it expires in 30 days.
+  await page.getByRole('radio', { name: /Data/ }).check();
+  await page.getByLabel('Name').fill('kb-loader');
+  await page.getByLabel('Expires').selectOption({ label: 'in 30 days' });
+  await page.getByRole('button', { name: 'Create token' }).click();
+  const dataValue = await page.getByTestId('token-value').inputValue();
+  const spaces = await fetch(url + '/api/vector/spaces', { headers: { Authorization: 'Bearer ' + dataValue } });
+  expect(spaces.status === 200, `data token on /api/vector/spaces: ${spaces.status}`);
+  await page.getByRole('button', { name: 'I have copied it' }).click();
+  await expectText(page.getByTestId('token-row').filter({ hasText: 'kb-loader' }).getByTestId('token-expiry'), 'expires in 30 d');
   await page.getByLabel('Show revoked').check();
   await page.getByTestId('token-row').filter({ hasText: 'ci-pipeline' }).waitFor();
   await expectAccessible(page, 'tokens with revoked ones shown');
@@ -408,6 +418,11 @@ test('agents and settings screens', async () => {
   await page.getByRole('link', { name: 'Agents' }).click();
   await page.getByTestId('agent-env').getByText('AGENT_NAME=worker').waitFor();
   expect((await page.getByTestId('run-line').textContent()) === 'agentdesk agent run --name worker', 'run line');
+  // The secret and the digest stay masked until asked for; Copy all still has them.
+  const secret = agentEnv.SERVICE_TOKEN_SECRET;
+  expect(secret && !(await page.locator('main').textContent()).includes(secret), 'the project secret is shown unasked');
+  await page.getByTestId('show-secrets').click();
+  await page.getByTestId('agent-env').getByText(secret).waitFor();
   await page.screenshot({ path: join(shots, 'agents.png') });
   await page.getByRole('link', { name: 'Settings' }).click();
   await expectText(page.getByTestId('data-dir'), data);

@@ -422,11 +422,11 @@ export const api = {
 
   tokens: () =>
     gql<{ tokens: Token[] }>('{ tokens { id name type scopes hint createdAt lastUsedAt revokedAt expiresAt } }').then((d) => d.tokens),
-  createToken: (type: 'platform' | 'data', name: string, scopes: string[]) => {
+  createToken: (type: 'platform' | 'data', name: string, scopes: string[], expiresAt?: string) => {
     const m = type === 'data' ? 'createDataToken' : 'createPlatformToken';
     return gql<Record<string, Token>>(
-      `mutation($n: String!, $s: [String!]!) { t: ${m}(name: $n, scopes: $s) { id name type scopes hint createdAt lastUsedAt revokedAt token } }`,
-      { n: name, s: scopes },
+      `mutation($n: String!, $s: [String!]!, $e: String) { t: ${m}(name: $n, scopes: $s, expiresAt: $e) { id name type scopes hint createdAt lastUsedAt revokedAt expiresAt token } }`,
+      { n: name, s: scopes, e: expiresAt ?? null },
     ).then((d) => d.t);
   },
   revokeToken: (id: number) => gql<{ revokeToken: boolean }>('mutation($id: Int!) { revokeToken(id: $id) }', { id }),
