@@ -161,6 +161,7 @@ test('task with a question: live to Doing, answered in the Inbox, reaches Done',
     page.locator('[data-column="Waiting"] [data-task-id]', { hasText: 'Plan the launch' })).first().waitFor({ timeout: 10000 });
   await page.locator('[data-column="Waiting"] [data-task-id]', { hasText: 'Plan the launch' }).waitFor({ timeout: 10000 });
   await expectText(page.getByTestId('waiting-count'), '1');
+  expect((await page.title()) === '(1) agentdesk', `title with a question waiting: ${await page.title()}`);
   await card.getByText('Which day works?').waitFor();
   await page.screenshot({ path: join(shots, 'board-waiting.png') });
   await expectAccessible(page, 'the board with a waiting card');
