@@ -413,6 +413,29 @@ test('edit a task: summary, details and steps; a failed task retried', async () 
   await page.context().close();
 });
 
+test('jumper: Ctrl+K finds a task, a conversation and a screen by name', async () => {
+  const page = await newPage();
+  await signIn(page);
+  const t = await rest('POST', '/api/tasks', { summary: 'Renew the TLS certificate' });
+  await page.locator('[data-task-id]', { hasText: 'Renew the TLS certificate' }).waitFor();
+  await page.keyboard.press('Control+k');
+  const jumper = page.getByTestId('jumper');
+  await jumper.getByRole('combobox').fill('tls cert');
+  await jumper.getByRole('option', { name: /Renew the TLS certificate/ }).waitFor();
+  await expectAccessible(page, 'the jumper');
+  await page.screenshot({ path: join(shots, 'jumper.png') });
+  await page.keyboard.press('Enter');
+  await page.getByRole('dialog', { name: 'Task details' }).getByRole('heading', { name: 'Renew the TLS certificate' }).waitFor();
+  expect(new URL(page.url()).pathname === `/board/${t.id}`, `jumped to ${page.url()}`);
+  await page.keyboard.press('Escape');
+  // From inside a text field too, and to a screen.
+  await page.getByTestId('jump-button').click();
+  await jumper.getByRole('combobox').fill('sett');
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Settings' }).waitFor();
+  await page.context().close();
+});
+
 test('agents and settings screens', async () => {
   const page = await newPage();
   await signIn(page);
