@@ -410,6 +410,13 @@ test('edit a task: summary, details and steps; a failed task retried', async () 
   await pane.getByTestId('task-failed').getByRole('button', { name: 'Retry' }).click();
   await page.locator('[data-column="Backlog"] [data-task-id]', { hasText: 'Flaky import' }).waitFor();
   expect((await rest('GET', `/api/tasks/${f.id}`)).status === 'Backlog', 'retry did not move the task');
+  // The activity trail says what the edit and the retry changed.
+  await page.goto(url + '/activity');
+  await page.getByLabel('Object type').fill('task');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await page.getByTestId('activity-change').filter({ hasText: 'status Failed → Backlog' }).waitFor();
+  await page.getByTestId('activity-change').filter({ hasText: 'summary "Write the notes" → "Write the release notes"' }).waitFor();
+  await page.screenshot({ path: join(shots, 'activity-changes.png') });
   await page.context().close();
 });
 

@@ -499,7 +499,7 @@ export const api = {
   activity: (vars: Record<string, unknown>) =>
     gql<{ activity: ActivityEntry[] }>(
       `query($first: Int, $before: Int, $objectType: String, $objectId: String, $actor: String, $via: String, $since: String, $until: String) {
-        activity(first: $first, before: $before, objectType: $objectType, objectId: $objectId, actor: $actor, via: $via, since: $since, until: $until) { id at actorKind actor via action objectType objectId } }`,
+        activity(first: $first, before: $before, objectType: $objectType, objectId: $objectId, actor: $actor, via: $via, since: $since, until: $until) { id at actorKind actor via action objectType objectId change } }`,
       vars,
     ).then((d) => d.activity),
 

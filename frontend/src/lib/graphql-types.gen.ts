@@ -21,6 +21,8 @@ export type ActivityEntry = {
   actorKind: Scalars['String']['output'];
   /** When (RFC 3339, UTC) */
   at: Scalars['String']['output'];
+  /** What a task change changed, in words ("status Todo → Doing; agent worker → nobody"), while the event log holds the change and the task's event before it (7 days by default); empty otherwise. */
+  change: Scalars['String']['output'];
   /** The seq of the event the change sent on the stream. */
   eventSeq: Scalars['Int']['output'];
   id: Scalars['Int']['output'];
