@@ -443,6 +443,37 @@ test('jumper: Ctrl+K finds a task, a conversation and a screen by name', async (
   await page.context().close();
 });
 
+test('undo: a move and a delete, each undone from its toast; a delete not undone reaches the server', async () => {
+  const page = await newPage();
+  await signIn(page);
+  const t = await rest('POST', '/api/tasks', { summary: 'Undo me' });
+  const card = page.locator('[data-task-id]', { hasText: 'Undo me' });
+  await card.waitFor();
+  await card.focus();
+  await page.keyboard.press('Shift+ArrowRight');
+  const moved = page.getByTestId('toast').filter({ hasText: `Moved #${t.id} to Todo.` });
+  await moved.getByRole('button', { name: 'Undo' }).click();
+  await page.locator('[data-column="Backlog"] [data-task-id]', { hasText: 'Undo me' }).waitFor();
+  for (let i = 0; i < 50 && (await rest('GET', `/api/tasks/${t.id}`)).status !== 'Backlog'; i++) await new Promise((r) => setTimeout(r, 100));
+  expect((await rest('GET', `/api/tasks/${t.id}`)).status === 'Backlog', 'the undone move did not reach the server');
+
+  await card.click();
+  await page.getByRole('dialog', { name: 'Task details' }).getByRole('button', { name: 'Delete task' }).click();
+  await card.waitFor({ state: 'detached' });
+  await page.getByTestId('toast').filter({ hasText: `Deleted #${t.id}` }).getByRole('button', { name: 'Undo' }).click();
+  await card.waitFor();
+  await card.click();
+  await page.getByRole('dialog', { name: 'Task details' }).getByRole('button', { name: 'Delete task' }).click();
+  await card.waitFor({ state: 'detached' });
+  let status = 200;
+  for (let i = 0; i < 100 && status !== 404; i++) {
+    status = (await fetch(url + `/api/tasks/${t.id}`, { headers: { Authorization: 'Bearer ' + token } })).status;
+    if (status !== 404) await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(status === 404, `the delete did not reach the server: ${status}`);
+  await page.context().close();
+});
+
 test('agents and settings screens', async () => {
   const page = await newPage();
   await signIn(page);

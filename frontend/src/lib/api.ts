@@ -242,10 +242,11 @@ async function errorOf(res: Response): Promise<ApiError> {
 }
 
 /** A REST call: JSON in, JSON out; errors carry the server's error.message. */
-export async function rest<T>(method: string, path: string, body?: unknown): Promise<T> {
+export async function rest<T>(method: string, path: string, body?: unknown, init?: RequestInit): Promise<T> {
   let res: Response;
   try {
     res = await fetch(path, {
+      ...init,
       method,
       headers: headers(body !== undefined),
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -355,7 +356,8 @@ export const api = {
     rest<Task>('PUT', `/api/tasks/${id}/steps/${step}/status`, { status } satisfies Body['SetStepStatusRequest']),
   respond: (id: number, response: string, waiting_version?: number) =>
     rest<Task>('POST', `/api/tasks/${id}/respond`, { response, waiting_version } satisfies Body['RespondRequest']),
-  deleteTask: (id: number) => rest<void>('DELETE', `/api/tasks/${id}`),
+  /** keepalive: sent even as the page goes away (a delete still waiting for its Undo). */
+  deleteTask: (id: number, keepalive = false) => rest<void>('DELETE', `/api/tasks/${id}`, undefined, keepalive ? { keepalive } : undefined),
   editTask: (id: number, change: Body['EditTaskRequest']) => rest<Task>('PATCH', `/api/tasks/${id}`, change),
   clearDone: () => rest<DeletedCount>('DELETE', '/api/tasks/done'),
 

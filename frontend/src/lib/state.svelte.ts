@@ -65,6 +65,8 @@ export class AppState {
 
   /** Called when a task enters Waiting (the notification). */
   onWaiting: (t: Task) => void = () => {};
+  /** After the server took a move (the UI offers Undo). */
+  onMoved?: (id: number, from: Status, to: Status) => void;
 
   can(scope: string): boolean {
     return !!this.session?.viewer.scopes.includes(scope);
@@ -153,6 +155,7 @@ export class AppState {
         this.moving.delete(id);
         this.put(answer, true);
       }
+      this.onMoved?.(id, t.status, status);
     } catch (e) {
       if (this.moving.get(id) === mine) {
         this.moving.delete(id);

@@ -7,6 +7,13 @@ export interface Toast {
   id: number;
   kind: 'error' | 'info';
   text: string;
+  /** A button in the toast (Undo); clicking it runs it and dismisses the toast. */
+  action?: ToastAction;
+}
+
+export interface ToastAction {
+  label: string;
+  run: () => void;
 }
 
 export const MAX_TOASTS = 3;
@@ -22,16 +29,23 @@ function schedule(id: number, ms: number) {
   if (ms > 0) timers.set(id, setTimeout(() => dismiss(id), ms));
 }
 
-export function toast(text: string, kind: Toast['kind'] = 'info', ms = kind === 'error' ? ERROR_MS : INFO_MS): void {
+export function toast(text: string, kind: Toast['kind'] = 'info', ms = kind === 'error' ? ERROR_MS : INFO_MS, action?: ToastAction): void {
   const same = toasts.find((t) => t.text === text && t.kind === kind);
-  if (same) {
+  if (same && !action && !same.action) {
     schedule(same.id, ms);
     return;
   }
+  if (same) dismiss(same.id); // an Undo belongs to the latest change only
   while (toasts.length >= MAX_TOASTS) dismiss(toasts[0].id);
   const id = next++;
-  toasts.push({ id, kind, text });
+  toasts.push({ id, kind, text, action });
   schedule(id, ms);
+}
+
+/** Runs a toast's action, once, and dismisses it. */
+export function act(t: Toast): void {
+  dismiss(t.id);
+  t.action?.run();
 }
 
 export function toastError(e: unknown): void {
