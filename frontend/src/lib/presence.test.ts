@@ -2,6 +2,7 @@ import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { cleanup, render, screen } from '@testing-library/svelte';
 import TaskDetail from '../components/TaskDetail.svelte';
 import TaskCard from '../components/TaskCard.svelte';
+import CreateTask from '../components/CreateTask.svelte';
 import { app } from './state.svelte';
 import { fakeFetch, task } from './test-helpers';
 
@@ -59,5 +60,13 @@ describe('agent presence', () => {
     el = document.querySelector('.agent')!;
     expect(el.classList.contains('stale')).toBe(true);
     expect(el.getAttribute('title')).toBe('worker: last seen 2 h ago');
+  });
+
+  it('says, when choosing an agent, which ones are not running', () => {
+    seed(null);
+    app.agents = [...app.agents, { id: 5, name: 'helper', lastSeenAt: ago(10_000) }];
+    render(CreateTask, { onclose: () => {} });
+    const labels = [...document.querySelectorAll<HTMLOptionElement>('#t-agent option')].map((o) => o.textContent);
+    expect(labels).toEqual(['Unassigned (Backlog)', 'worker (never seen)', 'helper']);
   });
 });
