@@ -216,8 +216,8 @@ func TestMethodNotAllowed(t *testing.T) {
 		}
 		paths[s.path] = s
 	}
-	// GET /api/tasks/{id} takes /api/tasks/done too (and answers 400: not an id).
-	allowed["/api/tasks/done"] = append(allowed["/api/tasks/done"], http.MethodGet, http.MethodHead)
+	// GET and PATCH /api/tasks/{id} take /api/tasks/done too (and answer 400: not an id).
+	allowed["/api/tasks/done"] = append(allowed["/api/tasks/done"], http.MethodGet, http.MethodHead, http.MethodPatch)
 	checked := 0
 	for path, s := range paths {
 		for _, method := range []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"} {

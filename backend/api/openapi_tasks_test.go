@@ -215,6 +215,43 @@ func oaScenarios() []oaCase {
 		{name: "assign task of another project", method: "PUT", path: "/api/tasks/{other}/agent", auth: "wo", body: `{"agent_id":null}`, status: 404, code: "not_found"},
 		{name: "assign body over 1 MiB", method: "PUT", path: "/api/tasks/{task}/agent", auth: "wo", body: `{"agent_id":null,"x":"` + huge + `"}`, req: oaUnchecked, status: 413, code: "payload_too_large"},
 
+		// PATCH /api/tasks/{id}
+		{name: "edit summary and details", method: "PATCH", path: "/api/tasks/{task}", auth: "wo", body: `{"summary":"new summary","details":"**new** details"}`, status: 200,
+			check: taskIs(func(v model.Task) error {
+				if v.Summary != "new summary" || v.Details != "**new** details" || len(v.Steps) != 3 || v.Status != "Todo" || v.AgentName != oaAgentName {
+					return errors.New("not edited, or something else changed")
+				}
+				return nil
+			})},
+		{name: "edit steps keeps statuses, adds pending ones", method: "PATCH", path: "/api/tasks/{done}", auth: "wo",
+			body: `{"steps":[{"title":"ONE"},{"title":"TWO"},{"title":"THREE"},{"title":"four"}]}`, status: 200,
+			check: taskIs(func(v model.Task) error {
+				if len(v.Steps) != 4 || v.Steps[0].Title != "ONE" || v.Steps[3].Title != "four" || v.Steps[3].Status != "pending" ||
+					v.Summary != "oa done" || v.Status != "Done" || v.Steps[3].ID != v.Steps[0].ID+3 {
+					return errors.New("steps not edited as documented")
+				}
+				return nil
+			})},
+		{name: "edit fewer steps removes the last", method: "PATCH", path: "/api/tasks/{task}", auth: "wo", body: `{"steps":[{"title":"only"}]}`, status: 200,
+			check: taskIs(func(v model.Task) error {
+				if len(v.Steps) != 1 || v.Steps[0].Title != "only" {
+					return errors.New("steps not cut to one")
+				}
+				return nil
+			})},
+		{name: "edit If-Match current", method: "PATCH", path: "/api/tasks/{task}", auth: "wo", header: map[string]string{"If-Match": "{taskETag}"}, body: `{"summary":"matched"}`, status: 200},
+		{name: "edit If-Match stale", method: "PATCH", path: "/api/tasks/{task}", auth: "wo", header: map[string]string{"If-Match": `"stale"`}, body: `{"summary":"x"}`, status: 412, code: "precondition_failed"},
+		{name: "edit nothing", method: "PATCH", path: "/api/tasks/{task}", auth: "wo", body: `{}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "edit blank summary", method: "PATCH", path: "/api/tasks/{task}", auth: "wo", body: `{"summary":"  "}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "edit empty step title", method: "PATCH", path: "/api/tasks/{task}", auth: "wo", body: `{"steps":[{"title":""}]}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "edit wrong type", method: "PATCH", path: "/api/tasks/{task}", auth: "wo", body: `{"summary":5}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "edit no body", method: "PATCH", path: "/api/tasks/{task}", auth: "wo", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "edit no credentials", method: "PATCH", path: "/api/tasks/{task}", auth: "none", body: `{"summary":"x"}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "edit read-only", method: "PATCH", path: "/api/tasks/{task}", auth: "ro", body: `{"summary":"x"}`, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "edit unknown task", method: "PATCH", path: "/api/tasks/999999", auth: "wo", body: `{"summary":"x"}`, status: 404, code: "not_found"},
+		{name: "edit task of another project", method: "PATCH", path: "/api/tasks/{other}", auth: "wo", body: `{"summary":"x"}`, status: 404, code: "not_found"},
+		{name: "edit body over 1 MiB", method: "PATCH", path: "/api/tasks/{task}", auth: "wo", body: `{"summary":"x","x":"` + huge + `"}`, req: oaUnchecked, status: 413, code: "payload_too_large"},
+
 		// PUT /api/tasks/{id}/steps/{stepNum}/status
 		{name: "step completed", method: "PUT", path: "/api/tasks/{task}/steps/0/status", auth: "wo", body: `{"status":"completed"}`, status: 200,
 			check: taskIs(func(v model.Task) error {

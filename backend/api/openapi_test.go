@@ -38,6 +38,7 @@ func oaBrokenScenarios() []oaCase {
 		internal("delete", "DELETE", "/api/tasks/1", "wo", ""),
 		internal("status", "PUT", "/api/tasks/1/status", "wo", `{"status":"Done"}`),
 		internal("agent", "PUT", "/api/tasks/1/agent", "wo", `{"agent_id":null}`),
+		internal("edit", "PATCH", "/api/tasks/1", "wo", `{"summary":"s"}`),
 		internal("step", "PUT", "/api/tasks/1/steps/0/status", "wo", `{"status":"completed"}`),
 		internal("respond", "POST", "/api/tasks/1/respond", "wo", `{"response":"x"}`),
 		internal("callback", "POST", "/api/agent_callback/1", "agent", `{"project_id":"{project}"}`),

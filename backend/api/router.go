@@ -65,6 +65,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	bearer.DELETE("/tasks/done", handle(tasks.deleteDone))
 	bearer.GET("/tasks/:id", handle(tasks.get))
 	bearer.DELETE("/tasks/:id", handle(tasks.delete))
+	bearer.PATCH("/tasks/:id", handle(tasks.edit))
 	bearer.PUT("/tasks/:id/status", handle(tasks.setStatus))
 	bearer.PUT("/tasks/:id/agent", handle(tasks.setAgent))
 	bearer.PUT("/tasks/:id/steps/:stepNum/status", handle(tasks.setStepStatus))

@@ -155,6 +155,20 @@ func (h tasksHandler) setAgent(c *gin.Context) error {
 	return writeTaskOr(c, task, err)
 }
 
+// edit serves PATCH /api/tasks/{id}: a new summary, details or step titles.
+func (h tasksHandler) edit(c *gin.Context) error {
+	id, err := taskID(c)
+	if err != nil {
+		return err
+	}
+	var in service.EditTaskInput
+	if err := bindJSON(c, &in, false); err != nil {
+		return err
+	}
+	task, err := h.svc.EditTask(ifMatch(c), principal(c), id, in)
+	return writeTaskOr(c, task, err)
+}
+
 // setStepStatus serves PUT /api/tasks/{id}/steps/{stepNum}/status.
 func (h tasksHandler) setStepStatus(c *gin.Context) error {
 	id, err := taskID(c)

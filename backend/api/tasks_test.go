@@ -220,7 +220,7 @@ func TestTaskEndpoints(t *testing.T) {
 
 		// The rest of the surface
 		{name: "unknown api path", method: "GET", path: "/api/nothing", token: "rw", status: 404, code: "not_found"},
-		{name: "unknown method", method: "PATCH", path: "/api/tasks/{todo}", token: "rw", status: 405, code: "method_not_allowed"},
+		{name: "unknown method", method: "POST", path: "/api/tasks/{todo}", token: "rw", status: 405, code: "method_not_allowed"},
 		{name: "health", method: "GET", path: "/healthz", status: 200, contains: []string{`"ok"`}},
 		{name: "openapi", method: "GET", path: "/api/openapi.json", status: 200, contains: []string{`"openapi"`}},
 	}

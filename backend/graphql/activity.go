@@ -59,7 +59,9 @@ var activityType = gql.NewObject(gql.ObjectConfig{Name: "ActivityEntry", Descrip
 	"action":     &gql.Field{Type: nnString, Description: "What happened: the event type, e.g. task.created, skill.deleted, job.ran.", Resolve: field(func(a model.Activity) any { return a.Action })},
 	"objectType": &gql.Field{Type: nnString, Description: "task, agent, skill, job, budget, conversation, message, member, ...", Resolve: field(func(a model.Activity) any { return a.ObjectType })},
 	"objectId":   &gql.Field{Type: nnString, Description: "The object's id (empty when the change has none).", Resolve: field(func(a model.Activity) any { return a.ObjectID })},
-	"eventSeq":   &gql.Field{Type: nnInt, Description: "The seq of the event the change sent on the stream.", Resolve: field(func(a model.Activity) any { return a.EventSeq })},
+	"change": &gql.Field{Type: nnString, Description: "What a task change changed, in words (\"status Todo → Doing; agent worker → nobody\"), while the event log holds the change and the task's event before it (7 days by default); empty otherwise.",
+		Resolve: field(func(a model.Activity) any { return a.Change })},
+	"eventSeq": &gql.Field{Type: nnInt, Description: "The seq of the event the change sent on the stream.", Resolve: field(func(a model.Activity) any { return a.EventSeq })},
 }})
 
 func optTime(args map[string]any, name string) (*time.Time, error) {

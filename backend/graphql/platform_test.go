@@ -272,7 +272,7 @@ func TestBudgetExceeded(t *testing.T) {
 
 	held := create(true)
 	reason, _ := held["blocked_reason"].(string)
-	if held["status"] != "Backlog" || !strings.Contains(reason, "monthly budget of $1.50 is spent") {
+	if held["status"] != "Backlog" || !strings.Contains(reason, "monthly budget of $1.50 is spent") || strings.Contains(reason, "setBudget") {
 		t.Fatalf("after the budget is spent: %v", held)
 	}
 	if plain := create(false); plain["status"] != "Backlog" || plain["blocked_reason"] != nil {

@@ -243,6 +243,24 @@ func (b builder) mutation() *gql.Object {
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
 				return svc.AssignTask(p.Context, pr, argInt64(p.Args, "id"), optInt64(p.Args, "agentId"))
 			})},
+		"updateTask": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Changes a task's summary, details or step titles (what is left out stays), with the rules of createTask. steps are the titles in order: the steps already there keep their status, more are added as pending, fewer removes the last ones. Status and agent do not change.",
+			Args: taskArgs(gql.FieldConfigArgument{
+				"summary": {Type: gql.String},
+				"details": {Type: gql.String},
+				"steps":   {Type: gql.NewList(gql.NewNonNull(stepInputType))},
+			}),
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				in := service.EditTaskInput{Summary: optString(p.Args, "summary"), Details: optString(p.Args, "details")}
+				if raw, ok := p.Args["steps"].([]any); ok {
+					steps := make([]service.StepInput, 0, len(raw))
+					for _, s := range raw {
+						m, _ := s.(map[string]any)
+						steps = append(steps, service.StepInput{Title: argString(m, "title")})
+					}
+					in.Steps = &steps
+				}
+				return svc.EditTask(p.Context, pr, argInt64(p.Args, "id"), in)
+			})},
 		"setStepStatus": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Sets the status of a step (0-based index).",
 			Args: taskArgs(gql.FieldConfigArgument{"step": {Type: nnInt, Description: "0-based step index."}, "status": {Type: gql.NewNonNull(stepStatusEnum)}}),
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {

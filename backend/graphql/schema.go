@@ -219,6 +219,13 @@ var agentType = gql.NewObject(gql.ObjectConfig{Name: "Agent", Description: "A so
 	"displayName": &gql.Field{Type: nnString, Description: "A name for people; the name when none was set (updateAgent).", Resolve: field(func(a model.Agent) any { return cmp.Or(a.DisplayName, a.Name) })},
 	"description": &gql.Field{Type: nnString, Description: "What the agent does; empty when none was set (updateAgent).", Resolve: field(func(a model.Agent) any { return a.Description })},
 	"createdAt":   timeField("When the agent was registered", func(a model.Agent) time.Time { return a.CreatedAt }, true),
+	"lastSeenAt": &gql.Field{Type: gql.String, Description: "The agent's last contact (an authenticated request or its open event stream), to about 30 seconds (RFC 3339, UTC); null when never seen.",
+		Resolve: field(func(a model.Agent) any {
+			if a.LastSeenAt == nil {
+				return nil
+			}
+			return timeString(*a.LastSeenAt)
+		})},
 }})
 
 var envVarType = gql.NewObject(gql.ObjectConfig{Name: "EnvVar", Description: "One variable of an agent's environment.", Fields: gql.Fields{

@@ -105,4 +105,7 @@ type Activity struct {
 	ObjectType string    `json:"object_type"`
 	ObjectID   string    `json:"object_id"`
 	EventSeq   int64     `json:"event_seq"`
+	// Change says what a task change changed ("status Todo → Doing"), when the event
+	// log still holds it and the task's event before; "" otherwise.
+	Change string `json:"change,omitempty"`
 }

@@ -20,6 +20,9 @@ type Agent struct {
 	DisplayName string    `json:"display_name"`
 	Description string    `json:"description"`
 	CreatedAt   time.Time `json:"created_at"`
+	// LastSeenAt is the agent's last contact (a request or an open event stream), to
+	// about 30 seconds; nil when never seen.
+	LastSeenAt *time.Time `json:"last_seen_at"`
 }
 
 // Token types.

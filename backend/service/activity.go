@@ -51,6 +51,9 @@ func (s *Service) Activity(ctx context.Context, p *auth.Principal, in ActivityIn
 	if err != nil {
 		return nil, internal("list activity", err)
 	}
+	if err := s.describeChanges(ctx, p.ProjectID, out); err != nil {
+		return nil, internal("describe changes", err)
+	}
 	return out, nil
 }
 

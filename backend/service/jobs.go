@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"errors"
+	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -63,6 +65,25 @@ func (s *Service) jobsChanged() {
 
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
+// The cron library's errors name Go internals ("failed to parse int from x:
+// strconv.Atoi: parsing \"x\": invalid syntax"): people get words instead.
+var (
+	cronNotNumber   = regexp.MustCompile(`failed to parse int from ([^:]*): strconv\.\w+: .*`)
+	cronNotDuration = regexp.MustCompile(`failed to parse duration (.*): time: .*`)
+)
+
+// cronProblem is the cron library's complaint in words a person reads.
+func cronProblem(err error) string {
+	msg := err.Error()
+	if m := cronNotNumber.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("%q is not a number", m[1])
+	}
+	if m := cronNotDuration.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("%q is not a duration such as 5m or 1h30m", strings.TrimSpace(strings.TrimPrefix(m[1], "@every")))
+	}
+	return msg
+}
+
 // schedule parses a job's cron expression in its time zone.
 func schedule(expr, tz string) (cron.Schedule, *time.Location, error) {
 	if err := checkText("cron", expr, true, MaxCronLen); err != nil {
@@ -74,7 +95,7 @@ func schedule(expr, tz string) (cron.Schedule, *time.Location, error) {
 	}
 	sched, err := cronParser.Parse(expr)
 	if err != nil {
-		return nil, nil, errs.Invalid("cron %q is not a valid cron expression (%v); use five fields, minute hour day-of-month month day-of-week, e.g. \"0 9 * * 1-5\", or @hourly, @daily, @weekly, @monthly", expr, err)
+		return nil, nil, errs.Invalid("cron %q is not a valid cron expression (%s); use five fields, minute hour day-of-month month day-of-week, e.g. \"0 9 * * 1-5\", or @hourly, @daily, @weekly, @monthly", expr, cronProblem(err))
 	}
 	if every, ok := sched.(cron.ConstantDelaySchedule); ok && every.Delay < time.Minute {
 		return nil, nil, errs.Invalid("cron %q runs more often than once a minute; the shortest interval is @every 1m", expr)

@@ -166,6 +166,7 @@ func (s *Service) Agents(ctx context.Context, p *auth.Principal) ([]model.Agent,
 	if err != nil {
 		return nil, internal("list agents", err)
 	}
+	s.withSeen(agents)
 	return agents, nil
 }
 

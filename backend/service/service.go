@@ -23,6 +23,10 @@ type Service struct {
 	usedMu sync.Mutex
 	used   map[int64]time.Time // token id -> last use not yet written (FlushTokenUse)
 
+	seenMu  sync.Mutex
+	seen    map[int64]time.Time // agent id -> last contact noted (presence.go)
+	seenNew map[int64]time.Time // the same, not yet written
+
 	vector *Knowledge      // knowledge bases, their own subsystem (vector.go)
 	jobs   jobsState       // the job scheduler's wake-up signal (jobs.go)
 	hooks  webhooksState   // the webhook deliverer's wake-up and whether it has work (webhooks.go)
@@ -47,7 +51,8 @@ const IdempotencyKeyTTL = 24 * time.Hour
 // idempotency keys) is run by backend/jobs, through FlushTokenUse and
 // PruneIdempotencyKeys.
 func New(st *store.Store, opts Options) *Service {
-	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{}, oidc: opts.OIDC, limits: newFailureLimiter()}
+	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{},
+		seen: map[int64]time.Time{}, seenNew: map[int64]time.Time{}, oidc: opts.OIDC, limits: newFailureLimiter()}
 	if s.now == nil {
 		s.now = time.Now
 	}

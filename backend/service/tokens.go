@@ -30,7 +30,10 @@ const (
 )
 
 // CreateToken makes a token in the principal's project and returns its value, which is
-// never stored and cannot be shown again. A caller can only grant scopes it holds.
+// never stored and cannot be shown again. A caller can only grant scopes it holds, except
+// that admin covers the data scopes (vector:*): admins run the knowledge bases already
+// (GraphQL), and platform tokens and sessions never hold vector scopes themselves, so
+// without this no one in the web UI could make a data token.
 func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in CreateTokenInput) (string, *model.Token, error) {
 	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
@@ -53,7 +56,7 @@ func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in CreateT
 		return "", nil, errs.Invalid("%s", problem)
 	}
 	for _, sc := range scopes {
-		if !p.Has(sc) {
+		if !p.Has(sc) && !(in.Type == model.TokenData && p.Has(auth.Admin)) {
 			return "", nil, errs.Forbid("cannot grant the %s scope: the caller does not hold it", sc)
 		}
 	}
@@ -159,9 +162,13 @@ func (s *Service) CheckCredentials(ctx context.Context, p *auth.Principal) error
 	return nil
 }
 
-// FlushTokenUse writes the last-use times gathered since the previous flush. Writing them
-// in the background (backend/jobs) keeps a read request from costing a write.
+// FlushTokenUse writes the last-use times gathered since the previous flush, of tokens
+// and of agents (presence.go). Writing them in the background (backend/jobs) keeps a
+// read request from costing a write.
 func (s *Service) FlushTokenUse(ctx context.Context) error {
+	if err := s.flushAgentsSeen(ctx); err != nil {
+		return err
+	}
 	s.usedMu.Lock()
 	used := s.used
 	s.used = map[int64]time.Time{}
@@ -252,5 +259,8 @@ func (s *Service) agentPrincipal(ctx context.Context, projectID, digest, agentNa
 	}
 	p := auth.Agent(projectID, agent.ID, agent.Name)
 	p.AgentDigest = digest
+	// Every authentication of an agent is a contact, and so is each check of its open
+	// event stream (CheckCredentials): the agent is there.
+	s.agentSeen(agent.ID, s.clock())
 	return p, nil
 }

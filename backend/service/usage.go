@@ -102,7 +102,7 @@ func (s *Service) budgetHold(ctx context.Context, tx *store.Tx, projectID string
 			return "", err
 		}
 	}
-	return fmt.Sprintf("the project's monthly budget of $%.2f is spent ($%.2f used in %s): the task stays in Backlog; raise the budget (setBudget) or move it to Todo by hand",
+	return fmt.Sprintf("the project's monthly budget of $%.2f is spent ($%.2f used in %s): the task stays in Backlog; raise the monthly budget or move the task to Todo by hand",
 		MicrosToUSD(b.MonthlyMicros), MicrosToUSD(spent), month), nil
 }
 
@@ -152,7 +152,7 @@ func (s *Service) SetBudget(ctx context.Context, p *auth.Principal, monthlyUSD *
 	if monthlyUSD != nil {
 		v := *monthlyUSD
 		if math.IsNaN(v) || v < 0 || v > MaxMonthlyBudget {
-			return nil, errs.Invalid("monthlyUsd must be between 0 and %d, not %v (null removes the budget)", MaxMonthlyBudget, v)
+			return nil, errs.Invalid("the monthly budget must be between $0 and $%d, not %v (no budget at all: remove it)", MaxMonthlyBudget, v)
 		}
 		m := usdToMicros(v)
 		micros = &m

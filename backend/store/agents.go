@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
 )
@@ -30,12 +31,13 @@ func (t *Tx) InsertAgent(ctx context.Context, a *model.Agent) error {
 	return err
 }
 
-const agentColumns = `id, project_id, name, display_name, description, created_at`
+const agentColumns = `id, project_id, name, display_name, description, created_at, last_seen_at`
 
 func scanAgent(row interface{ Scan(...any) error }) (*model.Agent, error) {
 	var a model.Agent
 	var created string
-	err := row.Scan(&a.ID, &a.ProjectID, &a.Name, &a.DisplayName, &a.Description, &created)
+	var seen sql.NullString
+	err := row.Scan(&a.ID, &a.ProjectID, &a.Name, &a.DisplayName, &a.Description, &created, &seen)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -43,7 +45,20 @@ func scanAgent(row interface{ Scan(...any) error }) (*model.Agent, error) {
 		return nil, err
 	}
 	a.CreatedAt = parseTime(created)
+	a.LastSeenAt = parseTimePtr(seen)
 	return &a, nil
+}
+
+// TouchAgents records when agents were last seen; only ever moves the time forward.
+func (t *Tx) TouchAgents(ctx context.Context, seen map[int64]time.Time) error {
+	for id, at := range seen {
+		if _, err := t.exec(ctx,
+			`UPDATE agents SET last_seen_at = ? WHERE id = ? AND (last_seen_at IS NULL OR last_seen_at < ?)`,
+			fmtTime(at), id, fmtTime(at)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Agent loads an agent of the project by id.

@@ -262,3 +262,13 @@ func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, mo
 	}
 	return tasks, more, nil
 }
+
+// UpdateSteps replaces a task's steps (titles and statuses, in position order).
+func (t *Tx) UpdateSteps(ctx context.Context, taskID int64, steps []model.Step) error {
+	t.taskChanged(taskID)
+	raw, err := encodeSteps(steps)
+	if err != nil {
+		return err
+	}
+	return t.execOne(ctx, `UPDATE tasks SET steps = ? WHERE id = ?`, raw, taskID)
+}

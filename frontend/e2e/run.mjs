@@ -4,7 +4,7 @@
 // `CGO_ENABLED=0 go build -o bin/agentdesk .` at the repository root.
 // Usage: node e2e/run.mjs [filter]   (AGENTDESK_BIN overrides the binary)
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { createServer } from 'node:net';
@@ -163,12 +163,15 @@ test('task with a question: live to Doing, answered in the Inbox, reaches Done',
     page.locator('[data-column="Waiting"] [data-task-id]', { hasText: 'Plan the launch' })).first().waitFor({ timeout: 10000 });
   await page.locator('[data-column="Waiting"] [data-task-id]', { hasText: 'Plan the launch' }).waitFor({ timeout: 10000 });
   await expectText(page.getByTestId('waiting-count'), '1');
+  expect((await page.title()) === '(1) agentdesk', `title with a question waiting: ${await page.title()}`);
   await card.getByText('Which day works?').waitFor();
   await page.screenshot({ path: join(shots, 'board-waiting.png') });
+  await expectAccessible(page, 'the board with a waiting card');
   await page.getByRole('link', { name: /Inbox/ }).click();
   const item = page.getByTestId('inbox-item').filter({ hasText: 'Plan the launch' });
   await item.getByText('Which day works?').waitFor();
   await page.screenshot({ path: join(shots, 'inbox.png') });
+  await expectAccessible(page, 'the inbox with a question');
   await item.getByTestId('reply').fill('Thursday');
   await item.getByTestId('reply').press('Control+Enter');
   await page.getByTestId('inbox-empty').waitFor({ timeout: 10000 });
@@ -178,6 +181,7 @@ test('task with a question: live to Doing, answered in the Inbox, reaches Done',
   await page.locator('[data-column="Done"] [data-task-id]', { hasText: 'Plan the launch' }).click();
   await page.getByRole('dialog', { name: 'Task details' }).getByText('Thursday').first().waitFor();
   await page.screenshot({ path: join(shots, 'task-detail.png') });
+  await expectAccessible(page, 'a finished task with its thread');
   await page.keyboard.press('Escape');
   await page.context().close();
 });
@@ -229,6 +233,7 @@ test('conversation: send a message and add a reaction', async () => {
   await rest('POST', `/api/projects/${project}/conversations/${convs[convs.length - 1].id}/messages`, { message: 'Posted over REST' });
   await page.getByTestId('message').filter({ hasText: 'Posted over REST' }).waitFor();
   await page.screenshot({ path: join(shots, 'conversation.png') });
+  await expectAccessible(page, 'a conversation with reactions');
   await page.context().close();
 });
 
@@ -242,6 +247,7 @@ test('tokens: create, value shown once, revoke', async () => {
   const value = await page.getByTestId('token-value').inputValue();
   expect(/^adk_[A-Za-z0-9]{32,}$/.test(value), `token value ${value}`);
   await page.screenshot({ path: join(shots, 'token-created.png') });
+  await expectAccessible(page, 'tokens with a value shown');
   // The value works, once revealed.
   const ok = await fetch(url + '/api/tasks', { headers: { Authorization: 'Bearer ' + value } });
   expect(ok.status === 200, `new token: ${ok.status}`);
@@ -257,7 +263,216 @@ test('tokens: create, value shown once, revoke', async () => {
   await row.waitFor({ state: 'detached' });
   const gone = await fetch(url + '/api/tasks', { headers: { Authorization: 'Bearer ' + value } });
   expect(gone.status === 401, `revoked token: ${gone.status}`);
+  // A data token, made by an admin here, works on the vector endpoints; it expires in 30 days.
+  await page.getByRole('radio', { name: /Data/ }).check();
+  await page.getByLabel('Name').fill('kb-loader');
+  await page.getByLabel('Expires').selectOption({ label: 'in 30 days' });
+  await page.getByRole('button', { name: 'Create token' }).click();
+  const dataValue = await page.getByTestId('token-value').inputValue();
+  const spaces = await fetch(url + '/api/vector/spaces', { headers: { Authorization: 'Bearer ' + dataValue } });
+  expect(spaces.status === 200, `data token on /api/vector/spaces: ${spaces.status}`);
+  await page.getByRole('button', { name: 'I have copied it' }).click();
+  await expectText(page.getByTestId('token-row').filter({ hasText: 'kb-loader' }).getByTestId('token-expiry'), 'expires in 30 d');
+  await page.getByLabel('Show revoked').check();
+  await page.getByTestId('token-row').filter({ hasText: 'ci-pipeline' }).waitFor();
+  await expectAccessible(page, 'tokens with revoked ones shown');
   await page.screenshot({ path: join(shots, 'tokens.png') });
+  await page.context().close();
+});
+
+test('markdown: details and thread render, with raw HTML and script links inert', async () => {
+  const page = await newPage();
+  await signIn(page);
+  const details = [
+    '## Notes', '', '**Bold** and `code`, [docs](https://example.com/docs)', '',
+    '| a | b |', '|---|---|', '| 1 | 2 |', '',
+    '```', 'go build ./...', '```', '',
+    '<img src=x onerror="window.__xss=1"> <script>window.__xss=2</script>', '',
+    '[bad](javascript:window.__xss=3) ![pic](data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+)',
+  ].join('\n');
+  const t = await rest('POST', '/api/tasks', { summary: 'Markdown task', details });
+  await page.goto(url + '/board/' + t.id);
+  const md = page.getByRole('dialog', { name: 'Task details' }).getByTestId('task-details');
+  await md.locator('h2', { hasText: 'Notes' }).waitFor();
+  expect((await md.locator('table td').count()) === 2, 'no table');
+  expect((await md.locator('pre code').textContent()).includes('go build'), 'no code block');
+  const link = md.getByRole('link', { name: 'docs' });
+  expect((await link.getAttribute('target')) === '_blank' && (await link.getAttribute('rel')) === 'noopener noreferrer', 'link attributes');
+  expect((await md.locator('img, script, svg, [onerror]').count()) === 0, 'raw HTML was rendered');
+  expect((await md.locator('a[href^="javascript:"], a[href^="data:"]').count()) === 0, 'a script or data link kept its href');
+  expect((await md.textContent()).includes('<script>'), 'raw HTML is not shown as text');
+  await md.getByText('bad').click();
+  expect((await page.evaluate(() => window.__xss)) === undefined, 'a payload ran');
+  await page.screenshot({ path: join(shots, 'task-markdown.png') });
+  await page.context().close();
+});
+
+// Every screen at a laptop's and a phone's size: no horizontal overflow (the page never
+// scrolls sideways), and axe-core finds no serious or critical accessibility problem.
+const axeSource = readFileSync(join(here, '../node_modules/axe-core/axe.min.js'), 'utf8');
+async function checkScreen(page, name, width) {
+  await page.locator('h1, h2').first().waitFor();
+  await page.waitForLoadState('networkidle');
+  const overflow = await page.evaluate(() => document.scrollingElement.scrollWidth - innerWidth);
+  await page.screenshot({ path: join(shots, `screen-${name}-${width}.png`), fullPage: true });
+  const problems = [];
+  if (overflow > 0) problems.push(`${name} at ${width} px: ${overflow} px of horizontal overflow`);
+  for (const f of await axeProblems(page)) problems.push(`${name} at ${width} px: ${f}`);
+  return problems;
+}
+
+/** axe-core's serious and critical violations on the page as it is now. */
+async function axeProblems(page) {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    const r = await window.axe.run(document, { resultTypes: ['violations'] });
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.help}; ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+  });
+}
+
+/** Fails the flow on any serious or critical axe-core violation of the page as it is now. */
+async function expectAccessible(page, where) {
+  const found = await axeProblems(page);
+  expect(found.length === 0, `axe-core on ${where}:\n${found.join('\n')}`);
+}
+
+test('every screen at 1280 and 390 px wide: no sideways scrolling, no serious axe violations', async () => {
+  const t = await rest('POST', '/api/tasks', { summary: 'A task with a rather long summary that has to wrap on a phone', details: 'Some **details**.', steps: [{ title: 'First step' }, { title: 'Second step?' }] });
+  const conv = (await gql('mutation { createConversation(name: "phone-check", message: "Hello from a phone check") { id } }')).createConversation;
+  const screens = [
+    ['board', '/board'], ['task', `/board/${t.id}`], ['inbox', '/inbox'], ['conversation', `/conversations/${conv.id}`],
+    ['agents', '/agents'], ['jobs', '/jobs'], ['knowledge', '/knowledge'], ['usage', '/usage'], ['activity', '/activity'],
+    ['tokens', '/tokens'], ['members', '/members'], ['settings', '/settings'],
+  ];
+  const problems = [];
+  for (const [width, height] of [[1280, 800], [390, 844]]) {
+    const ctx = await browser.newContext({ viewport: { width, height } });
+    const page = await ctx.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
+    await page.goto(url + '/');
+    problems.push(...(await checkScreen(page, 'signin', width)));
+    await page.getByLabel('Platform token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('conn').getByText('Live').waitFor({ state: 'attached' });
+    for (const [name, path] of screens) {
+      await page.goto(url + path);
+      problems.push(...(await checkScreen(page, name, width)));
+    }
+    if (width < 768) {
+      // The menu opens over the page and takes one to another screen.
+      await page.goto(url + '/board');
+      await page.getByTestId('menu-button').click();
+      await page.getByRole('link', { name: 'Agents' }).waitFor();
+      problems.push(...(await checkScreen(page, 'menu', width)));
+      await page.getByRole('link', { name: 'Agents' }).click();
+      await page.getByRole('link', { name: 'Agents' }).waitFor({ state: 'hidden' });
+      // The board: one column at a time, picked with tabs.
+      await page.goto(url + '/board');
+      await page.getByRole('tab', { name: /Backlog/ }).click();
+      await page.locator('[data-column="Backlog"] [data-task-id]').first().waitFor();
+      expect(!(await page.locator('[data-column="Todo"]').isVisible()), 'the Todo column shows beside Backlog');
+      await page.getByRole('button', { name: /New task/ }).click();
+      await page.getByRole('textbox', { name: 'Summary' }).waitFor();
+      problems.push(...(await checkScreen(page, 'new-task', width)));
+    }
+    await ctx.close();
+  }
+  expect(problems.length === 0, '\n' + problems.join('\n'));
+});
+
+test('edit a task: summary, details and steps; a failed task retried', async () => {
+  const page = await newPage();
+  await signIn(page);
+  const t = await rest('POST', '/api/tasks', { summary: 'Write the notes', details: 'rough', steps: [{ title: 'outline' }, { title: 'draft' }] });
+  await rest('PUT', `/api/tasks/${t.id}/steps/0/status`, { status: 'completed' });
+  await page.goto(url + '/board/' + t.id);
+  const pane = page.getByRole('dialog', { name: 'Task details' });
+  await pane.getByTestId('task-when').getByText(/Created just now/).waitFor();
+  await pane.getByRole('button', { name: 'Edit' }).click();
+  await pane.getByLabel('Summary').fill('Write the release notes');
+  await pane.getByLabel(/Details/).fill('For **1.2**, see [the board](https://example.com/b).');
+  await pane.getByLabel('Title of step 2').fill('first draft');
+  await pane.getByRole('button', { name: 'Add a step' }).click();
+  await pane.getByLabel('Title of step 3').fill('review');
+  await pane.getByRole('button', { name: 'Save' }).click();
+  await pane.getByRole('heading', { name: 'Write the release notes' }).waitFor();
+  await pane.getByTestId('task-details').locator('strong', { hasText: '1.2' }).waitFor();
+  await page.screenshot({ path: join(shots, 'task-edited.png') });
+  const saved = await rest('GET', `/api/tasks/${t.id}`);
+  expect(saved.summary === 'Write the release notes' && saved.steps.map((s) => s.title).join() === 'outline,first draft,review', `saved: ${JSON.stringify(saved)}`);
+  expect(saved.steps[0].status === 'completed' && saved.steps[2].status === 'pending', 'step statuses');
+  await page.keyboard.press('Escape');
+  await page.locator('[data-task-id]', { hasText: 'Write the release notes' }).waitFor();
+
+  const f = await rest('POST', '/api/tasks', { summary: 'Flaky import' });
+  await rest('PUT', `/api/tasks/${f.id}/status`, { status: 'Failed' });
+  await page.goto(url + '/board/' + f.id);
+  await pane.getByTestId('task-failed').getByRole('button', { name: 'Retry' }).click();
+  await page.locator('[data-column="Backlog"] [data-task-id]', { hasText: 'Flaky import' }).waitFor();
+  expect((await rest('GET', `/api/tasks/${f.id}`)).status === 'Backlog', 'retry did not move the task');
+  // The activity trail says what the edit and the retry changed.
+  await page.goto(url + '/activity');
+  await page.getByLabel('Object type').fill('task');
+  await page.getByRole('button', { name: 'Filter' }).click();
+  await page.getByTestId('activity-change').filter({ hasText: 'status Failed → Backlog' }).waitFor();
+  await page.getByTestId('activity-change').filter({ hasText: 'summary "Write the notes" → "Write the release notes"' }).waitFor();
+  await page.screenshot({ path: join(shots, 'activity-changes.png') });
+  await page.context().close();
+});
+
+test('jumper: Ctrl+K finds a task, a conversation and a screen by name', async () => {
+  const page = await newPage();
+  await signIn(page);
+  const t = await rest('POST', '/api/tasks', { summary: 'Renew the TLS certificate' });
+  await page.locator('[data-task-id]', { hasText: 'Renew the TLS certificate' }).waitFor();
+  await page.keyboard.press('Control+k');
+  const jumper = page.getByTestId('jumper');
+  await jumper.getByRole('combobox').fill('tls cert');
+  await jumper.getByRole('option', { name: /Renew the TLS certificate/ }).waitFor();
+  await expectAccessible(page, 'the jumper');
+  await page.screenshot({ path: join(shots, 'jumper.png') });
+  await page.keyboard.press('Enter');
+  await page.getByRole('dialog', { name: 'Task details' }).getByRole('heading', { name: 'Renew the TLS certificate' }).waitFor();
+  expect(new URL(page.url()).pathname === `/board/${t.id}`, `jumped to ${page.url()}`);
+  await page.keyboard.press('Escape');
+  // From inside a text field too, and to a screen.
+  await page.getByTestId('jump-button').click();
+  await jumper.getByRole('combobox').fill('sett');
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { name: 'Settings' }).waitFor();
+  await page.context().close();
+});
+
+test('undo: a move and a delete, each undone from its toast; a delete not undone reaches the server', async () => {
+  const page = await newPage();
+  await signIn(page);
+  const t = await rest('POST', '/api/tasks', { summary: 'Undo me' });
+  const card = page.locator('[data-task-id]', { hasText: 'Undo me' });
+  await card.waitFor();
+  await card.focus();
+  await page.keyboard.press('Shift+ArrowRight');
+  const moved = page.getByTestId('toast').filter({ hasText: `Moved #${t.id} to Todo.` });
+  await moved.getByRole('button', { name: 'Undo' }).click();
+  await page.locator('[data-column="Backlog"] [data-task-id]', { hasText: 'Undo me' }).waitFor();
+  for (let i = 0; i < 50 && (await rest('GET', `/api/tasks/${t.id}`)).status !== 'Backlog'; i++) await new Promise((r) => setTimeout(r, 100));
+  expect((await rest('GET', `/api/tasks/${t.id}`)).status === 'Backlog', 'the undone move did not reach the server');
+
+  await card.click();
+  await page.getByRole('dialog', { name: 'Task details' }).getByRole('button', { name: 'Delete task' }).click();
+  await card.waitFor({ state: 'detached' });
+  await page.getByTestId('toast').filter({ hasText: `Deleted #${t.id}` }).getByRole('button', { name: 'Undo' }).click();
+  await card.waitFor();
+  await card.click();
+  await page.getByRole('dialog', { name: 'Task details' }).getByRole('button', { name: 'Delete task' }).click();
+  await card.waitFor({ state: 'detached' });
+  let status = 200;
+  for (let i = 0; i < 100 && status !== 404; i++) {
+    status = (await fetch(url + `/api/tasks/${t.id}`, { headers: { Authorization: 'Bearer ' + token } })).status;
+    if (status !== 404) await new Promise((r) => setTimeout(r, 100));
+  }
+  expect(status === 404, `the delete did not reach the server: ${status}`);
   await page.context().close();
 });
 
@@ -267,6 +482,11 @@ test('agents and settings screens', async () => {
   await page.getByRole('link', { name: 'Agents' }).click();
   await page.getByTestId('agent-env').getByText('AGENT_NAME=worker').waitFor();
   expect((await page.getByTestId('run-line').textContent()) === 'agentdesk agent run --name worker', 'run line');
+  // The secret and the digest stay masked until asked for; Copy all still has them.
+  const secret = agentEnv.SERVICE_TOKEN_SECRET;
+  expect(secret && !(await page.locator('main').textContent()).includes(secret), 'the project secret is shown unasked');
+  await page.getByTestId('show-secrets').click();
+  await page.getByTestId('agent-env').getByText(secret).waitFor();
   await page.screenshot({ path: join(shots, 'agents.png') });
   await page.getByRole('link', { name: 'Settings' }).click();
   await expectText(page.getByTestId('data-dir'), data);
@@ -293,8 +513,10 @@ test('jobs: a job every minute, run now, its task on the board and its run liste
   await err.waitFor();
   const msg = await err.textContent();
   expect(/61|range|minute/i.test(msg), `bad cron message: ${msg}`);
-  await page.getByTestId('toast').filter({ hasText: msg.trim().slice(0, 20) }).first().waitFor();
+  // Shown beside the form, and not repeated as a toast.
+  expect((await page.getByTestId('toast').filter({ hasText: msg.trim().slice(0, 20) }).count()) === 0, 'the form error is repeated as a toast');
   await page.screenshot({ path: join(shots, 'jobs-bad-cron.png') });
+  await expectAccessible(page, 'the job form with an error');
   await page.getByLabel('Cron expression').fill('* * * * *');
   await page.getByRole('button', { name: 'Create job' }).click();
   const row = page.getByTestId('job-row').filter({ hasText: 'minutely-report' });
@@ -311,6 +533,7 @@ test('jobs: a job every minute, run now, its task on the board and its run liste
   await row.getByRole('button', { name: 'Pause' }).click();
   await row.getByText('paused').first().waitFor();
   await page.screenshot({ path: join(shots, 'jobs.png') });
+  await expectAccessible(page, 'jobs with runs');
   await taskLink.click();
   await page.locator(`[data-column="Backlog"] [data-task-id="${taskId}"]`).waitFor();
   expect((await page.locator(`[data-task-id="${taskId}"]`).textContent()).includes('Write the minutely report'), 'the job task is on the board');
@@ -341,6 +564,7 @@ test('skills and activity: a skill made in the UI is listed with via ui; a task 
   const agents = (await gql('{ agents { name skills { name } } }')).agents;
   expect(agents.find((a) => a.name === 'worker').skills.some((s) => s.name === 'python'), 'the server recorded the skill');
   await page.screenshot({ path: join(shots, 'agents-skills.png') });
+  await expectAccessible(page, 'agents with skills');
 
   // A task needing rust, for worker (who lacks it): the server's 400 as a toast.
   await page.getByRole('link', { name: 'Board' }).click();
@@ -374,6 +598,7 @@ test('skills and activity: a skill made in the UI is listed with via ui; a task 
   const api = (await gql('{ activity(first: 20, objectType: "skill", via: "ui") { action via } }')).activity;
   expect(api.filter((a) => a.action === 'skill.created').length === 2, `api activity ${JSON.stringify(api)}`);
   await page.screenshot({ path: join(shots, 'activity.png') });
+  await expectAccessible(page, 'the activity trail');
   await page.getByRole('button', { name: 'Clear' }).click();
   await rows.first().waitFor();
   await page.context().close();
@@ -426,6 +651,7 @@ test('usage: a reported cost in the chart and totals; a budget below it keeps an
   await page.getByRole('button', { name: 'Set budget' }).click();
   await page.getByTestId('budget-exceeded').waitFor();
   await page.screenshot({ path: join(shots, 'usage.png') });
+  await expectAccessible(page, 'usage with costs and a budget');
   // A task for an agent now stays in Backlog, with the server's message.
   await page.getByRole('link', { name: 'Board' }).click();
   await page.getByRole('button', { name: /New task/ }).click();
@@ -485,9 +711,12 @@ test('knowledge: create a space, add documents, search: the answering chunk firs
   await first.waitFor();
   expect((await first.getAttribute('data-document')) === 'kitchen.md', `first result: ${await first.textContent()}`);
   expect((await first.textContent()).includes('descaled on Fridays'), 'the answering chunk is first');
-  const scores = await page.getByTestId('search-result').evaluateAll((els) => els.map((e) => Number(/score ([\d.]+)/.exec(e.textContent)[1])));
+  // Scores in words; the numbers are in the title.
+  expect((await first.getByTestId('match').textContent()).startsWith('best match'), 'the first result is not called the best match');
+  const scores = await page.getByTestId('match').evaluateAll((els) => els.map((e) => Number(/score ([\d.]+)/.exec(e.title)[1])));
   expect(scores.every((s, i) => i === 0 || s <= scores[i - 1]), `best first: ${scores}`);
   await page.screenshot({ path: join(shots, 'knowledge.png') });
+  await expectAccessible(page, 'knowledge search results');
   await page.getByLabel('Mode').selectOption('keyword');
   await page.getByRole('textbox', { name: 'Search', exact: true }).fill('deploys Tuesdays');
   await page.getByRole('button', { name: 'Search' }).click();

@@ -268,7 +268,7 @@ export interface paths {
         };
         /**
          * Health check
-         * @description Answers 200 while the database answers, 503 otherwise. Needs no credentials.
+         * @description Answers 200 `ok` while the database answers; 200 `degraded` while the disk holding it is full (reads work, writes answer 507 until space is freed, and need no restart); 503 `unavailable` when the database does not answer or its writer stopped after a failed fsync (an operator must restart it). Needs no credentials.
          */
         get: operations["health"];
         put?: never;
@@ -371,7 +371,11 @@ export interface paths {
         delete: operations["deleteTask"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Edit a task's summary, details or steps
+         * @description Changes what the task says, with the rules of `createTask`: a field left out stays as it is. `steps` are the step titles in order: the steps already there keep their status and id (ids follow from the position), steps past their number are added as `pending`, and a shorter list removes the last steps. Status, agent and conversation do not change. An empty object answers 400. Honours `If-Match` like every task change. Needs the `task:write` scope.
+         */
+        patch: operations["editTask"];
         trace?: never;
     };
     "/api/tasks/{id}/status": {
@@ -1062,6 +1066,15 @@ export interface components {
             /** @description Required, not blank, at most 1000 characters. */
             title: string;
         };
+        /** @description A change of a task's text: at least one of the fields. Unknown fields are ignored. */
+        EditTaskRequest: {
+            /** @description Not blank, at most 1000 characters. */
+            summary?: string;
+            /** @description At most 100000 characters; empty clears them. */
+            details?: string;
+            /** @description The step titles in order, at most 500 (see the operation for what happens to statuses). */
+            steps?: components["schemas"]["StepInput"][];
+        };
         /** @description A new task. Unknown fields are ignored. */
         CreateTaskRequest: {
             /** @description Required, not blank, at most 1000 characters. */
@@ -1312,6 +1325,11 @@ export interface components {
             display_name?: string;
             /** @description What the agent does; empty when not set. */
             description?: string;
+            /**
+             * Format: date-time
+             * @description The agent's last contact (an authenticated request or its open event stream), to about 30 seconds; null when never seen.
+             */
+            last_seen_at?: string | null;
         };
         /** @description A user or an agent taking part in a conversation. */
         Participant: {
@@ -1473,7 +1491,9 @@ export interface components {
         };
         Health: {
             /** @enum {string} */
-            status: "ok" | "unavailable";
+            status: "ok" | "degraded" | "unavailable";
+            /** @description Why the service is degraded; only with `degraded`. */
+            reason?: string;
         };
         /**
          * @description The body of every error answer.
@@ -1487,10 +1507,10 @@ export interface components {
         Error: {
             error: {
                 /**
-                 * @description invalid_argument: 400. unauthenticated: 401. forbidden: 403. not_found: 404. method_not_allowed: 405. conflict: 409. precondition_failed: 412. payload_too_large: 413. rate_limited: 429. internal: 500.
+                 * @description invalid_argument: 400. unauthenticated: 401. forbidden: 403. not_found: 404. method_not_allowed: 405. conflict: 409. precondition_failed: 412. payload_too_large: 413. rate_limited: 429. insufficient_storage: 507. internal: 500 (503 when the writer stopped).
                  * @enum {string}
                  */
-                code: "invalid_argument" | "unauthenticated" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "method_not_allowed" | "internal";
+                code: "invalid_argument" | "unauthenticated" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "method_not_allowed" | "insufficient_storage" | "internal";
                 /** @description A sentence for people; no stack traces, SQL or secrets. */
                 message: string;
             };
@@ -2312,7 +2332,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The service and its database work. */
+            /** @description The service and its database work (`ok`), or work for reads while the disk is full (`degraded`, with a `reason`). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2534,6 +2554,52 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             412: components["responses"]["PreconditionFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    editTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the change conditional (RFC 9110): the task's current `ETag` (as `GET` or the last change answered it), or several separated by commas, or `*` (the task exists). When the task has changed since (its ETag is none of these), the answer is 412 with code `precondition_failed` and nothing changes; read the task again and decide anew. The check and the change are atomic. Strong comparison: a weak tag (`W/...`) never matches. Without this header the change is unconditional. An unknown task still answers 404.
+                 * @example "42.7"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /** @description The task id, a positive integer. Anything else answers 400; an id that is unknown, or of another project, answers 404. */
+                id: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        /** @description What changes. At most 1 MiB; unknown fields are ignored. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "summary": "Plan the launch (beta only)",
+                 *       "steps": [
+                 *         {
+                 *           "title": "Gather notes"
+                 *         },
+                 *         {
+                 *           "title": "Which day works?"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["EditTaskRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Task"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };

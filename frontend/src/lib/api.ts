@@ -244,10 +244,11 @@ async function errorOf(res: Response): Promise<ApiError> {
 }
 
 /** A REST call: JSON in, JSON out; errors carry the server's error.message. */
-export async function rest<T>(method: string, path: string, body?: unknown): Promise<T> {
+export async function rest<T>(method: string, path: string, body?: unknown, init?: RequestInit): Promise<T> {
   let res: Response;
   try {
     res = await fetch(path, {
+      ...init,
       method,
       headers: headers(body !== undefined),
       body: body === undefined ? undefined : JSON.stringify(body),
@@ -359,10 +360,14 @@ export const api = {
     rest<Task>('PUT', `/api/tasks/${id}/steps/${step}/status`, { status } satisfies Body['SetStepStatusRequest']),
   respond: (id: number, response: string, waiting_version?: number) =>
     rest<Task>('POST', `/api/tasks/${id}/respond`, { response, waiting_version } satisfies Body['RespondRequest']),
-  deleteTask: (id: number) => rest<void>('DELETE', `/api/tasks/${id}`),
+  /** keepalive: sent even as the page goes away (a delete still waiting for its Undo). */
+  deleteTask: (id: number, keepalive = false) => rest<void>('DELETE', `/api/tasks/${id}`, undefined, keepalive ? { keepalive } : undefined),
+  editTask: (id: number, change: Body['EditTaskRequest']) => rest<Task>('PATCH', `/api/tasks/${id}`, change),
   clearDone: () => rest<DeletedCount>('DELETE', '/api/tasks/done'),
 
-  agents: () => gql<{ agents: Agent[] }>('{ agents { id name skills { id name } } }').then((d) => d.agents),
+  agents: () => gql<{ agents: Agent[] }>('{ agents { id name lastSeenAt skills { id name } } }').then((d) => d.agents),
+  /** Only the agents' last contact, polled for online / last seen (nothing sends it as events). */
+  agentsSeen: () => gql<{ agents: Pick<Agent, 'id' | 'lastSeenAt'>[] }>('{ agents { id lastSeenAt } }').then((d) => d.agents),
   createAgent: (name: string) =>
     gql<{ createAgent: Agent }>('mutation($name: String!) { createAgent(name: $name) { id name } }', { name }).then((d) => d.createAgent),
   agentEnv: (name: string, url: string) =>
@@ -423,11 +428,11 @@ export const api = {
 
   tokens: () =>
     gql<{ tokens: Token[] }>('{ tokens { id name type scopes hint createdAt lastUsedAt revokedAt expiresAt } }').then((d) => d.tokens),
-  createToken: (type: 'platform' | 'data', name: string, scopes: string[]) => {
+  createToken: (type: 'platform' | 'data', name: string, scopes: string[], expiresAt?: string) => {
     const m = type === 'data' ? 'createDataToken' : 'createPlatformToken';
     return gql<Record<string, Token>>(
-      `mutation($n: String!, $s: [String!]!) { t: ${m}(name: $n, scopes: $s) { id name type scopes hint createdAt lastUsedAt revokedAt token } }`,
-      { n: name, s: scopes },
+      `mutation($n: String!, $s: [String!]!, $e: String) { t: ${m}(name: $n, scopes: $s, expiresAt: $e) { id name type scopes hint createdAt lastUsedAt revokedAt expiresAt token } }`,
+      { n: name, s: scopes, e: expiresAt ?? null },
     ).then((d) => d.t);
   },
   revokeToken: (id: number) => gql<{ revokeToken: boolean }>('mutation($id: Int!) { revokeToken(id: $id) }', { id }),
@@ -500,7 +505,7 @@ export const api = {
   activity: (vars: Record<string, unknown>) =>
     gql<{ activity: ActivityEntry[] }>(
       `query($first: Int, $before: Int, $objectType: String, $objectId: String, $actor: String, $via: String, $since: String, $until: String) {
-        activity(first: $first, before: $before, objectType: $objectType, objectId: $objectId, actor: $actor, via: $via, since: $since, until: $until) { id at actorKind actor via action objectType objectId } }`,
+        activity(first: $first, before: $before, objectType: $objectType, objectId: $objectId, actor: $actor, via: $via, since: $since, until: $until) { id at actorKind actor via action objectType objectId change } }`,
       vars,
     ).then((d) => d.activity),
 

@@ -21,6 +21,8 @@ export type ActivityEntry = {
   actorKind: Scalars['String']['output'];
   /** When (RFC 3339, UTC) */
   at: Scalars['String']['output'];
+  /** What a task change changed, in words ("status Todo → Doing; agent worker → nobody"), while the event log holds the change and the task's event before it (7 days by default); empty otherwise. */
+  change: Scalars['String']['output'];
   /** The seq of the event the change sent on the stream. */
   eventSeq: Scalars['Int']['output'];
   id: Scalars['Int']['output'];
@@ -41,6 +43,8 @@ export type Agent = {
   /** A name for people; the name when none was set (updateAgent). */
   displayName: Scalars['String']['output'];
   id: Scalars['Int']['output'];
+  /** The agent's last contact (an authenticated request or its open event stream), to about 30 seconds (RFC 3339, UTC); null when never seen. */
+  lastSeenAt: Maybe<Scalars['String']['output']>;
   /** The name the agent authenticates with (AGENT_NAME); it never changes. */
   name: Scalars['String']['output'];
   /** The agent's skills, by name. Loaded once per request for every agent asked about, not once per agent. */
@@ -301,6 +305,8 @@ export type Mutation = {
   updateJob: Job;
   /** Renames a skill or changes its description (admin); arguments left out stay as they are. */
   updateSkill: Skill;
+  /** Changes a task's summary, details or step titles (what is left out stays), with the rules of createTask. steps are the titles in order: the steps already there keep their status, more are added as pending, fewer removes the last ones. Status and agent do not change. */
+  updateTask: Task;
   /** Changes a webhook's events, description or enabled flag (admin); arguments left out stay as they are. Enabling it again resumes from its cursor at once. */
   updateWebhook: Webhook;
 };
@@ -597,6 +603,14 @@ export type MutationUpdateSkillArgs = {
   description?: InputMaybe<Scalars['String']['input']>;
   id: Scalars['Int']['input'];
   name?: InputMaybe<Scalars['String']['input']>;
+};
+
+
+export type MutationUpdateTaskArgs = {
+  details?: InputMaybe<Scalars['String']['input']>;
+  id: Scalars['Int']['input'];
+  steps?: InputMaybe<Array<StepInput>>;
+  summary?: InputMaybe<Scalars['String']['input']>;
 };
 
 

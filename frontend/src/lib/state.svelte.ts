@@ -65,6 +65,8 @@ export class AppState {
 
   /** Called when a task enters Waiting (the notification). */
   onWaiting: (t: Task) => void = () => {};
+  /** After the server took a move (the UI offers Undo). */
+  onMoved?: (id: number, from: Status, to: Status) => void;
 
   can(scope: string): boolean {
     return !!this.session?.viewer.scopes.includes(scope);
@@ -153,6 +155,7 @@ export class AppState {
         this.moving.delete(id);
         this.put(answer, true);
       }
+      this.onMoved?.(id, t.status, status);
     } catch (e) {
       if (this.moving.get(id) === mine) {
         this.moving.delete(id);
@@ -208,6 +211,11 @@ export class AppState {
     this.put(await api.setStep(id, step, status));
   }
 
+  /** A new summary, details or step titles (PATCH /api/tasks/{id}). */
+  async edit(id: number, change: { summary?: string; details?: string; steps?: { title: string }[] }): Promise<void> {
+    this.put(await api.editTask(id, change));
+  }
+
   async assign(id: number, agent: number | null): Promise<void> {
     this.put(await api.setAgent(id, agent));
   }
@@ -236,6 +244,12 @@ export class AppState {
     const [a, s] = await Promise.all([api.agents(), api.skills()]);
     this.agents = a;
     this.skills = s;
+  }
+
+  /** The agents' last contact again: it changes without events (online / last seen). */
+  async refreshPresence(): Promise<void> {
+    const seen = new Map((await api.agentsSeen()).map((a) => [a.id, a.lastSeenAt]));
+    this.agents = this.agents.map((a) => (seen.has(a.id) ? { ...a, lastSeenAt: seen.get(a.id) } : a));
   }
 
   setAgent(a: Agent): void {

@@ -29,7 +29,9 @@ describe('tokens', () => {
     await fireEvent.submit(screen.getByRole('button', { name: 'Create token' }).closest('form')!);
     const shown = await screen.findByTestId<HTMLInputElement>('token-value');
     const create = calls.find((c) => c.body.query.includes('createPlatformToken'))!;
-    expect(create.body.variables).toEqual({ n: 'ci', s: ['task:read', 'task:write'] });
+    expect(create.body.variables).toMatchObject({ n: 'ci', s: ['task:read', 'task:write'] });
+    // 90 days by default.
+    expect(Math.round((Date.parse(create.body.variables.e) - Date.now()) / 86_400_000)).toBe(90);
     expect(shown.value).toBe(VALUE);
     expect(screen.getByTestId('token-reveal').textContent).toContain('only time it is shown');
 
@@ -43,5 +45,31 @@ describe('tokens', () => {
     await vi.waitFor(() => expect(screen.getByTestId('token-list').textContent).toContain('ci'));
     expect(document.body.innerHTML).not.toContain(VALUE);
     expect(sessionStorage.length + localStorage.length).toBe(0);
+  });
+
+  it('lets an admin make a data token, with the expiry chosen or none', async () => {
+    cleanup();
+    const calls = fakeFetch((c) => {
+      const q: string = c.body.query;
+      if (q.includes('createDataToken')) {
+        const t = { id: 6, name: c.body.variables.n, type: 'data', scopes: c.body.variables.s, hint: 'adk_yyyy', createdAt: '2026-01-01T00:00:00Z', lastUsedAt: null, revokedAt: null };
+        return { data: { t: { ...t, token: VALUE } } };
+      }
+      if (q.includes('tokens')) return { data: { tokens: [] } };
+      throw new Error('unexpected ' + q);
+    });
+    render(Tokens);
+    await fireEvent.click(screen.getByRole('radio', { name: /Data/ }));
+    const read = screen.getByRole<HTMLInputElement>('checkbox', { name: 'vector:read' });
+    const write = screen.getByRole<HTMLInputElement>('checkbox', { name: 'vector:write' });
+    expect(read.disabled || write.disabled).toBe(false); // admin covers the data scopes
+    await fireEvent.click(write);
+    await fireEvent.input(screen.getByLabelText('Name'), { target: { value: 'kb-loader' } });
+    const expires = screen.getByLabelText<HTMLSelectElement>('Expires');
+    await fireEvent.change(expires, { target: { value: '0' } }); // never
+    await fireEvent.submit(screen.getByRole('button', { name: 'Create token' }).closest('form')!);
+    await screen.findByTestId('token-value');
+    const create = calls.find((c) => c.body.query.includes('createDataToken'))!;
+    expect(create.body.variables).toEqual({ n: 'kb-loader', s: ['vector:read', 'vector:write'], e: null });
   });
 });

@@ -42,6 +42,8 @@ export type Skill = Pick<G.Skill, 'id' | 'name' | 'description'>;
 export interface Agent extends Pick<G.Agent, 'id' | 'name'> {
   /** Loaded by GraphQL (agents { skills { id name } }); agent events leave it out. */
   skills?: Pick<G.Skill, 'id' | 'name'>[];
+  /** The agent's last contact (RFC 3339); null when never seen; absent from agent events. */
+  lastSeenAt?: G.Agent['lastSeenAt'];
 }
 export type EnvVar = G.EnvVar;
 export type CatchUp = G.CatchUpPolicy;
