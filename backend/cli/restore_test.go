@@ -301,7 +301,15 @@ func TestRestoreDrill(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	shutdown, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := s2.Shutdown(shutdown); err != nil {
+		t.Fatal(err)
+	}
+
 	// While a server holds the directory, restore refuses, naming it, and changes nothing.
+	// (The lock stands for the server: a live one's background work would change the
+	// files by itself.)
 	lock, err := server.LockDataDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -316,11 +324,6 @@ func TestRestoreDrill(t *testing.T) {
 		t.Error("the refused restore changed the data directory")
 	}
 	lock.Release()
-	shutdown, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := s2.Shutdown(shutdown); err != nil {
-		t.Fatal(err)
-	}
 
 	// A database not closed cleanly: commits in its WAL only (a copy of the files taken
 	// while a connection holds them, as a kill -9 leaves them). Restoring over it keeps

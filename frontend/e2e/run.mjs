@@ -344,7 +344,7 @@ test('every screen at 1280 and 390 px wide: no sideways scrolling, no serious ax
   const screens = [
     ['board', '/board'], ['task', `/board/${t.id}`], ['inbox', '/inbox'], ['conversation', `/conversations/${conv.id}`],
     ['agents', '/agents'], ['jobs', '/jobs'], ['knowledge', '/knowledge'], ['usage', '/usage'], ['activity', '/activity'],
-    ['tokens', '/tokens'], ['members', '/members'], ['settings', '/settings'],
+    ['tokens', '/tokens'], ['webhooks', '/webhooks'], ['members', '/members'], ['settings', '/settings'],
   ];
   const problems = [];
   for (const [width, height] of [[1280, 800], [390, 844]]) {
