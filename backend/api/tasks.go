@@ -33,19 +33,18 @@ func (h tasksHandler) list(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	in.PageInput = page
 	if assigned, present := c.GetQuery("assigned"); present { // present but empty is refused, as status
 		if assigned != "me" {
 			return errs.Invalid("assigned takes only the value me")
 		}
 		in.AssignedMe = true
 	}
-	tasks, more, err := h.svc.ListTasksJSON(c.Request.Context(), principal(c), in)
-	if err != nil {
-		return err
+	in.Streamed = page.Limit == 0
+	read := func(pg service.PageInput) ([]model.EncodedTask, bool, error) {
+		in.PageInput = pg
+		return h.svc.ListTasksJSON(c.Request.Context(), principal(c), in)
 	}
-	writeTaskList(c, tasks, more)
-	return nil
+	return answerList(c, page, read, func(t model.EncodedTask) int64 { return t.ID }, appendEncodedTask)
 }
 
 // get serves GET /api/tasks/{id} and GET /api/projects/{projectId}/tasks/{id}.

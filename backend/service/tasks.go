@@ -189,6 +189,8 @@ type ListTasksInput struct {
 	AgentID    *int64
 	AssignedMe bool // only the calling agent's tasks
 	PageInput
+	// Streamed: a page of a whole list sent row by row; it does not fill the task cache.
+	Streamed bool
 }
 
 // ListTasks lists the principal's project's tasks, oldest first, without conversations.
@@ -228,7 +230,7 @@ func taskFilter(p *auth.Principal, in ListTasksInput) (store.TaskFilter, error) 
 	if err := in.validate(); err != nil {
 		return store.TaskFilter{}, err
 	}
-	f := store.TaskFilter{ProjectID: p.ProjectID, Status: in.Status, AgentID: in.AgentID, AfterID: in.AfterID, Limit: in.Limit}
+	f := store.TaskFilter{ProjectID: p.ProjectID, Status: in.Status, AgentID: in.AgentID, AfterID: in.AfterID, Limit: in.Limit, Streamed: in.Streamed}
 	if in.AssignedMe {
 		if p.Kind != auth.KindAgent {
 			return store.TaskFilter{}, errs.Invalid("assigned=me is for agents; filter by agent_id instead")

@@ -136,6 +136,8 @@ func (r Reader) TasksJSON(ctx context.Context, f TaskFilter) ([]model.EncodedTas
 		}
 		out[i] = model.EncodedTask{ID: tasks[i].ID, JSON: bytes.Clone(buf)} // kept: exactly its size
 	}
-	r.tasks.store(out, since)
+	if !f.Streamed {
+		r.tasks.store(out, since)
+	}
 	return out, more, nil
 }

@@ -130,6 +130,10 @@ type TaskFilter struct {
 	ConversationID *int64
 	AfterID        int64
 	Limit          int
+	// Streamed marks a page of a whole list sent row by row (TasksJSON): it reads from
+	// the task cache but does not fill it, since a long list would only push out the
+	// pages that clients ask for again and again.
+	Streamed bool
 }
 
 // page completes selectFrom (over tasks t) into the query of f's page, oldest first, with

@@ -1,0 +1,170 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"testing"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/service"
+	"github.com/agentdesk/agentdesk/backend/testenv"
+)
+
+// TestStreamedListsSameBytes: every list asked for without limit is streamed row by row
+// now; its bytes must be those the list had when it was built whole in memory (the
+// service's Limit 0 read, encoded at once), for tasks of every shape, across several
+// of the pages the stream reads (500 rows each), with and without filters.
+func TestStreamedListsSameBytes(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := context.Background()
+	pid := env.Project.ID
+	owner := auth.Owner(pid)
+	svc := env.Service
+	token := env.Token(t, pid, auth.TaskRead, auth.MessagingRead)
+
+	agent := env.Agent(t, pid, "streamer")
+	if _, err := svc.CreateSkill(ctx, owner, "go", "writes Go"); err != nil {
+		t.Fatal(err)
+	}
+	conv, err := svc.CreateConversation(ctx, owner, service.CreateConversationInput{Message: ptr("first <b>&</b>")}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"plain", `quotes " and \ backslash`, "<script>&amp;</script>", "emoji 🚀 and é", "line\nbreak\ttab", "\u2028 separators \u2029"}
+	statuses := []string{"Backlog", "Todo", "Doing", "Waiting", "Done", "Failed"}
+	const n = 1100 // more than two pages of the stream
+	for i := range n {
+		in := service.CreateTaskInput{Summary: fmt.Sprintf("task %d %s", i, texts[i%len(texts)]), Details: texts[(i+1)%len(texts)]}
+		if i%3 == 0 {
+			in.Steps = []service.StepInput{{Title: "one " + texts[i%len(texts)]}, {Title: "two"}}
+		}
+		if i%4 == 1 {
+			in.AgentID = &agent.ID
+		}
+		if i%7 == 2 {
+			in.ConversationID = model.Ref(strconv.FormatInt(conv.ID, 10))
+		}
+		if i%11 == 3 && in.AgentID == nil {
+			in.RequiredSkills = []string{"go"}
+		}
+		if i%13 == 4 {
+			in.TaskType = "review"
+		}
+		task, err := svc.CreateTask(ctx, owner, in, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := statuses[i%len(statuses)]
+		var waiting *string
+		if st == "Waiting" {
+			waiting = ptr("which one? " + texts[i%len(texts)])
+		}
+		if _, err := svc.SetTaskStatus(ctx, owner, task.ID, st, waiting); err != nil {
+			t.Fatal(err)
+		}
+		if in.Steps != nil && i%2 == 0 {
+			if _, err := svc.SetStepStatus(ctx, owner, task.ID, 0, "completed"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if i%50 == 0 {
+			if err := svc.DeleteTask(ctx, owner, task.ID); err != nil { // gaps in the ids
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 620 {
+		msg := texts[i%len(texts)]
+		m, err := svc.PostMessage(ctx, owner, strconv.FormatInt(conv.ID, 10), service.PostMessageInput{Message: &msg}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i%5 == 0 {
+			if _, err := svc.AddReaction(ctx, owner, m.ID, "👍"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range 30 {
+		if _, err := svc.CreateConversation(ctx, owner, service.CreateConversationInput{Message: ptr("conv"), Name: ptr(fmt.Sprintf("c%d %s", i, texts[i%len(texts)]))}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The old path: the whole list read at once, encoded at once.
+	wholeTasks := func(in service.ListTasksInput) []byte {
+		tasks, _, err := svc.ListTasksJSON(ctx, owner, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := []byte{'['}
+		for i, t := range tasks {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, t.JSON...)
+		}
+		return append(b, ']')
+	}
+	marshal := func(v any, err error) []byte {
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	ref := strconv.FormatInt(conv.ID, 10)
+	base := "/api/projects/" + pid
+	cases := []struct {
+		path string
+		want []byte
+	}{
+		{"/api/tasks", wholeTasks(service.ListTasksInput{})},
+		{base + "/tasks", wholeTasks(service.ListTasksInput{})},
+		{"/api/tasks?status=Waiting", wholeTasks(service.ListTasksInput{Status: "Waiting"})},
+		{"/api/tasks?agent_id=" + strconv.FormatInt(agent.ID, 10), wholeTasks(service.ListTasksInput{AgentID: &agent.ID})},
+		{"/api/tasks?after_id=300", wholeTasks(service.ListTasksInput{PageInput: service.PageInput{AfterID: 300}})},
+		{"/api/tasks?status=Done&after_id=1000000", []byte("[]")},
+		{base + "/conversations", marshal(first(svc.ListConversations(ctx, owner, service.PageInput{})))},
+		{base + "/conversations/" + ref + "/messages", marshal(first(svc.ListMessages(ctx, owner, ref, service.PageInput{})))},
+		{base + "/conversations/" + ref + "/tasks", marshal(first(svc.ConversationTasks(ctx, owner, ref, service.PageInput{})))},
+		{base + "/conversations/" + ref + "/documents", []byte("[]")},
+	}
+	for _, tc := range cases {
+		for _, gz := range []bool{false, true} {
+			h := http.Header{}
+			if !gz {
+				h.Set("Accept-Encoding", "identity") // else Go's client asks for gzip and inflates
+			}
+			resp := env.Do(t, testenv.Request{Method: "GET", Path: tc.path, Token: token, Header: h})
+			if resp.Status != http.StatusOK {
+				t.Fatalf("GET %s: %d %s", tc.path, resp.Status, resp.Body)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+				t.Errorf("GET %s: Content-Type %q", tc.path, ct)
+			}
+			if resp.Header.Get("Link") != "" {
+				t.Errorf("GET %s: a whole list has no next page, Link %q", tc.path, resp.Header.Get("Link"))
+			}
+			if !bytes.Equal(resp.Body, tc.want) {
+				t.Errorf("GET %s (gzip %v): %d bytes differ from the whole list's %d bytes", tc.path, gz, len(resp.Body), len(tc.want))
+			}
+		}
+	}
+	// A bad request still gets its status and envelope: the first page is read first.
+	if resp := env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks?status=Nope", Token: token}); resp.Status != http.StatusBadRequest || resp.ErrorCode() == "" {
+		t.Errorf("bad status filter: %d %s", resp.Status, resp.Body)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func first[T any](v T, _ bool, err error) (T, error) { return v, err }
