@@ -168,3 +168,60 @@ func TestStreamedListsSameBytes(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func first[T any](v T, _ bool, err error) (T, error) { return v, err }
+
+// TestTaskCountsAndNewestFirst: the counts of GET /api/tasks/counts (and GraphQL
+// taskCounts) match the tasks; order=desc lists newest first, paged by Link and whole.
+func TestTaskCountsAndNewestFirst(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := context.Background()
+	pid := env.Project.ID
+	owner := auth.Owner(pid)
+	token := env.Token(t, pid, auth.TaskRead)
+	var ids []int64
+	for i, st := range []string{"Done", "Done", "Waiting", "Backlog", "Done"} {
+		task, err := env.Service.CreateTask(ctx, owner, service.CreateTaskInput{Summary: fmt.Sprint("t", i)}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := env.Service.SetTaskStatus(ctx, owner, task.ID, st, ptr("q")); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, task.ID)
+	}
+	var counts map[string]int64
+	env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks/counts", Token: token}).JSON(t, &counts)
+	want := map[string]int64{"Backlog": 1, "Todo": 0, "Doing": 0, "Waiting": 1, "Done": 3, "Failed": 0, "total": 5}
+	if fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("counts %v, want %v", counts, want)
+	}
+	var gq struct {
+		Data struct{ TaskCounts map[string]int64 } `json:"data"`
+	}
+	env.Do(t, testenv.Request{Method: "POST", Path: "/graphql", Token: token, Body: map[string]string{"query": "{ taskCounts { done waiting total } }"}}).JSON(t, &gq)
+	if c := gq.Data.TaskCounts; c["done"] != 3 || c["waiting"] != 1 || c["total"] != 5 {
+		t.Errorf("graphql taskCounts %v", c)
+	}
+
+	// Done newest first, two at a time, following Link.
+	var got []int64
+	for path := "/api/tasks?status=Done&order=desc&limit=2"; path != ""; {
+		r := env.Do(t, testenv.Request{Method: "GET", Path: path, Token: token})
+		var page []model.Task
+		r.JSON(t, &page)
+		for _, task := range page {
+			got = append(got, task.ID)
+		}
+		path = ""
+		if link := r.Header.Get("Link"); link != "" {
+			path = link[1:bytes.IndexByte([]byte(link), '>')]
+		}
+	}
+	if want := fmt.Sprint([]int64{ids[4], ids[1], ids[0]}); fmt.Sprint(got) != want {
+		t.Errorf("Done newest first, paged: %v, want %v", got, want)
+	}
+	var whole []model.Task
+	env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks?order=desc", Token: token}).JSON(t, &whole)
+	if len(whole) != 5 || whole[0].ID != ids[4] || whole[4].ID != ids[0] {
+		t.Errorf("whole list newest first: %v", whole)
+	}
+}

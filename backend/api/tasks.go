@@ -33,6 +33,13 @@ func (h tasksHandler) list(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	switch order := c.Query("order"); order {
+	case "", "asc":
+	case "desc":
+		in.Desc = true
+	default:
+		return errs.Invalid("order takes asc (oldest first, the default) or desc (newest first), not %q", order)
+	}
 	if assigned, present := c.GetQuery("assigned"); present { // present but empty is refused, as status
 		if assigned != "me" {
 			return errs.Invalid("assigned takes only the value me")
@@ -45,6 +52,16 @@ func (h tasksHandler) list(c *gin.Context) error {
 		return h.svc.ListTasksJSON(c.Request.Context(), principal(c), in)
 	}
 	return answerList(c, page, read, func(t model.EncodedTask) int64 { return t.ID }, appendEncodedTask)
+}
+
+// counts serves GET /api/tasks/counts and GET /api/projects/{projectId}/tasks/counts.
+func (h tasksHandler) counts(c *gin.Context) error {
+	counts, err := h.svc.CountTasks(c.Request.Context(), principal(c))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, counts)
+	return nil
 }
 
 // get serves GET /api/tasks/{id} and GET /api/projects/{projectId}/tasks/{id}.

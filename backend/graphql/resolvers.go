@@ -67,6 +67,10 @@ func (b builder) query() *gql.Object {
 				tasks, _, err := svc.ListTasks(p.Context, pr, in)
 				return tasks, err
 			})},
+		"taskCounts": &gql.Field{Type: gql.NewNonNull(taskCountsType), Description: "How many tasks the project has in each status, and in all (one query: what a board shows before it loads any task).",
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.CountTasks(p.Context, pr)
+			})},
 		"task": &gql.Field{Type: gql.NewNonNull(taskType), Description: "One task, with its conversation.", Args: gql.FieldConfigArgument{"id": {Type: nnInt}},
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
 				return svc.GetTask(p.Context, pr, argInt64(p.Args, "id"))

@@ -189,6 +189,8 @@ type ListTasksInput struct {
 	AgentID    *int64
 	AssignedMe bool // only the calling agent's tasks
 	PageInput
+	// Desc lists newest first; AfterID then pages towards older tasks.
+	Desc bool
 	// Streamed: a page of a whole list sent row by row; it does not fill the task cache.
 	Streamed bool
 }
@@ -230,7 +232,7 @@ func taskFilter(p *auth.Principal, in ListTasksInput) (store.TaskFilter, error) 
 	if err := in.validate(); err != nil {
 		return store.TaskFilter{}, err
 	}
-	f := store.TaskFilter{ProjectID: p.ProjectID, Status: in.Status, AgentID: in.AgentID, AfterID: in.AfterID, Limit: in.Limit, Streamed: in.Streamed}
+	f := store.TaskFilter{ProjectID: p.ProjectID, Status: in.Status, AgentID: in.AgentID, AfterID: in.AfterID, Limit: in.Limit, Desc: in.Desc, Streamed: in.Streamed}
 	if in.AssignedMe {
 		if p.Kind != auth.KindAgent {
 			return store.TaskFilter{}, errs.Invalid("assigned=me is for agents; filter by agent_id instead")
@@ -238,6 +240,35 @@ func taskFilter(p *auth.Principal, in ListTasksInput) (store.TaskFilter, error) 
 		f.AgentID = &p.AgentID
 	}
 	return f, nil
+}
+
+// TaskCounts is the number of the project's tasks in each status (every status is
+// present), with their total: what a board shows before it loads any task.
+type TaskCounts struct {
+	Backlog int64 `json:"Backlog"`
+	Todo    int64 `json:"Todo"`
+	Doing   int64 `json:"Doing"`
+	Waiting int64 `json:"Waiting"`
+	Done    int64 `json:"Done"`
+	Failed  int64 `json:"Failed"`
+	Total   int64 `json:"total"`
+}
+
+// CountTasks counts the principal's project's tasks per status, in one query.
+func (s *Service) CountTasks(ctx context.Context, p *auth.Principal) (*TaskCounts, error) {
+	if err := require(p, auth.TaskRead); err != nil {
+		return nil, err
+	}
+	m, err := s.store.Read().TaskCounts(ctx, p.ProjectID)
+	if err != nil {
+		return nil, internal("count tasks", err)
+	}
+	c := &TaskCounts{Backlog: m[model.StatusBacklog], Todo: m[model.StatusTodo], Doing: m[model.StatusDoing],
+		Waiting: m[model.StatusWaiting], Done: m[model.StatusDone], Failed: m[model.StatusFailed]}
+	for _, n := range m {
+		c.Total += n
+	}
+	return c, nil
 }
 
 // updateTask is the shape of every task change: load the task in the write, check the

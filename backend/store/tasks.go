@@ -130,6 +130,9 @@ type TaskFilter struct {
 	ConversationID *int64
 	AfterID        int64
 	Limit          int
+	// Desc lists newest first: AfterID then means the page after it in that order
+	// (smaller ids), 0 the newest.
+	Desc bool
 	// Streamed marks a page of a whole list sent row by row (TasksJSON): it reads from
 	// the task cache but does not fill it, since a long list would only push out the
 	// pages that clients ask for again and again.
@@ -140,11 +143,41 @@ type TaskFilter struct {
 // one task more than the limit: its presence says more remain.
 func (f TaskFilter) page(selectFrom string) (string, []any) {
 	where, args := f.where()
-	q := selectFrom + ` WHERE ` + where + ` AND t.id > ? ORDER BY t.id`
+	var q string
+	switch {
+	case !f.Desc:
+		q = selectFrom + ` WHERE ` + where + ` AND t.id > ? ORDER BY t.id`
+		args = append(args, f.AfterID)
+	case f.AfterID > 0:
+		q = selectFrom + ` WHERE ` + where + ` AND t.id < ? ORDER BY t.id DESC`
+		args = append(args, f.AfterID)
+	default:
+		q = selectFrom + ` WHERE ` + where + ` ORDER BY t.id DESC`
+	}
 	if f.Limit > 0 {
 		q += limitClause(f.Limit + 1)
 	}
-	return q, append(args, f.AfterID)
+	return q, args
+}
+
+// TaskCounts counts the project's tasks in each status, in one query (over the index
+// tasks_project_status, without reading the tasks). Statuses without tasks are absent.
+func (r Reader) TaskCounts(ctx context.Context, projectID string) (map[string]int64, error) {
+	rows, err := r.query(ctx, `SELECT status, COUNT(*) FROM tasks WHERE project_id = ? GROUP BY status`, projectID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var status string
+		var n int64
+		if err := rows.Scan(&status, &n); err != nil {
+			return nil, err
+		}
+		out[status] = n
+	}
+	return out, rows.Err()
 }
 
 func (f TaskFilter) where() (string, []any) {
