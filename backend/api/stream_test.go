@@ -225,3 +225,83 @@ func TestTaskCountsAndNewestFirst(t *testing.T) {
 		t.Errorf("whole list newest first: %v", whole)
 	}
 }
+
+// TestTaskSearch: GET /api/tasks?q= finds the tasks holding every word (by prefix),
+// with status, paging (Link) and order; counts?q= counts what it finds; GraphQL
+// tasks(q:) and taskCounts(q:) the same.
+func TestTaskSearch(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := context.Background()
+	pid := env.Project.ID
+	owner := auth.Owner(pid)
+	token := env.Token(t, pid, auth.TaskRead)
+	var ids []int64
+	for i, s := range []struct{ summary, details, status string }{
+		{"Deploy the café", "after review", "Todo"},
+		{"Write notes", "the deployment checklist", "Done"},
+		{"Deploy again", "", "Done"},
+		{"Unrelated", "nothing here", "Done"},
+	} {
+		task, err := env.Service.CreateTask(ctx, owner, service.CreateTaskInput{Summary: s.summary, Details: s.details}, "")
+		if err != nil {
+			t.Fatal(i, err)
+		}
+		if _, err := env.Service.SetTaskStatus(ctx, owner, task.ID, s.status, nil); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, task.ID)
+	}
+	list := func(path string) ([]int64, string) {
+		t.Helper()
+		r := env.Do(t, testenv.Request{Method: "GET", Path: path, Token: token})
+		if r.Status != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
+		}
+		var tasks []model.Task
+		r.JSON(t, &tasks)
+		var out []int64
+		for _, task := range tasks {
+			out = append(out, task.ID)
+		}
+		return out, r.Header.Get("Link")
+	}
+	check := func(path string, want ...int64) {
+		t.Helper()
+		if got, _ := list(path); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("GET %s: %v, want %v", path, got, want)
+		}
+	}
+	check("/api/tasks?q=deploy", ids[0], ids[1], ids[2])
+	check("/api/tasks?q=Cafe", ids[0])
+	check("/api/tasks?q=deploy&status=Done&order=desc", ids[2], ids[1])
+	check("/api/projects/"+pid+"/tasks?q=deploy%20check", ids[1])
+	got, link := list("/api/tasks?q=deploy&limit=2")
+	if fmt.Sprint(got) != fmt.Sprint(ids[:2]) || !bytes.Contains([]byte(link), []byte("q=deploy")) {
+		t.Errorf("first page %v, Link %q", got, link)
+	}
+	check(link[1:bytes.IndexByte([]byte(link), '>')], ids[2])
+
+	var counts map[string]int64
+	env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks/counts?q=deploy", Token: token}).JSON(t, &counts)
+	if counts["Todo"] != 1 || counts["Done"] != 2 || counts["total"] != 3 {
+		t.Errorf("counts?q=deploy: %v", counts)
+	}
+	for _, bad := range []string{"/api/tasks?q=", "/api/tasks?q=%2A%2A", "/api/tasks/counts?q=%20"} {
+		if r := env.Do(t, testenv.Request{Method: "GET", Path: bad, Token: token}); r.Status != http.StatusBadRequest || r.ErrorCode() != "invalid_argument" {
+			t.Errorf("GET %s: %d %s", bad, r.Status, r.Body)
+		}
+	}
+
+	var gq struct {
+		Data struct {
+			Tasks      []struct{ ID int64 }
+			TaskCounts struct{ Done, Total int64 }
+		} `json:"data"`
+		Errors []any `json:"errors"`
+	}
+	q := `{ tasks(q: "deploy", status: Done) { id } taskCounts(q: "deploy") { done total } }`
+	env.Do(t, testenv.Request{Method: "POST", Path: "/graphql", Token: token, Body: map[string]string{"query": q}}).JSON(t, &gq)
+	if len(gq.Errors) > 0 || len(gq.Data.Tasks) != 2 || gq.Data.Tasks[0].ID != ids[1] || gq.Data.TaskCounts.Done != 2 || gq.Data.TaskCounts.Total != 3 {
+		t.Errorf("graphql search: %+v", gq)
+	}
+}

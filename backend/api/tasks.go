@@ -33,6 +33,9 @@ func (h tasksHandler) list(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	if in.Query, err = searchQuery(c); err != nil {
+		return err
+	}
 	switch order := c.Query("order"); order {
 	case "", "asc":
 	case "desc":
@@ -54,9 +57,22 @@ func (h tasksHandler) list(c *gin.Context) error {
 	return answerList(c, page, read, func(t model.EncodedTask) int64 { return t.ID }, appendEncodedTask)
 }
 
+// searchQuery is the optional q of a task list: present, it must not be empty.
+func searchQuery(c *gin.Context) (string, error) {
+	q, present := c.GetQuery("q")
+	if present && q == "" {
+		return "", errs.Invalid("q must not be empty; leave it out to list every task")
+	}
+	return q, nil
+}
+
 // counts serves GET /api/tasks/counts and GET /api/projects/{projectId}/tasks/counts.
 func (h tasksHandler) counts(c *gin.Context) error {
-	counts, err := h.svc.CountTasks(c.Request.Context(), principal(c))
+	q, err := searchQuery(c)
+	if err != nil {
+		return err
+	}
+	counts, err := h.svc.CountTasks(c.Request.Context(), principal(c), q)
 	if err != nil {
 		return err
 	}

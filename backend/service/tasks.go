@@ -189,6 +189,8 @@ type ListTasksInput struct {
 	AgentID    *int64
 	AssignedMe bool // only the calling agent's tasks
 	PageInput
+	// Query keeps the tasks whose summary or details hold every word of it (by prefix).
+	Query string
 	// Desc lists newest first; AfterID then pages towards older tasks.
 	Desc bool
 	// Streamed: a page of a whole list sent row by row; it does not fill the task cache.
@@ -232,7 +234,10 @@ func taskFilter(p *auth.Principal, in ListTasksInput) (store.TaskFilter, error) 
 	if err := in.validate(); err != nil {
 		return store.TaskFilter{}, err
 	}
-	f := store.TaskFilter{ProjectID: p.ProjectID, Status: in.Status, AgentID: in.AgentID, AfterID: in.AfterID, Limit: in.Limit, Desc: in.Desc, Streamed: in.Streamed}
+	if err := checkTaskSearch(in.Query); err != nil {
+		return store.TaskFilter{}, err
+	}
+	f := store.TaskFilter{Query: in.Query, ProjectID: p.ProjectID, Status: in.Status, AgentID: in.AgentID, AfterID: in.AfterID, Limit: in.Limit, Desc: in.Desc, Streamed: in.Streamed}
 	if in.AssignedMe {
 		if p.Kind != auth.KindAgent {
 			return store.TaskFilter{}, errs.Invalid("assigned=me is for agents; filter by agent_id instead")
@@ -254,12 +259,33 @@ type TaskCounts struct {
 	Total   int64 `json:"total"`
 }
 
-// CountTasks counts the principal's project's tasks per status, in one query.
-func (s *Service) CountTasks(ctx context.Context, p *auth.Principal) (*TaskCounts, error) {
+// MaxSearchLen bounds a task search's text.
+const MaxSearchLen = 500
+
+// checkTaskSearch checks a task search (q): "" is no search; else it needs a word.
+func checkTaskSearch(q string) error {
+	if q == "" {
+		return nil
+	}
+	if len(q) > MaxSearchLen {
+		return errs.Invalid("q is too long: %d bytes, at most %d", len(q), MaxSearchLen)
+	}
+	if len(store.TaskSearchTerms(q)) == 0 {
+		return errs.Invalid("q must hold a word (letters or digits) to search for")
+	}
+	return nil
+}
+
+// CountTasks counts the principal's project's tasks per status, in one query; with a
+// search (query), only the tasks it finds.
+func (s *Service) CountTasks(ctx context.Context, p *auth.Principal, query string) (*TaskCounts, error) {
 	if err := require(p, auth.TaskRead); err != nil {
 		return nil, err
 	}
-	m, err := s.store.Read().TaskCounts(ctx, p.ProjectID)
+	if err := checkTaskSearch(query); err != nil {
+		return nil, err
+	}
+	m, err := s.store.Read().TaskCounts(ctx, store.TaskFilter{ProjectID: p.ProjectID, Query: query})
 	if err != nil {
 		return nil, internal("count tasks", err)
 	}

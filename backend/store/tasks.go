@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/agentdesk/agentdesk/backend/model"
 )
@@ -130,6 +132,9 @@ type TaskFilter struct {
 	ConversationID *int64
 	AfterID        int64
 	Limit          int
+	// Query keeps the tasks whose summary or details hold every word of it (by prefix,
+	// accents and case ignored), through the FTS5 index tasks_fts (TaskSearchTerms).
+	Query string
 	// Desc lists newest first: AfterID then means the page after it in that order
 	// (smaller ids), 0 the newest.
 	Desc bool
@@ -162,8 +167,11 @@ func (f TaskFilter) page(selectFrom string) (string, []any) {
 
 // TaskCounts counts the project's tasks in each status, in one query (over the index
 // tasks_project_status, without reading the tasks). Statuses without tasks are absent.
-func (r Reader) TaskCounts(ctx context.Context, projectID string) (map[string]int64, error) {
-	rows, err := r.query(ctx, `SELECT status, COUNT(*) FROM tasks WHERE project_id = ? GROUP BY status`, projectID)
+// f's status, paging and order are not used.
+func (r Reader) TaskCounts(ctx context.Context, f TaskFilter) (map[string]int64, error) {
+	f.Status = ""
+	where, args := f.where()
+	rows, err := r.query(ctx, `SELECT t.status, COUNT(*) FROM tasks t WHERE `+where+` GROUP BY t.status`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +204,40 @@ func (f TaskFilter) where() (string, []any) {
 		sb.WriteString(" AND t.conversation_id = ?")
 		args = append(args, *f.ConversationID)
 	}
+	if f.Query != "" {
+		// The matches come from the index; the page is still read in id order over the
+		// project's index, so that search pages like any list (after_id, Link).
+		sb.WriteString(" AND t.id IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)")
+		args = append(args, taskMatch(f.Query))
+	}
 	return sb.String(), args
+}
+
+// maxSearchTerms bounds the words of a task search.
+const maxSearchTerms = 16
+
+// TaskSearchTerms splits a search into its words (letters and digits), lower case,
+// without repeats, at most maxSearchTerms: what a task search matches. None means the
+// search cannot match anything.
+func TaskSearchTerms(q string) []string {
+	words := strings.FieldsFunc(strings.ToLower(q), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) })
+	var terms []string
+	for _, w := range words {
+		if !slices.Contains(terms, w) && len(terms) < maxSearchTerms {
+			terms = append(terms, w)
+		}
+	}
+	return terms
+}
+
+// taskMatch is the FTS5 query of a search: every word, each as a quoted prefix (so that
+// nothing the user types is FTS5 syntax), in summary or details.
+func taskMatch(q string) string {
+	terms := TaskSearchTerms(q)
+	for i, w := range terms {
+		terms[i] = `"` + w + `"*` // words hold letters and digits only: no quote to escape
+	}
+	return "{summary details} : (" + strings.Join(terms, " AND ") + ")"
 }
 
 const taskColumns = `t.id, t.project_id, t.agent_id, COALESCE(a.name, ''), t.conversation_id, t.summary, t.details, t.status, t.source, t.task_type,

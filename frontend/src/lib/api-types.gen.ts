@@ -336,7 +336,7 @@ export interface paths {
         };
         /**
          * Count the tasks in each status
-         * @description How many tasks the project has in each status, and in all, from one query over an index (the tasks themselves are not read): what a board shows before it loads any task. Every status is present, 0 when it has no task. Needs the `task:read` scope.
+         * @description How many tasks the project has in each status, and in all, from one query over an index (the tasks themselves are not read): what a board shows before it loads any task. Every status is present, 0 when it has no task. With `q`, only the tasks that search finds. Needs the `task:read` scope.
          */
         get: operations["countTasks"];
         put?: never;
@@ -585,7 +585,7 @@ export interface paths {
         };
         /**
          * Count the tasks in each status
-         * @description How many tasks the project has in each status, and in all, from one query over an index (the tasks themselves are not read): what a board shows before it loads any task. Every status is present, 0 when it has no task. Needs the `task:read` scope.
+         * @description How many tasks the project has in each status, and in all, from one query over an index (the tasks themselves are not read): what a board shows before it loads any task. Every status is present, 0 when it has no task. With `q`, only the tasks that search finds. Needs the `task:read` scope.
          */
         get: operations["countProjectTasks"];
         put?: never;
@@ -1785,6 +1785,8 @@ export interface components {
         Limit: number;
         /** @description Only items with an id greater than this one: the cursor of the next page (take it from the `Link` header). Negative values answer 400. */
         AfterId: number;
+        /** @description Only the tasks whose summary or details hold every word of this text (words are runs of letters and digits; each matches by prefix, case and accents ignored; at most 16 words). Combines with the other filters, the order and paging. Empty, longer than 500 bytes or without a word: 400. */
+        Search: string;
         /** @description `asc` (the default): oldest first. `desc`: newest first (descending `id`); `after_id` then continues downwards, to the tasks older than it, and the `Link` header's next page does the same. Anything else answers 400. */
         Order: "asc" | "desc";
         /** @description `me`: only the tasks assigned to the calling agent. Only agents may use it (a user gets 400); any other value answers 400. */
@@ -2434,6 +2436,8 @@ export interface operations {
                 after_id?: components["parameters"]["AfterId"];
                 /** @description `asc` (the default): oldest first. `desc`: newest first (descending `id`); `after_id` then continues downwards, to the tasks older than it, and the `Link` header's next page does the same. Anything else answers 400. */
                 order?: components["parameters"]["Order"];
+                /** @description Only the tasks whose summary or details hold every word of this text (words are runs of letters and digits; each matches by prefix, case and accents ignored; at most 16 words). Combines with the other filters, the order and paging. Empty, longer than 500 bytes or without a word: 400. */
+                q?: components["parameters"]["Search"];
             };
             header?: never;
             path?: never;
@@ -2508,7 +2512,10 @@ export interface operations {
     };
     countTasks: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only the tasks whose summary or details hold every word of this text (words are runs of letters and digits; each matches by prefix, case and accents ignored; at most 16 words). Combines with the other filters, the order and paging. Empty, longer than 500 bytes or without a word: 400. */
+                q?: components["parameters"]["Search"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2524,6 +2531,7 @@ export interface operations {
                     "application/json": components["schemas"]["TaskCounts"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
@@ -2936,6 +2944,8 @@ export interface operations {
                 after_id?: components["parameters"]["AfterId"];
                 /** @description `asc` (the default): oldest first. `desc`: newest first (descending `id`); `after_id` then continues downwards, to the tasks older than it, and the `Link` header's next page does the same. Anything else answers 400. */
                 order?: components["parameters"]["Order"];
+                /** @description Only the tasks whose summary or details hold every word of this text (words are runs of letters and digits; each matches by prefix, case and accents ignored; at most 16 words). Combines with the other filters, the order and paging. Empty, longer than 500 bytes or without a word: 400. */
+                q?: components["parameters"]["Search"];
                 /** @description `me`: only the tasks assigned to the calling agent. Only agents may use it (a user gets 400); any other value answers 400. */
                 assigned?: components["parameters"]["AssignedFilter"];
             };
@@ -2961,7 +2971,10 @@ export interface operations {
     };
     countProjectTasks: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only the tasks whose summary or details hold every word of this text (words are runs of letters and digits; each matches by prefix, case and accents ignored; at most 16 words). Combines with the other filters, the order and paging. Empty, longer than 500 bytes or without a word: 400. */
+                q?: components["parameters"]["Search"];
+            };
             header?: never;
             path: {
                 /** @description The project id, an opaque string (clients must not parse it). It must be the caller's project: another one answers 404 for tokens, and fails the digest check (401) for agent headers. */
@@ -2980,6 +2993,7 @@ export interface operations {
                     "application/json": components["schemas"]["TaskCounts"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];

@@ -726,11 +726,17 @@ export type QueryTaskArgs = {
 };
 
 
+export type QueryTaskCountsArgs = {
+  q?: InputMaybe<Scalars['String']['input']>;
+};
+
+
 export type QueryTasksArgs = {
   after?: InputMaybe<Scalars['Int']['input']>;
   agentId?: InputMaybe<Scalars['Int']['input']>;
   conversationId?: InputMaybe<Scalars['ID']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  q?: InputMaybe<Scalars['String']['input']>;
   status?: InputMaybe<TaskStatus>;
 };
 
