@@ -68,7 +68,7 @@ export interface Session {
 export type Me = Body['Me'];
 export type TaskCounts = Body['TaskCounts'];
 /** A page of tasks: by status, after the id `after` (in the list's order), newest first with `desc`. */
-export type TaskQuery = { status?: Status; after?: number; limit?: number; desc?: boolean };
+export type TaskQuery = { status?: Status; after?: number; limit?: number; desc?: boolean; q?: string };
 /** The default page of a task list. */
 export const TASK_PAGE = 50;
 
@@ -78,6 +78,7 @@ function taskQuery(q: TaskQuery): string {
   p.set('limit', String(q.limit ?? TASK_PAGE));
   if (q.after) p.set('after_id', String(q.after));
   if (q.desc) p.set('order', 'desc');
+  if (q.q) p.set('q', q.q);
   return p.toString();
 }
 export type MeUser = NonNullable<Me['user']>;
@@ -362,7 +363,7 @@ const P = (s: Session) => `/api/projects/${encodeURIComponent(s.viewer.projectId
 export const api = {
   /** One page of the task list (never the whole list: a project may hold a million tasks). */
   tasks: (q: TaskQuery = {}) => rest<Task[]>('GET', '/api/tasks?' + taskQuery(q)),
-  taskCounts: () => rest<TaskCounts>('GET', '/api/tasks/counts'),
+  taskCounts: (q = '') => rest<TaskCounts>('GET', '/api/tasks/counts' + (q ? '?q=' + encodeURIComponent(q) : '')),
   task: (id: number) => rest<Task>('GET', `/api/tasks/${id}`),
   createTask: (t: NewTask) => rest<Task>('POST', '/api/tasks', t),
   setStatus: (id: number, status: Status) => rest<Task>('PUT', `/api/tasks/${id}/status`, { status } satisfies Body['SetStatusRequest']),

@@ -1,7 +1,7 @@
 import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
-import { cleanup, render } from '@testing-library/svelte';
+import { cleanup, render, fireEvent } from '@testing-library/svelte';
 import Board from '../screens/Board.svelte';
-import { app } from './state.svelte';
+import { app, matchesSearch } from './state.svelte';
 import { fakeFetch, task, type Call } from './test-helpers';
 import { STATUSES, type Status } from './types';
 
@@ -115,5 +115,38 @@ describe('board paging', () => {
     expect(done.querySelectorAll('[data-task-id]')).toHaveLength(50);
     expect(done.querySelector('[data-testid="load-more"]')!.textContent).toContain('10 more');
     expect(document.querySelector('[data-column="Backlog"] [data-testid="load-more"]')).toBeNull();
+  });
+
+  it('searches on the server: counts and every column for q, and events keep to the search', async () => {
+    const calls = fakeFetch(fakeServer({ Backlog: 2, Done: 60 }));
+    await app.loadBoard();
+    render(Board);
+    const before = calls.length;
+    const box = document.querySelector<HTMLInputElement>('[data-testid="board-search"]')!;
+    box.value = 'Déploy the';
+    await fireEvent.input(box);
+    await vi.waitFor(() => expect(calls.length).toBe(before + 7));
+    const urls = calls.slice(before).map((c) => c.url);
+    expect(urls).toContain('/api/tasks/counts?q=D%C3%A9ploy%20the');
+    for (const u of urls.filter((u) => u.startsWith('/api/tasks?'))) expect(u).toContain('q=D%C3%A9ploy+the');
+    await vi.waitFor(() => expect(app.query).toBe('Déploy the'));
+    // A new task that does not match stays off the board; one that matches joins it.
+    app.apply({ seq: 1, type: 'task.created', projectId: 'p', at: '', data: task({ id: 900, summary: 'Write notes' }) });
+    expect(app.tasks.has(900)).toBe(false);
+    app.apply({ seq: 2, type: 'task.created', projectId: 'p', at: '', data: task({ id: 901, summary: 'Deployment of the cafe' }) });
+    expect(app.tasks.has(901)).toBe(true);
+    // Back to everything: no q.
+    box.value = '  ';
+    await fireEvent.input(box);
+    await vi.waitFor(() => expect(app.query).toBe(''));
+    expect(calls.at(-1)!.url).not.toContain('q=');
+  });
+
+  it('matches a search as the server does: every word, by prefix, case and accents ignored', () => {
+    const t = task({ summary: 'Deploy the Café', details: 'after review' });
+    expect(matchesSearch(t, 'dep cafe')).toBe(true);
+    expect(matchesSearch(t, 'REVIEW')).toBe(true);
+    expect(matchesSearch(t, 'deploy launch')).toBe(false);
+    expect(matchesSearch(t, 'ploy')).toBe(false); // prefixes only
   });
 });

@@ -33,6 +33,22 @@ export type Column = { after: number; more: boolean; loading: boolean };
 const zeroCounts = (): Counts => ({ Backlog: 0, Todo: 0, Doing: 0, Waiting: 0, Done: 0, Failed: 0 });
 const freshColumns = (): Record<Status, Column> =>
   Object.fromEntries(STATUSES.map((s) => [s, { after: 0, more: false, loading: false }])) as Record<Status, Column>;
+/** The words of a search as the server splits them: runs of letters and digits, lower case, accents removed. */
+export function searchWords(text: string): string[] {
+  return text
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
+}
+
+/** Whether a task holds every word of a search by prefix (the server's rule for ?q=): for tasks that events bring during a search. */
+export function matchesSearch(t: Task, q: string): boolean {
+  const have = searchWords(t.summary + ' ' + (t.details ?? ''));
+  return searchWords(q).every((w) => have.some((h) => h.startsWith(w)));
+}
+
 /** Done is shown newest first; the other columns oldest first. */
 const newestFirst = (s: Status) => s === 'Done';
 
@@ -50,6 +66,9 @@ export class AppState {
   total = $derived(STATUSES.reduce((n, s) => n + this.counts[s], 0));
   /** Each column's paging. */
   columns = $state.raw<Record<Status, Column>>(freshColumns());
+  /** The board's search ('' for none): the counts and columns are the server's answer to it. */
+  query = $state('');
+  private boardLoads = 0;
   agents = $state.raw<Agent[]>([]);
   conversations = $state.raw<Conversation[]>([]);
   conversationsLoaded = $state(false);
@@ -122,7 +141,10 @@ export class AppState {
    * pages is dropped, and events fill the rest.
    */
   async loadBoard(): Promise<void> {
-    const [counts, ...pages] = await Promise.all([api.taskCounts(), ...STATUSES.map((st) => api.tasks({ status: st, desc: newestFirst(st) }))]);
+    const q = this.query;
+    const mine = ++this.boardLoads;
+    const [counts, ...pages] = await Promise.all([api.taskCounts(q), ...STATUSES.map((st) => api.tasks({ status: st, desc: newestFirst(st), q }))]);
+    if (mine !== this.boardLoads) return; // a newer search (or reload) is on its way
     const m = new Map<number, Task>();
     const cols = freshColumns();
     STATUSES.forEach((st, i) => {
@@ -140,21 +162,36 @@ export class AppState {
     this.tasksLoaded = true;
   }
 
+  /** Searches the board on the server: the counts and the columns' first pages again, for q. */
+  async search(q: string): Promise<void> {
+    q = searchWords(q).length ? q.trim() : '';
+    if (q === this.query) return;
+    this.query = q;
+    await this.loadBoard();
+  }
+
   /** The next page of a column (the board calls it when the column's end scrolls into view). */
   async loadMore(st: Status): Promise<void> {
     const col = this.columns[st];
     if (!col.more || col.loading) return;
-    this.columns = { ...this.columns, [st]: { ...col, loading: true } };
-    let page: Task[] = [];
+    const loading = { ...col, loading: true };
+    this.columns = { ...this.columns, [st]: loading };
+    let page: Task[];
     try {
-      page = await api.tasks({ status: st, after: col.after, desc: newestFirst(st) });
-    } finally {
-      const m = new Map(this.tasks);
-      for (const t of page) if (newer(m.get(t.id), t) && !this.moving.has(t.id)) m.set(t.id, m.get(t.id)?.conversation && !t.conversation ? { ...t, conversation: m.get(t.id)!.conversation } : t);
-      this.tasks = m;
-      const more = page.length === TASK_PAGE;
-      this.columns = { ...this.columns, [st]: { after: page.at(-1)?.id ?? col.after, more: page.length ? more : false, loading: false } };
+      page = await api.tasks({ status: st, after: col.after, desc: newestFirst(st), q: this.query });
+    } catch (e) {
+      if (this.columns[st] === loading) this.columns = { ...this.columns, [st]: col };
+      throw e;
     }
+    if (this.columns[st] !== loading) return; // the board was loaded again meanwhile (a search, a reconnect)
+    const m = new Map(this.tasks);
+    for (const t of page) {
+      const cur = m.get(t.id);
+      if (this.moving.has(t.id) || !newer(cur, t)) continue;
+      m.set(t.id, cur?.conversation && !t.conversation ? { ...t, conversation: cur.conversation } : t);
+    }
+    this.tasks = m;
+    this.columns = { ...this.columns, [st]: { after: page.at(-1)?.id ?? col.after, more: page.length === TASK_PAGE, loading: false } };
   }
 
   /** A task leaves status `from` for `to` (either absent: it is new, or gone). */
@@ -172,9 +209,10 @@ export class AppState {
     if (this.countsTimer) return;
     this.countsTimer = setTimeout(() => {
       this.countsTimer = null;
+      const q = this.query;
       api
-        .taskCounts()
-        .then((c) => (this.counts = { ...zeroCounts(), ...pickCounts(c) }))
+        .taskCounts(q)
+        .then((c) => q === this.query && (this.counts = { ...zeroCounts(), ...pickCounts(c) }))
         .catch(() => {});
     }, 250);
   }
@@ -190,6 +228,7 @@ export class AppState {
     if (this.moving.has(t.id) && !fromMove) return; // the move in flight brings the newest state
     const prev = this.tasks.get(t.id);
     if (!newer(prev, t)) return;
+    if (!prev && this.query && !matchesSearch(t, this.query)) return; // not what the board searches for
     if (prev) this.shift(prev.status, t.status);
     else if (created) this.shift(undefined, t.status);
     else this.refreshCounts(); // a task not loaded: where it was is unknown
@@ -269,6 +308,7 @@ export class AppState {
     this.tasksLoaded = false;
     this.counts = zeroCounts();
     this.columns = freshColumns();
+    this.query = '';
     this.conversations = [];
     this.conversationsLoaded = false;
     this.closeThread();
