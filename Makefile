@@ -6,7 +6,7 @@ LDFLAGS := -s -w -X github.com/agentdesk/agentdesk/backend/version.Version=$(VER
 DATA    ?=
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: help ui build run test test-ui test-desktop wsclient race bench fuzz desktop vet fmt clean
+.PHONY: help ui build run test test-ui test-desktop wsclient race bench bench-scale fuzz desktop vet fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -39,6 +39,9 @@ race: ## the concurrency test (8 agents, 8 users, 20 s) under the race detector 
 
 bench: build ## load benchmarks over HTTP on loopback; ends with one JSON line of figures
 	$(GO) run ./backend/bench -bin $(BIN)
+
+bench-scale: build ## the scale mode: 1,000,000 tasks beside 10,000, the same reads timed on both (minutes)
+	$(GO) run ./backend/bench -bin $(BIN) -scale 1000000
 
 fuzz: ## explore the request decoders and the GraphQL handler for a minute each
 	$(GO) test ./backend/api -run XXX -fuzz FuzzCreateTask -fuzztime 60s

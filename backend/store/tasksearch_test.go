@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"maps"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -11,7 +12,8 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 )
 
-// TestTaskSearchIndex: migration 00017 indexes the tasks there already; its triggers keep
+// TestTaskSearchIndex: migration 00017 indexes the tasks there already and counts them
+// per status; its triggers keep
 // the index in step with inserts, text changes and deletes (a status change, which
 // writes the same text again, leaves it alone); searches match every word by prefix,
 // case and accents ignored, combined with status, paging and order; Down drops it all.
@@ -60,6 +62,25 @@ func TestTaskSearchIndex(t *testing.T) {
 			t.Errorf("search %+v: %v, want %v", f, got, want)
 		}
 	}
+	// The counts the triggers keep (task_counts) equal a count of the tasks, at every step.
+	sameCounts := func(when string) {
+		t.Helper()
+		for _, pid := range []string{"p", "q"} {
+			kept, err := s.Read().TaskCounts(ctx, TaskFilter{ProjectID: pid})
+			if err != nil {
+				t.Fatal(err)
+			}
+			truth, err := s.Read().countRows(ctx, `SELECT status, COUNT(*) FROM tasks WHERE project_id = ? GROUP BY status`, pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(kept, truth) {
+				t.Errorf("%s: project %s counts %v, the tasks say %v", when, pid, kept, truth)
+			}
+		}
+	}
+	sameCounts("after the migration")
+
 	// The tasks written before the migration are found; another project's are not.
 	expect(TaskFilter{Query: "deploy"}, 1, 2)     // prefix: deployment
 	expect(TaskFilter{Query: "CAFE"}, 1)          // case and accents
@@ -87,7 +108,9 @@ func TestTaskSearchIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	sameCounts("after an insert")
 	update(func(t *model.Task) { t.Status = "Doing" }) // same text: the index is not touched
+	sameCounts("after a status change")
 	expect(TaskFilter{Query: "launch"}, task.ID)
 	update(func(t *model.Task) { t.Summary = "Plan the party" })
 	expect(TaskFilter{Query: "launch"})
@@ -96,6 +119,11 @@ func TestTaskSearchIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(TaskFilter{Query: "party"})
+	sameCounts("after a delete")
+	if err := s.Write(ctx, func(tx *Tx) error { _, err := tx.DeleteTasksWithStatus(ctx, "p", "Done"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	sameCounts("after deleting the Done tasks")
 	// The index holds exactly the tasks' text: FTS5's own check of external content.
 	if err := s.Write(ctx, func(tx *Tx) error {
 		_, err := tx.exec(ctx, `INSERT INTO tasks_fts (tasks_fts, rank) VALUES ('integrity-check', 1)`)
@@ -104,7 +132,7 @@ func TestTaskSearchIndex(t *testing.T) {
 		t.Errorf("integrity-check: %v", err)
 	}
 	counts, err := s.Read().TaskCounts(ctx, TaskFilter{ProjectID: "p", Query: "deploy"})
-	if err != nil || counts["Todo"] != 1 || counts["Done"] != 1 {
+	if err != nil || counts["Todo"] != 1 || len(counts) != 1 { // task 2, Done, is deleted
 		t.Errorf("counts of a search: %v %v", counts, err)
 	}
 	s.Close()
@@ -116,8 +144,8 @@ func TestTaskSearchIndex(t *testing.T) {
 	}
 	defer db.Close()
 	var n int
-	if err := db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'tasks_fts%'`).Scan(&n); err != nil || n != 0 {
-		t.Errorf("after Down: %d tasks_fts objects left (%v)", n, err)
+	if err := db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'tasks_fts%' OR name LIKE 'task_counts%'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("after Down: %d tasks_fts or task_counts objects left (%v)", n, err)
 	}
 	if _, err := db.Exec(`UPDATE tasks SET summary = 'x' WHERE id = 1`); err != nil {
 		t.Errorf("after Down, a task's text cannot change: %v", err)
