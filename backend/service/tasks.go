@@ -216,6 +216,11 @@ func listTasks[T any](ctx context.Context, s *Service, p *auth.Principal, in Lis
 	if err != nil {
 		return nil, false, err
 	}
+	if f.Query != "" {
+		if err := s.IndexTaskSearch(ctx); err != nil {
+			return nil, false, internal("index tasks for search", err)
+		}
+	}
 	tasks, more, err := read(s.store.Read(), ctx, f)
 	if err != nil {
 		return nil, false, internal("list tasks", err)
@@ -259,6 +264,22 @@ type TaskCounts struct {
 	Total   int64 `json:"total"`
 }
 
+// IndexTaskSearch indexes for search the tasks written, changed or deleted since the last
+// pass (store.IndexTaskSearch), 5,000 a write so that other writes interleave. It writes
+// only when some are waiting. The background runner (package jobs) calls it every
+// second, and every search first, so that a search sees every change acknowledged
+// before it.
+func (s *Service) IndexTaskSearch(ctx context.Context) error {
+	behind, err := s.store.Read().TaskSearchBehind(ctx)
+	for behind && err == nil {
+		err = s.store.Write(ctx, func(tx *store.Tx) (err error) {
+			behind, err = tx.IndexTaskSearch(ctx, 5000)
+			return err
+		})
+	}
+	return err
+}
+
 // MaxSearchLen bounds a task search's text.
 const MaxSearchLen = 500
 
@@ -284,6 +305,11 @@ func (s *Service) CountTasks(ctx context.Context, p *auth.Principal, query strin
 	}
 	if err := checkTaskSearch(query); err != nil {
 		return nil, err
+	}
+	if query != "" {
+		if err := s.IndexTaskSearch(ctx); err != nil {
+			return nil, internal("index tasks for search", err)
+		}
 	}
 	m, err := s.store.Read().TaskCounts(ctx, store.TaskFilter{ProjectID: p.ProjectID, Query: query})
 	if err != nil {

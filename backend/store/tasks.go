@@ -222,6 +222,38 @@ func (f TaskFilter) where() (string, []any) {
 	return sb.String(), args
 }
 
+// IndexTaskSearch brings the search index (tasks_fts) up to date with the tasks noted in
+// tasks_fts_pending by the triggers of migration 00017, about limit of them at most, and
+// says whether some remain: each noted task's entry goes, and comes back with its
+// current text unless the task is gone. One FTS5 segment for the whole pass.
+func (t *Tx) IndexTaskSearch(ctx context.Context, limit int) (more bool, err error) {
+	ids, err := t.ids(ctx, `SELECT task_id FROM tasks_fts_pending ORDER BY task_id LIMIT ?`, limit+1)
+	if err != nil || len(ids) == 0 {
+		return false, err
+	}
+	if len(ids) > limit {
+		ids, more = ids[:limit], true
+	}
+	list, _ := json.Marshal(ids)
+	for _, q := range []string{
+		`DELETE FROM tasks_fts WHERE rowid IN (SELECT value FROM json_each(?1))`,
+		`INSERT INTO tasks_fts (rowid, summary, details) SELECT id, summary, details FROM tasks WHERE id IN (SELECT value FROM json_each(?1))`,
+		`DELETE FROM tasks_fts_pending WHERE task_id IN (SELECT value FROM json_each(?1))`,
+	} {
+		if _, err := t.exec(ctx, q, string(list)); err != nil {
+			return false, err
+		}
+	}
+	return more, nil
+}
+
+// TaskSearchBehind says whether tasks wait to be indexed for search.
+func (r Reader) TaskSearchBehind(ctx context.Context) (bool, error) {
+	var behind bool
+	err := r.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tasks_fts_pending)`).Scan(&behind)
+	return behind, err
+}
+
 // maxSearchTerms bounds the words of a task search.
 const maxSearchTerms = 16
 
@@ -246,7 +278,7 @@ func taskMatch(q string) string {
 	for i, w := range terms {
 		terms[i] = `"` + w + `"*` // words hold letters and digits only: no quote to escape
 	}
-	return "{summary details} : (" + strings.Join(terms, " AND ") + ")"
+	return strings.Join(terms, " AND ")
 }
 
 const taskColumns = `t.id, t.project_id, t.agent_id, COALESCE(a.name, ''), t.conversation_id, t.summary, t.details, t.status, t.source, t.task_type,
