@@ -68,6 +68,7 @@ func oaScenarios() []oaCase {
 		{name: "list newest first", method: "GET", path: "/api/tasks?order=desc&limit=2", auth: "ro", status: 200, check: oaNewestFirst},
 		{name: "list bad order", method: "GET", path: "/api/tasks?order=up", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "counts", method: "GET", path: "/api/tasks/counts", auth: "ro", status: 200},
+		{name: "counts of an agent", method: "GET", path: "/api/tasks/counts?agent_id={agent}", auth: "ro", status: 200},
 		{name: "counts of a search", method: "GET", path: "/api/tasks/counts?q=task", auth: "ro", status: 200},
 		{name: "counts bad search", method: "GET", path: "/api/tasks/counts?q=%21%21", auth: "ro", status: 400, code: "invalid_argument"},
 		{name: "list search", method: "GET", path: "/api/tasks?q=task&status=Todo&order=desc&limit=5", auth: "ro", status: 200},

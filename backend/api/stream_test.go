@@ -194,6 +194,16 @@ func TestTaskCountsAndNewestFirst(t *testing.T) {
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		t.Errorf("counts %v, want %v", counts, want)
 	}
+	// An agent's counts.
+	agent := env.Agent(t, pid, "counted")
+	if _, err := env.Service.AssignTask(ctx, owner, ids[0], &agent.ID); err != nil {
+		t.Fatal(err)
+	}
+	var mine map[string]int64
+	env.Do(t, testenv.Request{Method: "GET", Path: fmt.Sprintf("/api/tasks/counts?agent_id=%d", agent.ID), Token: token}).JSON(t, &mine)
+	if mine["Done"] != 1 || mine["total"] != 1 {
+		t.Errorf("counts of agent %d: %v", agent.ID, mine)
+	}
 	var gq struct {
 		Data struct{ TaskCounts map[string]int64 } `json:"data"`
 	}

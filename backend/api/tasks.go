@@ -72,7 +72,13 @@ func (h tasksHandler) counts(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	counts, err := h.svc.CountTasks(c.Request.Context(), principal(c), q)
+	in := service.CountTasksInput{Query: q}
+	if v, ok, err := queryInt(c, "agent_id"); err != nil {
+		return err
+	} else if ok {
+		in.AgentID = &v
+	}
+	counts, err := h.svc.CountTasks(c.Request.Context(), principal(c), in)
 	if err != nil {
 		return err
 	}

@@ -69,9 +69,12 @@ func (b builder) query() *gql.Object {
 				return tasks, err
 			})},
 		"taskCounts": &gql.Field{Type: gql.NewNonNull(taskCountsType), Description: "How many tasks the project has in each status, and in all (one query: what a board shows before it loads any task).",
-			Args: gql.FieldConfigArgument{"q": {Type: gql.String, Description: "Count only the tasks this search finds (as tasks(q:))."}},
+			Args: gql.FieldConfigArgument{
+				"q":       {Type: gql.String, Description: "Count only the tasks this search finds (as tasks(q:))."},
+				"agentId": {Type: gql.Int, Description: "Count only the tasks assigned to this agent."},
+			},
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
-				return svc.CountTasks(p.Context, pr, argString(p.Args, "q"))
+				return svc.CountTasks(p.Context, pr, service.CountTasksInput{Query: argString(p.Args, "q"), AgentID: optInt64(p.Args, "agentId")})
 			})},
 		"task": &gql.Field{Type: gql.NewNonNull(taskType), Description: "One task, with its conversation.", Args: gql.FieldConfigArgument{"id": {Type: nnInt}},
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {

@@ -297,9 +297,16 @@ func checkTaskSearch(q string) error {
 	return nil
 }
 
+// CountTasksInput narrows the counts: a search, an agent's tasks.
+type CountTasksInput struct {
+	Query   string
+	AgentID *int64
+}
+
 // CountTasks counts the principal's project's tasks per status, in one query; with a
-// search (query), only the tasks it finds.
-func (s *Service) CountTasks(ctx context.Context, p *auth.Principal, query string) (*TaskCounts, error) {
+// search, only the tasks it finds; with an agent, only its tasks.
+func (s *Service) CountTasks(ctx context.Context, p *auth.Principal, in CountTasksInput) (*TaskCounts, error) {
+	query := in.Query
 	if err := require(p, auth.TaskRead); err != nil {
 		return nil, err
 	}
@@ -311,7 +318,7 @@ func (s *Service) CountTasks(ctx context.Context, p *auth.Principal, query strin
 			return nil, internal("index tasks for search", err)
 		}
 	}
-	m, err := s.store.Read().TaskCounts(ctx, store.TaskFilter{ProjectID: p.ProjectID, Query: query})
+	m, err := s.store.Read().TaskCounts(ctx, store.TaskFilter{ProjectID: p.ProjectID, Query: query, AgentID: in.AgentID})
 	if err != nil {
 		return nil, internal("count tasks", err)
 	}

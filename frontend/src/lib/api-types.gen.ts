@@ -336,7 +336,7 @@ export interface paths {
         };
         /**
          * Count the tasks in each status
-         * @description How many tasks the project has in each status, and in all, from one query over an index (the tasks themselves are not read): what a board shows before it loads any task. Every status is present, 0 when it has no task. With `q`, only the tasks that search finds. Needs the `task:read` scope.
+         * @description How many tasks the project has in each status, and in all, from one query over an index (the tasks themselves are not read): what a board shows before it loads any task. Every status is present, 0 when it has no task. With `q`, only the tasks that search finds; with `agent_id`, only that agent's tasks. Needs the `task:read` scope.
          */
         get: operations["countTasks"];
         put?: never;
@@ -585,7 +585,7 @@ export interface paths {
         };
         /**
          * Count the tasks in each status
-         * @description How many tasks the project has in each status, and in all, from one query over an index (the tasks themselves are not read): what a board shows before it loads any task. Every status is present, 0 when it has no task. With `q`, only the tasks that search finds. Needs the `task:read` scope.
+         * @description How many tasks the project has in each status, and in all, from one query over an index (the tasks themselves are not read): what a board shows before it loads any task. Every status is present, 0 when it has no task. With `q`, only the tasks that search finds; with `agent_id`, only that agent's tasks. Needs the `task:read` scope.
          */
         get: operations["countProjectTasks"];
         put?: never;
@@ -2515,6 +2515,8 @@ export interface operations {
             query?: {
                 /** @description Only the tasks whose summary or details hold every word of this text (words are runs of letters and digits; each matches by prefix, case and accents ignored; at most 16 words). Combines with the other filters, the order and paging. Empty, longer than 500 bytes or without a word: 400. */
                 q?: components["parameters"]["Search"];
+                /** @description Only tasks assigned to this agent. A value that is not an integer answers 400. */
+                agent_id?: components["parameters"]["AgentIdFilter"];
             };
             header?: never;
             path?: never;
@@ -2974,6 +2976,8 @@ export interface operations {
             query?: {
                 /** @description Only the tasks whose summary or details hold every word of this text (words are runs of letters and digits; each matches by prefix, case and accents ignored; at most 16 words). Combines with the other filters, the order and paging. Empty, longer than 500 bytes or without a word: 400. */
                 q?: components["parameters"]["Search"];
+                /** @description Only tasks assigned to this agent. A value that is not an integer answers 400. */
+                agent_id?: components["parameters"]["AgentIdFilter"];
             };
             header?: never;
             path: {

@@ -363,7 +363,13 @@ const P = (s: Session) => `/api/projects/${encodeURIComponent(s.viewer.projectId
 export const api = {
   /** One page of the task list (never the whole list: a project may hold a million tasks). */
   tasks: (q: TaskQuery = {}) => rest<Task[]>('GET', '/api/tasks?' + taskQuery(q)),
-  taskCounts: (q = '') => rest<TaskCounts>('GET', '/api/tasks/counts' + (q ? '?q=' + encodeURIComponent(q) : '')),
+  /** The number of tasks per status: all, or those a search finds, or an agent's. */
+  taskCounts: (q = '', agentId?: number) => {
+    const p = new URLSearchParams();
+    if (q) p.set('q', q);
+    if (agentId !== undefined) p.set('agent_id', String(agentId));
+    return rest<TaskCounts>('GET', '/api/tasks/counts' + (p.size ? '?' + p.toString().replace(/\+/g, '%20') : ''));
+  },
   task: (id: number) => rest<Task>('GET', `/api/tasks/${id}`),
   createTask: (t: NewTask) => rest<Task>('POST', '/api/tasks', t),
   setStatus: (id: number, status: Status) => rest<Task>('PUT', `/api/tasks/${id}/status`, { status } satisfies Body['SetStatusRequest']),

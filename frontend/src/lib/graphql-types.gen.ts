@@ -727,6 +727,7 @@ export type QueryTaskArgs = {
 
 
 export type QueryTaskCountsArgs = {
+  agentId?: InputMaybe<Scalars['Int']['input']>;
   q?: InputMaybe<Scalars['String']['input']>;
 };
 

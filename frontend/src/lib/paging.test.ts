@@ -149,4 +149,19 @@ describe('board paging', () => {
     expect(matchesSearch(t, 'deploy launch')).toBe(false);
     expect(matchesSearch(t, 'ploy')).toBe(false); // prefixes only
   });
+
+  it("counts each agent's tasks on the server (the Agents screen), once for calls in a row", async () => {
+    vi.useFakeTimers();
+    const calls = fakeFetch((c) => {
+      const m = /agent_id=(\d+)/.exec(c.url);
+      return m ? { Backlog: 0, Todo: 1, Doing: 2, Waiting: 0, Done: 700, Failed: 0, total: 703 } : {};
+    });
+    app.agents = [{ id: 4, name: 'worker' }, { id: 9, name: 'other' }];
+    app.loadAgentCounts();
+    app.loadAgentCounts();
+    await vi.advanceTimersByTimeAsync(150);
+    expect(calls.map((c) => c.url)).toEqual(['/api/tasks/counts?agent_id=4', '/api/tasks/counts?agent_id=9']);
+    expect(app.agentCounts.get(4)).toMatchObject({ Doing: 2, Done: 700 });
+    expect(app.agentCounts.get(9)!.Todo).toBe(1);
+  });
 });

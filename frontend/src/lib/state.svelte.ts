@@ -66,6 +66,9 @@ export class AppState {
   total = $derived(STATUSES.reduce((n, s) => n + this.counts[s], 0));
   /** Each column's paging. */
   columns = $state.raw<Record<Status, Column>>(freshColumns());
+  /** Per agent, the number of its tasks in each status (the Agents screen loads them: loadAgentCounts). */
+  agentCounts = $state.raw<Map<number, Counts>>(new Map());
+  private agentCountsTimer: ReturnType<typeof setTimeout> | null = null;
   /** The board's search ('' for none): the counts and columns are the server's answer to it. */
   query = $state('');
   private boardLoads = 0;
@@ -160,6 +163,19 @@ export class AppState {
     this.counts = { ...zeroCounts(), ...pickCounts(counts) };
     this.columns = cols;
     this.tasksLoaded = true;
+  }
+
+  /** Each agent's counts again, a moment after the last call (the Agents screen calls it as tasks change). */
+  loadAgentCounts(): void {
+    if (this.agentCountsTimer) return;
+    this.agentCountsTimer = setTimeout(async () => {
+      this.agentCountsTimer = null;
+      const agents = this.agents;
+      const all = await Promise.all(agents.map((a) => api.taskCounts('', a.id).catch(() => null)));
+      const m = new Map<number, Counts>();
+      agents.forEach((a, i) => m.set(a.id, { ...zeroCounts(), ...pickCounts(all[i] ?? {}) }));
+      this.agentCounts = m;
+    }, 100);
   }
 
   /** Searches the board on the server: the counts and the columns' first pages again, for q. */
@@ -309,6 +325,7 @@ export class AppState {
     this.counts = zeroCounts();
     this.columns = freshColumns();
     this.query = '';
+    this.agentCounts = new Map();
     this.conversations = [];
     this.conversationsLoaded = false;
     this.closeThread();
