@@ -543,22 +543,37 @@ func (s *Service) DeleteDoneTasks(ctx context.Context, p *auth.Principal) (int, 
 	if err := require(p, auth.TaskWrite); err != nil {
 		return 0, err
 	}
-	now := s.clock()
-	var n int
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
-		ids, err := tx.DeleteTasksWithStatus(ctx, p.ProjectID, model.StatusDone)
-		if err != nil {
-			return internal("delete done tasks", err)
-		}
-		for _, id := range ids {
-			if err := tx.AppendEvent(ctx, p.ProjectID, EventTaskDeleted, map[string]int64{"id": id}, now); err != nil {
-				return err
+	// In writes of deleteDoneBatch tasks: a write holds its events in memory until it
+	// commits, and the other writes wait behind it, so one write for 900,000 Done tasks
+	// would take hundreds of MB and stall every other write for its whole length.
+	total := 0
+	for {
+		now := s.clock()
+		var n int
+		err := s.store.Write(ctx, func(tx *store.Tx) error {
+			ids, err := tx.DeleteTasksWithStatus(ctx, p.ProjectID, model.StatusDone, deleteDoneBatch)
+			if err != nil {
+				return internal("delete done tasks", err)
 			}
+			for _, id := range ids {
+				if err := tx.AppendEvent(ctx, p.ProjectID, EventTaskDeleted, map[string]int64{"id": id}, now); err != nil {
+					return err
+				}
+			}
+			n = len(ids)
+			return nil
+		})
+		if err != nil {
+			return total, err
 		}
-		n = len(ids)
-		return nil
-	})
-	return n, err
+		total += n
+		if n < deleteDoneBatch {
+			return total, nil
+		}
+	}
 }
+
+// deleteDoneBatch is how many tasks one write of DeleteDoneTasks removes at most.
+var deleteDoneBatch = 5000
 
 func itoa(i int) string { return strconv.Itoa(i) }

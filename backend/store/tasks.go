@@ -116,9 +116,14 @@ func (t *Tx) DeleteTask(ctx context.Context, projectID string, id int64) error {
 	return t.execOne(ctx, `DELETE FROM tasks WHERE id = ? AND project_id = ?`, id, projectID)
 }
 
-// DeleteTasksWithStatus removes the project's tasks in a status and returns their ids.
-func (t *Tx) DeleteTasksWithStatus(ctx context.Context, projectID, status string) ([]int64, error) {
-	ids, err := t.ids(ctx, `DELETE FROM tasks WHERE project_id = ? AND status = ? RETURNING id`, projectID, status)
+// DeleteTasksWithStatus removes the project's tasks in a status, the oldest limit of them
+// (0: all), and returns their ids.
+func (t *Tx) DeleteTasksWithStatus(ctx context.Context, projectID, status string, limit int) ([]int64, error) {
+	q := `DELETE FROM tasks WHERE project_id = ?1 AND status = ?2 RETURNING id`
+	if limit > 0 {
+		q = `DELETE FROM tasks WHERE id IN (SELECT id FROM tasks WHERE project_id = ?1 AND status = ?2 ORDER BY id LIMIT ?3) RETURNING id`
+	}
+	ids, err := t.ids(ctx, q, projectID, status, limit)
 	t.taskChanged(ids...)
 	return ids, err
 }

@@ -137,7 +137,7 @@ func TestTaskSearchIndex(t *testing.T) {
 	}
 	expect(TaskFilter{Query: "party"})
 	sameCounts("after a delete")
-	if err := s.Write(ctx, func(tx *Tx) error { _, err := tx.DeleteTasksWithStatus(ctx, "p", "Done"); return err }); err != nil {
+	if err := s.Write(ctx, func(tx *Tx) error { _, err := tx.DeleteTasksWithStatus(ctx, "p", "Done", 0); return err }); err != nil {
 		t.Fatal(err)
 	}
 	sameCounts("after deleting the Done tasks")
