@@ -270,15 +270,18 @@ func runScale(ctx context.Context, cfg config) int {
 	out["restart_to_ready_ms_runs"] = roundAll(restarts)
 	out["idle_rss_mib"] = round(idle, 1)
 	logf("restart to ready: %v ms (best %.1f); idle RSS %.1f MiB", roundAll(restarts), slices.Min(restarts), idle)
+	// 6. Bytes per task (the database as the million tasks left it), then Clear done.
+	sizes, sizeErr := tableBytes(agentserver.DBPath(dir))
+	if err := deleteDone(ctx, srv, l, big, dir, out); err != nil {
+		return fail(err)
+	}
 	stopped = true
 	if _, err := srv.stop(); err != nil {
 		return fail(err)
 	}
 
-	// 6. Bytes per task.
-	sizes, err := tableBytes(agentserver.DBPath(dir))
-	if err != nil {
-		logf("bytes per task: %v (dbstat)", err)
+	if sizeErr != nil {
+		logf("bytes per task: %v (dbstat)", sizeErr)
 	} else {
 		total := cfg.scale + cfg.scaleSmall
 		var all int64
@@ -291,11 +294,81 @@ func runScale(ctx context.Context, cfg config) int {
 			}
 		}
 		out["bytes_per_task"] = round(float64(all)/float64(total), 0)
-		fi, _ := os.Stat(agentserver.DBPath(dir))
-		out["db_file_mb"] = round(float64(fi.Size())/1e6, 1)
-		logf("database: %.1f MB, %.0f bytes per task: %s", float64(fi.Size())/1e6, float64(all)/float64(total), strings.Join(parts, ", "))
+		logf("database: %.0f bytes per task: %s", float64(all)/float64(total), strings.Join(parts, ", "))
 	}
 	return printScale(cfg, out, r)
+}
+
+// deleteDone times DELETE /api/tasks/done on the big project (its 90% Done tasks), the
+// server's peak RSS around it, the background catch-up of the search index and the
+// activity after it, and the database file before and after with its free pages.
+func deleteDone(ctx context.Context, srv *server, l *loader, p project, dir string, out map[string]any) error {
+	path := agentserver.DBPath(dir)
+	before, err := fileAndFree(path)
+	if err != nil {
+		return err
+	}
+	_, hwmBefore, _ := srv.memory()
+	t := time.Now()
+	var answer struct{ Deleted int }
+	req, _ := http.NewRequest("DELETE", srv.url()+"/api/tasks/done", nil)
+	req.Header.Set("Authorization", "Bearer "+p.token)
+	resp, err := (&http.Client{Timeout: 30 * time.Minute}).Do(req)
+	if err != nil {
+		return err
+	}
+	err = json.NewDecoder(resp.Body).Decode(&answer)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("DELETE /api/tasks/done: %d %v", resp.StatusCode, err)
+	}
+	took := time.Since(t)
+	_, hwmAfter, _ := srv.memory()
+	t = time.Now()
+	if err := waitActivity(ctx, dir); err != nil {
+		return err
+	}
+	catchUp := time.Since(t)
+	after, err := fileAndFree(path)
+	if err != nil {
+		return err
+	}
+	out["delete_done_tasks"] = answer.Deleted
+	out["delete_done_s"] = round(took.Seconds(), 1)
+	out["delete_done_peak_rss_growth_mib"] = round(max(hwmAfter-hwmBefore, 0), 1)
+	out["delete_done_catch_up_s"] = round(catchUp.Seconds(), 1)
+	out["db_file_mb"] = round(before.file/1e6, 1)
+	out["db_file_mb_after_delete"] = round(after.file/1e6, 1)
+	out["db_free_mb_after_delete"] = round(after.free/1e6, 1)
+	logf("\nClear done: %d tasks deleted in %.1f s (peak RSS %.1f -> %.1f MiB); the search index and activity caught up in %.1f s",
+		answer.Deleted, took.Seconds(), hwmBefore, hwmAfter, catchUp.Seconds())
+	logf("database file: %.1f MB before, %.1f MB after, %.1f MB of it free pages (reused by later writes; no auto_vacuum)",
+		before.file/1e6, after.file/1e6, after.free/1e6)
+	return nil
+}
+
+type fileSpace struct{ file, free float64 }
+
+// fileAndFree is the database file's size (its WAL checkpointed in by the server, or
+// not yet) and the bytes of its free pages.
+func fileAndFree(path string) (fileSpace, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileSpace{}, err
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		return fileSpace{}, err
+	}
+	defer db.Close()
+	var free, size int64
+	if err := db.QueryRow(`PRAGMA freelist_count`).Scan(&free); err != nil {
+		return fileSpace{}, err
+	}
+	if err := db.QueryRow(`PRAGMA page_size`).Scan(&size); err != nil {
+		return fileSpace{}, err
+	}
+	return fileSpace{file: float64(fi.Size()), free: float64(free * size)}, nil
 }
 
 // pageIDs reads the ids of one page of tasks.
