@@ -124,7 +124,13 @@ func (t *Tx) DeleteTasksWithStatus(ctx context.Context, projectID, status string
 		q = `DELETE FROM tasks WHERE id IN (SELECT id FROM tasks WHERE project_id = ?1 AND status = ?2 ORDER BY id LIMIT ?3) RETURNING id`
 	}
 	ids, err := t.ids(ctx, q, projectID, status, limit)
-	t.taskChanged(ids...)
+	if len(ids) > 100 {
+		// Many at once (Clear done, 5,000 a write): the task cache starts over rather than
+		// keep a change record for each id (taskcache.go), up to a million of them.
+		t.everyTaskChanged()
+	} else {
+		t.taskChanged(ids...)
+	}
 	return ids, err
 }
 
