@@ -6,7 +6,7 @@ LDFLAGS := -s -w -X github.com/agentdesk/agentdesk/backend/version.Version=$(VER
 DATA    ?=
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: help ui build run test test-ui test-desktop wsclient race bench soak crashloop fuzz desktop vet fmt clean
+.PHONY: help ui build run test test-ui test-desktop wsclient race bench bench-scale soak crashloop fuzz desktop vet fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -39,6 +39,9 @@ race: ## the concurrency test (8 agents, 8 users, 20 s) under the race detector 
 
 bench: build ## load benchmarks over HTTP on loopback; ends with one JSON line of figures
 	$(GO) run ./backend/bench -bin $(BIN)
+
+bench-scale: build ## the scale mode: 1,000,000 tasks beside 10,000, the same reads timed on both (minutes)
+	$(GO) run ./backend/bench -bin $(BIN) -scale 1000000
 
 DURATION ?= 1h
 soak: build ## $(DURATION) of steady mixed load with 200 subscribers and the reference agent; prints each minute, ends with a JSON line

@@ -53,41 +53,12 @@ func pageInput(c *gin.Context) (service.PageInput, error) {
 	return in, nil
 }
 
-// writeList answers a page of a list, with a Link rel="next" header while more remain.
-func writeList[T any](c *gin.Context, items []T, more bool, lastID func(T) int64) {
-	if more && len(items) > 0 {
-		setNextLink(c, lastID(items[len(items)-1]))
-	}
-	c.JSON(http.StatusOK, items)
-}
-
 // setNextLink points the Link header at the page after the item lastID.
 func setNextLink(c *gin.Context, lastID int64) {
 	q := c.Request.URL.Query()
 	q.Set("after_id", strconv.FormatInt(lastID, 10))
 	next := url.URL{Path: c.Request.URL.Path, RawQuery: q.Encode()}
 	c.Header("Link", "<"+next.String()+`>; rel="next"`)
-}
-
-// writeTaskList answers a list of tasks as writeList does, each task's JSON as it comes
-// (the store caches it).
-func writeTaskList(c *gin.Context, tasks []model.EncodedTask, more bool) {
-	if more && len(tasks) > 0 {
-		setNextLink(c, tasks[len(tasks)-1].ID)
-	}
-	bufp := listBuffers.Get().(*[]byte)
-	defer listBuffers.Put(bufp)
-	buf := append((*bufp)[:0], '[')
-	for i, t := range tasks {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, t.JSON...)
-	}
-	buf = append(buf, ']')
-	*bufp = buf
-	c.Header("Content-Length", strconv.Itoa(len(buf))) // one write, not chunks
-	c.Data(http.StatusOK, "application/json; charset=utf-8", buf)
 }
 
 // listBuffers recycles the buffers task lists are assembled in (tens of KiB each).
@@ -124,12 +95,10 @@ func (h conversationsHandler) list(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	convs, more, err := h.svc.ListConversations(c.Request.Context(), principal(c), page)
-	if err != nil {
-		return err
+	read := func(pg service.PageInput) ([]model.Conversation, bool, error) {
+		return h.svc.ListConversations(c.Request.Context(), principal(c), pg)
 	}
-	writeList(c, convs, more, func(v model.Conversation) int64 { return v.ID })
-	return nil
+	return answerList(c, page, read, func(v model.Conversation) int64 { return v.ID }, appendJSONOf)
 }
 
 // get serves GET /api/projects/{projectId}/conversations/{conversationId}.
@@ -177,12 +146,10 @@ func conversationList[T any](c *gin.Context, list func(context.Context, *auth.Pr
 	if err != nil {
 		return err
 	}
-	items, more, err := list(c.Request.Context(), principal(c), conversationRef(c), page)
-	if err != nil {
-		return err
+	read := func(pg service.PageInput) ([]T, bool, error) {
+		return list(c.Request.Context(), principal(c), conversationRef(c), pg)
 	}
-	writeList(c, items, more, lastID)
-	return nil
+	return answerList(c, page, read, lastID, appendJSONOf)
 }
 
 // uploadDocument serves POST .../conversations/{conversationId}/documents: a

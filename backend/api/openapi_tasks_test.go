@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -64,6 +65,22 @@ func oaScenarios() []oaCase {
 		{name: "list limit 0", method: "GET", path: "/api/tasks?limit=0", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "list limit 1001", method: "GET", path: "/api/tasks?limit=1001", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "list limit not a number", method: "GET", path: "/api/tasks?limit=ten", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "list newest first", method: "GET", path: "/api/tasks?order=desc&limit=2", auth: "ro", status: 200, check: oaNewestFirst},
+		{name: "list bad order", method: "GET", path: "/api/tasks?order=up", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "counts", method: "GET", path: "/api/tasks/counts", auth: "ro", status: 200},
+		{name: "counts of an agent", method: "GET", path: "/api/tasks/counts?agent_id={agent}", auth: "ro", status: 200},
+		{name: "counts of a search", method: "GET", path: "/api/tasks/counts?q=task", auth: "ro", status: 200},
+		{name: "counts bad search", method: "GET", path: "/api/tasks/counts?q=%21%21", auth: "ro", status: 400, code: "invalid_argument"},
+		{name: "list search", method: "GET", path: "/api/tasks?q=task&status=Todo&order=desc&limit=5", auth: "ro", status: 200},
+		{name: "list empty search", method: "GET", path: "/api/tasks?q=", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "list search without a word", method: "GET", path: "/api/tasks?q=%2A%22", auth: "ro", status: 400, code: "invalid_argument"},
+		{name: "project counts bad search", method: "GET", path: "/api/projects/{project}/tasks/counts?q=", auth: "agent", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "counts no credentials", method: "GET", path: "/api/tasks/counts", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "counts without task:read", method: "GET", path: "/api/tasks/counts", auth: "wo", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "project counts", method: "GET", path: "/api/projects/{project}/tasks/counts", auth: "agent", status: 200},
+		{name: "project counts no credentials", method: "GET", path: "/api/projects/{project}/tasks/counts", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "project counts without task:read", method: "GET", path: "/api/projects/{project}/tasks/counts", auth: "wo", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "project counts another project", method: "GET", path: "/api/projects/{otherProject}/tasks/counts", auth: "ro", status: 404, code: "not_found"},
 		{name: "list negative after_id", method: "GET", path: "/api/tasks?after_id=-1", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "list fractional agent_id", method: "GET", path: "/api/tasks?agent_id=1.5", auth: "ro", req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "list no credentials", method: "GET", path: "/api/tasks", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
@@ -395,5 +412,18 @@ func oaScenarios() []oaCase {
 		{name: "project get without task:read", method: "GET", path: "/api/projects/{project}/tasks/{task}", auth: "wo", req: oaInvalid, status: 403, code: "forbidden"},
 		{name: "project get another project", method: "GET", path: "/api/projects/{otherProject}/tasks/{other}", auth: "ro", status: 404, code: "not_found"},
 		{name: "project get task of another project", method: "GET", path: "/api/projects/{project}/tasks/{other}", auth: "agent", status: 404, code: "not_found"},
+	}
+}
+
+// oaNewestFirst checks that a list is in descending id order.
+func oaNewestFirst(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+	var tasks []model.Task
+	if err := json.Unmarshal(r.body, &tasks); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < len(tasks); i++ {
+		if tasks[i].ID >= tasks[i-1].ID {
+			t.Errorf("order=desc: task %d after %d", tasks[i].ID, tasks[i-1].ID)
+		}
 	}
 }

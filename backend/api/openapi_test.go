@@ -43,6 +43,8 @@ func oaBrokenScenarios() []oaCase {
 		internal("respond", "POST", "/api/tasks/1/respond", "wo", `{"response":"x"}`),
 		internal("callback", "POST", "/api/agent_callback/1", "agent", `{"project_id":"{project}"}`),
 		internal("project list", "GET", "/api/projects/{project}/tasks", "agent", ""),
+		internal("counts", "GET", "/api/tasks/counts", "ro", ""),
+		internal("project counts", "GET", "/api/projects/{project}/tasks/counts", "agent", ""),
 		internal("project get", "GET", "/api/projects/{project}/tasks/1", "ro", ""),
 		internal("conversations list", "GET", "/api/projects/{project}/conversations", "mr", ""),
 		internal("conversation create", "POST", "/api/projects/{project}/conversations", "mw", `{"message":"m"}`),

@@ -63,6 +63,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	bearer.GET("/tasks", handle(tasks.list))
 	bearer.POST("/tasks", handle(tasks.create))
 	bearer.DELETE("/tasks/done", handle(tasks.deleteDone))
+	bearer.GET("/tasks/counts", handle(tasks.counts))
 	bearer.GET("/tasks/:id", handle(tasks.get))
 	bearer.DELETE("/tasks/:id", handle(tasks.delete))
 	bearer.PATCH("/tasks/:id", handle(tasks.edit))
@@ -100,6 +101,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	// project of the path.
 	project := r.Group("/api/projects/:projectId", requireCaller(svc), requirePathProject)
 	project.GET("/tasks", handle(tasks.list))
+	project.GET("/tasks/counts", handle(tasks.counts))
 	project.GET("/tasks/:id", handle(tasks.get))
 
 	// Conversations REST (users with a token, or agents with their headers). Every

@@ -33,18 +33,56 @@ func (h tasksHandler) list(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	in.PageInput = page
+	if in.Query, err = searchQuery(c); err != nil {
+		return err
+	}
+	switch order := c.Query("order"); order {
+	case "", "asc":
+	case "desc":
+		in.Desc = true
+	default:
+		return errs.Invalid("order takes asc (oldest first, the default) or desc (newest first), not %q", order)
+	}
 	if assigned, present := c.GetQuery("assigned"); present { // present but empty is refused, as status
 		if assigned != "me" {
 			return errs.Invalid("assigned takes only the value me")
 		}
 		in.AssignedMe = true
 	}
-	tasks, more, err := h.svc.ListTasksJSON(c.Request.Context(), principal(c), in)
+	in.Streamed = page.Limit == 0
+	read := func(pg service.PageInput) ([]model.EncodedTask, bool, error) {
+		in.PageInput = pg
+		return h.svc.ListTasksJSON(c.Request.Context(), principal(c), in)
+	}
+	return answerList(c, page, read, func(t model.EncodedTask) int64 { return t.ID }, appendEncodedTask)
+}
+
+// searchQuery is the optional q of a task list: present, it must not be empty.
+func searchQuery(c *gin.Context) (string, error) {
+	q, present := c.GetQuery("q")
+	if present && q == "" {
+		return "", errs.Invalid("q must not be empty; leave it out to list every task")
+	}
+	return q, nil
+}
+
+// counts serves GET /api/tasks/counts and GET /api/projects/{projectId}/tasks/counts.
+func (h tasksHandler) counts(c *gin.Context) error {
+	q, err := searchQuery(c)
 	if err != nil {
 		return err
 	}
-	writeTaskList(c, tasks, more)
+	in := service.CountTasksInput{Query: q}
+	if v, ok, err := queryInt(c, "agent_id"); err != nil {
+		return err
+	} else if ok {
+		in.AgentID = &v
+	}
+	counts, err := h.svc.CountTasks(c.Request.Context(), principal(c), in)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, counts)
 	return nil
 }
 

@@ -53,6 +53,10 @@
 // per-round values under "round_values". At the end the server gets SIGTERM and must
 // exit 0; the data directory is removed.
 //
+// -scale N runs the scale mode instead (scale.go): a project of N tasks beside one of
+// -scale-small (10,000), the same reads timed on both, the unpaged list of N tasks
+// streamed, restart to ready and the database's bytes per task (`make bench-scale`).
+//
 // -keep keeps the data directory and server.log for a look afterwards. -writes-only runs
 // only the creates, messages and callbacks phases (no reads, fan-out or vector search),
 // e.g. to read the writer's figures in server.log after a change to the write path.
@@ -93,6 +97,8 @@ type config struct {
 	keepDataDirs bool
 	writesOnly   bool // only the write phases (creates, messages, callbacks)
 	vectorChunks int  // chunks of the knowledge-base phase (vector.go); 0 skips it
+	scale        int  // tasks of the scale mode's big project (scale.go); 0: the usual rounds
+	scaleSmall   int  // tasks of the scale mode's small project, its baseline
 }
 
 func main() {
@@ -114,6 +120,8 @@ func main() {
 	flag.DurationVar(&sc.duration, "soak", 0, "run the soak instead (soak.go): the mixed load at a steady rate for this long, e.g. 1h")
 	flag.IntVar(&sc.rate, "soak-rate", 500, "the soak's requests per second, all kinds together")
 	flag.IntVar(&sc.subscribers, "soak-subscribers", 200, "the soak's event stream subscribers")
+	flag.IntVar(&cfg.scale, "scale", 0, "run the scale mode instead (scale.go): a project of this many tasks beside one of -scale-small, timed side by side")
+	flag.IntVar(&cfg.scaleSmall, "scale-small", 10_000, "tasks of the scale mode's small project")
 	flag.Parse()
 	if flag.NArg() > 0 || cfg.rounds < 1 || cfg.clients < 1 || cfg.tasks < 1 || cfg.latencyN < 1 || cfg.duration <= 0 ||
 		(cfg.synchronous != "full" && cfg.synchronous != "normal") {
@@ -131,6 +139,12 @@ func main() {
 			os.Exit(2)
 		}
 		code = runSoak(ctx, cfg, sc)
+	} else if cfg.scale > 0 {
+		if cfg.scaleSmall < 1000 {
+			fmt.Fprintln(os.Stderr, "bench: -scale-small must be at least 1000")
+			os.Exit(2)
+		}
+		code = runScale(ctx, cfg)
 	} else {
 		code = run(ctx, cfg)
 	}

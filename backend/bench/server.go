@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -27,6 +28,7 @@ type server struct {
 	exited   chan struct{} // closed once the process has exited and been reaped
 	waitErr  error         // the result of cmd.Wait, valid once exited is closed
 	logFile  *os.File
+	poll     time.Duration // how often start polls /healthz (50 ms when 0)
 }
 
 // cli runs one command of the binary on the data directory, as
@@ -147,7 +149,7 @@ func (s *server) startOn(ctx context.Context, addr, synchronous string) error {
 			return fmt.Errorf("server exited while starting (%v); its log ends:\n%s", s.waitErr, s.logTail(2000))
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(cmp.Or(s.poll, 50*time.Millisecond)):
 		}
 		resp, err := probe.Get(s.url() + "/healthz")
 		if err == nil {

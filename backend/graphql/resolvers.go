@@ -50,6 +50,7 @@ func (b builder) query() *gql.Object {
 				"status":         {Type: taskStatusEnum},
 				"agentId":        {Type: gql.Int},
 				"conversationId": {Type: gql.ID, Description: "Only the tasks linked to this conversation (id or uuid); not combinable with status or agentId."},
+				"q":              {Type: gql.String, Description: "Only the tasks whose summary or details hold every word of this search (each word by prefix; case and accents ignored). Combines with status, agentId and paging."},
 			}),
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
 				page, err := pageOf(p.Args)
@@ -57,15 +58,23 @@ func (b builder) query() *gql.Object {
 					return nil, err
 				}
 				if conv, ok := p.Args["conversationId"].(string); ok {
-					if p.Args["status"] != nil || p.Args["agentId"] != nil {
-						return nil, errs.Invalid("conversationId cannot be combined with status or agentId")
+					if p.Args["status"] != nil || p.Args["agentId"] != nil || p.Args["q"] != nil {
+						return nil, errs.Invalid("conversationId cannot be combined with status, agentId or q")
 					}
 					tasks, _, err := svc.ConversationTasks(p.Context, pr, conv, page)
 					return tasks, err
 				}
-				in := service.ListTasksInput{Status: argString(p.Args, "status"), AgentID: optInt64(p.Args, "agentId"), PageInput: page}
+				in := service.ListTasksInput{Status: argString(p.Args, "status"), AgentID: optInt64(p.Args, "agentId"), Query: argString(p.Args, "q"), PageInput: page}
 				tasks, _, err := svc.ListTasks(p.Context, pr, in)
 				return tasks, err
+			})},
+		"taskCounts": &gql.Field{Type: gql.NewNonNull(taskCountsType), Description: "How many tasks the project has in each status, and in all (one query: what a board shows before it loads any task).",
+			Args: gql.FieldConfigArgument{
+				"q":       {Type: gql.String, Description: "Count only the tasks this search finds (as tasks(q:))."},
+				"agentId": {Type: gql.Int, Description: "Count only the tasks assigned to this agent."},
+			},
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				return svc.CountTasks(p.Context, pr, service.CountTasksInput{Query: argString(p.Args, "q"), AgentID: optInt64(p.Args, "agentId")})
 			})},
 		"task": &gql.Field{Type: gql.NewNonNull(taskType), Description: "One task, with its conversation.", Args: gql.FieldConfigArgument{"id": {Type: nnInt}},
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {

@@ -199,6 +199,17 @@ var stepStatusEnum = gql.NewEnum(gql.EnumConfig{Name: "StepStatus", Description:
 }})
 
 // viewerType is the caller itself: how it authenticated, what it may do, its project.
+// taskCountsType is service.TaskCounts.
+var taskCountsType = gql.NewObject(gql.ObjectConfig{Name: "TaskCounts", Description: "The number of the project's tasks in each status, and in all.", Fields: gql.Fields{
+	"backlog": &gql.Field{Type: nnInt, Resolve: field(func(c *service.TaskCounts) any { return c.Backlog })},
+	"todo":    &gql.Field{Type: nnInt, Resolve: field(func(c *service.TaskCounts) any { return c.Todo })},
+	"doing":   &gql.Field{Type: nnInt, Resolve: field(func(c *service.TaskCounts) any { return c.Doing })},
+	"waiting": &gql.Field{Type: nnInt, Resolve: field(func(c *service.TaskCounts) any { return c.Waiting })},
+	"done":    &gql.Field{Type: nnInt, Resolve: field(func(c *service.TaskCounts) any { return c.Done })},
+	"failed":  &gql.Field{Type: nnInt, Resolve: field(func(c *service.TaskCounts) any { return c.Failed })},
+	"total":   &gql.Field{Type: nnInt, Resolve: field(func(c *service.TaskCounts) any { return c.Total })},
+}})
+
 var viewerType = gql.NewObject(gql.ObjectConfig{Name: "Viewer", Description: "The caller: who it is, its scopes and its project.", Fields: gql.Fields{
 	"kind":      &gql.Field{Type: nnString, Description: "token, owner or agent.", Resolve: field(func(p *auth.Principal) any { return string(p.Kind) })},
 	"name":      &gql.Field{Type: nnString, Description: "The token's name, the agent's name, or owner.", Resolve: field(func(p *auth.Principal) any { return p.Name })},

@@ -78,12 +78,14 @@ func Start(svc *service.Service, hub *events.Hub, opts Options) *Runner {
 	ctx, cancel := context.WithCancel(audit.WithVia(context.Background(), audit.ViaJob))
 	r := &Runner{svc: svc, hub: hub, opts: opts, cancel: cancel}
 	started := opts.Clock.Now()
-	r.wg.Add(9)
+	r.wg.Add(10)
 	go r.schedule(ctx, started)
 	go r.prune(ctx)
 	// The activity trail keeps up with writes, whatever the scheduler's clock (reads of
 	// the trail fill it first anyway).
 	go r.every(ctx, opts.IndexEvery, false, "fill the activity trail", svc.IndexActivity)
+	// And the task search index (searches index what is pending first anyway).
+	go r.every(ctx, opts.IndexEvery, false, "index tasks for search", svc.IndexTaskSearch)
 	go r.every(ctx, FlushTokenUseEvery, false, "record token use", func(ctx context.Context) error {
 		// Once taken, the last-use times must be written: a cancelled ctx could keep the
 		// write from being submitted (store.Write).

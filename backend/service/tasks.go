@@ -189,6 +189,12 @@ type ListTasksInput struct {
 	AgentID    *int64
 	AssignedMe bool // only the calling agent's tasks
 	PageInput
+	// Query keeps the tasks whose summary or details hold every word of it (by prefix).
+	Query string
+	// Desc lists newest first; AfterID then pages towards older tasks.
+	Desc bool
+	// Streamed: a page of a whole list sent row by row; it does not fill the task cache.
+	Streamed bool
 }
 
 // ListTasks lists the principal's project's tasks, oldest first, without conversations.
@@ -210,6 +216,11 @@ func listTasks[T any](ctx context.Context, s *Service, p *auth.Principal, in Lis
 	if err != nil {
 		return nil, false, err
 	}
+	if f.Query != "" {
+		if err := s.IndexTaskSearch(ctx); err != nil {
+			return nil, false, internal("index tasks for search", err)
+		}
+	}
 	tasks, more, err := read(s.store.Read(), ctx, f)
 	if err != nil {
 		return nil, false, internal("list tasks", err)
@@ -228,7 +239,10 @@ func taskFilter(p *auth.Principal, in ListTasksInput) (store.TaskFilter, error) 
 	if err := in.validate(); err != nil {
 		return store.TaskFilter{}, err
 	}
-	f := store.TaskFilter{ProjectID: p.ProjectID, Status: in.Status, AgentID: in.AgentID, AfterID: in.AfterID, Limit: in.Limit}
+	if err := checkTaskSearch(in.Query); err != nil {
+		return store.TaskFilter{}, err
+	}
+	f := store.TaskFilter{Query: in.Query, ProjectID: p.ProjectID, Status: in.Status, AgentID: in.AgentID, AfterID: in.AfterID, Limit: in.Limit, Desc: in.Desc, Streamed: in.Streamed}
 	if in.AssignedMe {
 		if p.Kind != auth.KindAgent {
 			return store.TaskFilter{}, errs.Invalid("assigned=me is for agents; filter by agent_id instead")
@@ -236,6 +250,84 @@ func taskFilter(p *auth.Principal, in ListTasksInput) (store.TaskFilter, error) 
 		f.AgentID = &p.AgentID
 	}
 	return f, nil
+}
+
+// TaskCounts is the number of the project's tasks in each status (every status is
+// present), with their total: what a board shows before it loads any task.
+type TaskCounts struct {
+	Backlog int64 `json:"Backlog"`
+	Todo    int64 `json:"Todo"`
+	Doing   int64 `json:"Doing"`
+	Waiting int64 `json:"Waiting"`
+	Done    int64 `json:"Done"`
+	Failed  int64 `json:"Failed"`
+	Total   int64 `json:"total"`
+}
+
+// IndexTaskSearch indexes for search the tasks written, changed or deleted since the last
+// pass (store.IndexTaskSearch), 5,000 a write so that other writes interleave. It writes
+// only when some are waiting. The background runner (package jobs) calls it every
+// second, and every search first, so that a search sees every change acknowledged
+// before it.
+func (s *Service) IndexTaskSearch(ctx context.Context) error {
+	behind, err := s.store.Read().TaskSearchBehind(ctx)
+	for behind && err == nil {
+		err = s.store.Write(ctx, func(tx *store.Tx) (err error) {
+			behind, err = tx.IndexTaskSearch(ctx, 5000)
+			return err
+		})
+	}
+	return err
+}
+
+// MaxSearchLen bounds a task search's text.
+const MaxSearchLen = 500
+
+// checkTaskSearch checks a task search (q): "" is no search; else it needs a word.
+func checkTaskSearch(q string) error {
+	if q == "" {
+		return nil
+	}
+	if len(q) > MaxSearchLen {
+		return errs.Invalid("q is too long: %d bytes, at most %d", len(q), MaxSearchLen)
+	}
+	if len(store.TaskSearchTerms(q)) == 0 {
+		return errs.Invalid("q must hold a word (letters or digits) to search for")
+	}
+	return nil
+}
+
+// CountTasksInput narrows the counts: a search, an agent's tasks.
+type CountTasksInput struct {
+	Query   string
+	AgentID *int64
+}
+
+// CountTasks counts the principal's project's tasks per status, in one query; with a
+// search, only the tasks it finds; with an agent, only its tasks.
+func (s *Service) CountTasks(ctx context.Context, p *auth.Principal, in CountTasksInput) (*TaskCounts, error) {
+	query := in.Query
+	if err := require(p, auth.TaskRead); err != nil {
+		return nil, err
+	}
+	if err := checkTaskSearch(query); err != nil {
+		return nil, err
+	}
+	if query != "" {
+		if err := s.IndexTaskSearch(ctx); err != nil {
+			return nil, internal("index tasks for search", err)
+		}
+	}
+	m, err := s.store.Read().TaskCounts(ctx, store.TaskFilter{ProjectID: p.ProjectID, Query: query, AgentID: in.AgentID})
+	if err != nil {
+		return nil, internal("count tasks", err)
+	}
+	c := &TaskCounts{Backlog: m[model.StatusBacklog], Todo: m[model.StatusTodo], Doing: m[model.StatusDoing],
+		Waiting: m[model.StatusWaiting], Done: m[model.StatusDone], Failed: m[model.StatusFailed]}
+	for _, n := range m {
+		c.Total += n
+	}
+	return c, nil
 }
 
 // updateTask is the shape of every task change: load the task in the write, check the
@@ -451,22 +543,37 @@ func (s *Service) DeleteDoneTasks(ctx context.Context, p *auth.Principal) (int, 
 	if err := require(p, auth.TaskWrite); err != nil {
 		return 0, err
 	}
-	now := s.clock()
-	var n int
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
-		ids, err := tx.DeleteTasksWithStatus(ctx, p.ProjectID, model.StatusDone)
-		if err != nil {
-			return internal("delete done tasks", err)
-		}
-		for _, id := range ids {
-			if err := tx.AppendEvent(ctx, p.ProjectID, EventTaskDeleted, map[string]int64{"id": id}, now); err != nil {
-				return err
+	// In writes of deleteDoneBatch tasks: a write holds its events in memory until it
+	// commits, and the other writes wait behind it, so one write for 900,000 Done tasks
+	// would take hundreds of MB and stall every other write for its whole length.
+	total := 0
+	for {
+		now := s.clock()
+		var n int
+		err := s.store.Write(ctx, func(tx *store.Tx) error {
+			ids, err := tx.DeleteTasksWithStatus(ctx, p.ProjectID, model.StatusDone, deleteDoneBatch)
+			if err != nil {
+				return internal("delete done tasks", err)
 			}
+			for _, id := range ids {
+				if err := tx.AppendEvent(ctx, p.ProjectID, EventTaskDeleted, map[string]int64{"id": id}, now); err != nil {
+					return err
+				}
+			}
+			n = len(ids)
+			return nil
+		})
+		if err != nil {
+			return total, err
 		}
-		n = len(ids)
-		return nil
-	})
-	return n, err
+		total += n
+		if n < deleteDoneBatch {
+			return total, nil
+		}
+	}
 }
+
+// deleteDoneBatch is how many tasks one write of DeleteDoneTasks removes at most.
+var deleteDoneBatch = 5000
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -112,6 +112,11 @@ func (r Reader) TasksJSON(ctx context.Context, f TaskFilter) ([]model.EncodedTas
 	}
 	r.watch.check(ctx) // another process's changes (foreign.go)
 	since := r.tasks.begin()
+	if f.Streamed {
+		// A page of a whole list: most pages of a long list are not cached, so the ids
+		// query would only come before the read of the tasks themselves.
+		return r.encodeTasks(ctx, f, since)
+	}
 	q, args := f.page(`SELECT t.id FROM tasks t`)
 	ids, err := r.ids(ctx, q, args...)
 	if err != nil {
@@ -124,6 +129,11 @@ func (r Reader) TasksJSON(ctx context.Context, f TaskFilter) ([]model.EncodedTas
 	if cached, ok := r.tasks.lookup(ids); ok {
 		return cached, more, nil
 	}
+	return r.encodeTasks(ctx, f, since)
+}
+
+// encodeTasks reads the tasks of f and encodes them, caching them unless f is streamed.
+func (r Reader) encodeTasks(ctx context.Context, f TaskFilter, since uint64) ([]model.EncodedTask, bool, error) {
 	tasks, more, err := r.Tasks(ctx, f)
 	if err != nil {
 		return nil, false, err
@@ -136,6 +146,8 @@ func (r Reader) TasksJSON(ctx context.Context, f TaskFilter) ([]model.EncodedTas
 		}
 		out[i] = model.EncodedTask{ID: tasks[i].ID, JSON: bytes.Clone(buf)} // kept: exactly its size
 	}
-	r.tasks.store(out, since)
+	if !f.Streamed {
+		r.tasks.store(out, since)
+	}
 	return out, more, nil
 }

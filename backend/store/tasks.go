@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/agentdesk/agentdesk/backend/model"
 )
@@ -114,10 +116,21 @@ func (t *Tx) DeleteTask(ctx context.Context, projectID string, id int64) error {
 	return t.execOne(ctx, `DELETE FROM tasks WHERE id = ? AND project_id = ?`, id, projectID)
 }
 
-// DeleteTasksWithStatus removes the project's tasks in a status and returns their ids.
-func (t *Tx) DeleteTasksWithStatus(ctx context.Context, projectID, status string) ([]int64, error) {
-	ids, err := t.ids(ctx, `DELETE FROM tasks WHERE project_id = ? AND status = ? RETURNING id`, projectID, status)
-	t.taskChanged(ids...)
+// DeleteTasksWithStatus removes the project's tasks in a status, the oldest limit of them
+// (0: all), and returns their ids.
+func (t *Tx) DeleteTasksWithStatus(ctx context.Context, projectID, status string, limit int) ([]int64, error) {
+	q := `DELETE FROM tasks WHERE project_id = ?1 AND status = ?2 RETURNING id`
+	if limit > 0 {
+		q = `DELETE FROM tasks WHERE id IN (SELECT id FROM tasks WHERE project_id = ?1 AND status = ?2 ORDER BY id LIMIT ?3) RETURNING id`
+	}
+	ids, err := t.ids(ctx, q, projectID, status, limit)
+	if len(ids) > 100 {
+		// Many at once (Clear done, 5,000 a write): the task cache starts over rather than
+		// keep a change record for each id (taskcache.go), up to a million of them.
+		t.everyTaskChanged()
+	} else {
+		t.taskChanged(ids...)
+	}
 	return ids, err
 }
 
@@ -130,17 +143,69 @@ type TaskFilter struct {
 	ConversationID *int64
 	AfterID        int64
 	Limit          int
+	// Query keeps the tasks whose summary or details hold every word of it (by prefix,
+	// accents and case ignored), through the FTS5 index tasks_fts (TaskSearchTerms).
+	Query string
+	// Desc lists newest first: AfterID then means the page after it in that order
+	// (smaller ids), 0 the newest.
+	Desc bool
+	// Streamed marks a page of a whole list sent row by row (TasksJSON): it reads from
+	// the task cache but does not fill it, since a long list would only push out the
+	// pages that clients ask for again and again.
+	Streamed bool
 }
 
 // page completes selectFrom (over tasks t) into the query of f's page, oldest first, with
 // one task more than the limit: its presence says more remain.
 func (f TaskFilter) page(selectFrom string) (string, []any) {
 	where, args := f.where()
-	q := selectFrom + ` WHERE ` + where + ` AND t.id > ? ORDER BY t.id`
+	var q string
+	switch {
+	case !f.Desc:
+		q = selectFrom + ` WHERE ` + where + ` AND t.id > ? ORDER BY t.id`
+		args = append(args, f.AfterID)
+	case f.AfterID > 0:
+		q = selectFrom + ` WHERE ` + where + ` AND t.id < ? ORDER BY t.id DESC`
+		args = append(args, f.AfterID)
+	default:
+		q = selectFrom + ` WHERE ` + where + ` ORDER BY t.id DESC`
+	}
 	if f.Limit > 0 {
 		q += limitClause(f.Limit + 1)
 	}
-	return q, append(args, f.AfterID)
+	return q, args
+}
+
+// TaskCounts counts the project's tasks in each status. Without a search or an agent it
+// reads the counts the triggers of migration 00021 keep (task_counts: a few rows,
+// whatever the project's size); with one, it counts the matching tasks in one query.
+// Statuses without tasks are absent. f's status, paging and order are not used.
+func (r Reader) TaskCounts(ctx context.Context, f TaskFilter) (map[string]int64, error) {
+	if f.Query == "" && f.AgentID == nil && f.ConversationID == nil {
+		return r.countRows(ctx, `SELECT status, n FROM task_counts WHERE project_id = ? AND n > 0`, f.ProjectID)
+	}
+	f.Status = ""
+	where, args := f.where()
+	return r.countRows(ctx, `SELECT t.status, COUNT(*) FROM tasks t WHERE `+where+` GROUP BY t.status`, args...)
+}
+
+// countRows reads (status, count) rows.
+func (r Reader) countRows(ctx context.Context, q string, args ...any) (map[string]int64, error) {
+	rows, err := r.query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var status string
+		var n int64
+		if err := rows.Scan(&status, &n); err != nil {
+			return nil, err
+		}
+		out[status] = n
+	}
+	return out, rows.Err()
 }
 
 func (f TaskFilter) where() (string, []any) {
@@ -159,7 +224,72 @@ func (f TaskFilter) where() (string, []any) {
 		sb.WriteString(" AND t.conversation_id = ?")
 		args = append(args, *f.ConversationID)
 	}
+	if f.Query != "" {
+		// The matches come from the index; the page is still read in id order over the
+		// project's index, so that search pages like any list (after_id, Link).
+		sb.WriteString(" AND t.id IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)")
+		args = append(args, taskMatch(f.Query))
+	}
 	return sb.String(), args
+}
+
+// IndexTaskSearch brings the search index (tasks_fts) up to date with the tasks noted in
+// tasks_fts_pending by the triggers of migration 00021, about limit of them at most, and
+// says whether some remain: each noted task's entry goes, and comes back with its
+// current text unless the task is gone. One FTS5 segment for the whole pass.
+func (t *Tx) IndexTaskSearch(ctx context.Context, limit int) (more bool, err error) {
+	ids, err := t.ids(ctx, `SELECT task_id FROM tasks_fts_pending ORDER BY task_id LIMIT ?`, limit+1)
+	if err != nil || len(ids) == 0 {
+		return false, err
+	}
+	if len(ids) > limit {
+		ids, more = ids[:limit], true
+	}
+	list, _ := json.Marshal(ids)
+	for _, q := range []string{
+		`DELETE FROM tasks_fts WHERE rowid IN (SELECT value FROM json_each(?1))`,
+		`INSERT INTO tasks_fts (rowid, summary, details) SELECT id, summary, details FROM tasks WHERE id IN (SELECT value FROM json_each(?1))`,
+		`DELETE FROM tasks_fts_pending WHERE task_id IN (SELECT value FROM json_each(?1))`,
+	} {
+		if _, err := t.exec(ctx, q, string(list)); err != nil {
+			return false, err
+		}
+	}
+	return more, nil
+}
+
+// TaskSearchBehind says whether tasks wait to be indexed for search.
+func (r Reader) TaskSearchBehind(ctx context.Context) (bool, error) {
+	var behind bool
+	err := r.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tasks_fts_pending)`).Scan(&behind)
+	return behind, err
+}
+
+// maxSearchTerms bounds the words of a task search.
+const maxSearchTerms = 16
+
+// TaskSearchTerms splits a search into its words (letters and digits), lower case,
+// without repeats, at most maxSearchTerms: what a task search matches. None means the
+// search cannot match anything.
+func TaskSearchTerms(q string) []string {
+	words := strings.FieldsFunc(strings.ToLower(q), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) })
+	var terms []string
+	for _, w := range words {
+		if !slices.Contains(terms, w) && len(terms) < maxSearchTerms {
+			terms = append(terms, w)
+		}
+	}
+	return terms
+}
+
+// taskMatch is the FTS5 query of a search: every word, each as a quoted prefix (so that
+// nothing the user types is FTS5 syntax), in summary or details.
+func taskMatch(q string) string {
+	terms := TaskSearchTerms(q)
+	for i, w := range terms {
+		terms[i] = `"` + w + `"*` // words hold letters and digits only: no quote to escape
+	}
+	return strings.Join(terms, " AND ")
 }
 
 const taskColumns = `t.id, t.project_id, t.agent_id, COALESCE(a.name, ''), t.conversation_id, t.summary, t.details, t.status, t.source, t.task_type,

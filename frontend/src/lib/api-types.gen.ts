@@ -327,6 +327,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tasks/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Count the tasks in each status
+         * @description How many tasks the project has in each status, and in all, from one query over an index (the tasks themselves are not read): what a board shows before it loads any task. Every status is present, 0 when it has no task. With `q`, only the tasks that search finds; with `agent_id`, only that agent's tasks. Needs the `task:read` scope.
+         */
+        get: operations["countTasks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tasks/done": {
         parameters: {
             query?: never;
@@ -549,6 +569,29 @@ export interface paths {
          * @description The list of `GET /api/tasks` with the project in the path, for agents (with the agent headers) and for users (with a token of that project). A `projectId` that is not the caller's project answers 404. `assigned=me` keeps the calling agent's tasks; it answers 400 for a user, who filters with `agent_id` instead. Needs the `task:read` scope (agents hold it).
          */
         get: operations["listProjectTasks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/tasks/counts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The project id, an opaque string (clients must not parse it). It must be the caller's project: another one answers 404 for tokens, and fails the digest check (401) for agent headers. */
+                projectId: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Count the tasks in each status
+         * @description How many tasks the project has in each status, and in all, from one query over an index (the tasks themselves are not read): what a board shows before it loads any task. Every status is present, 0 when it has no task. With `q`, only the tasks that search finds; with `agent_id`, only that agent's tasks. Needs the `task:read` scope.
+         */
+        get: operations["countProjectTasks"];
         put?: never;
         post?: never;
         delete?: never;
@@ -781,6 +824,16 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description The number of the project's tasks in each status, and in all. */
+        TaskCounts: {
+            Backlog: number;
+            Todo: number;
+            Doing: number;
+            Waiting: number;
+            Done: number;
+            Failed: number;
+            total: number;
+        };
         SessionList: {
             sessions: components["schemas"]["Session"][];
         };
@@ -1752,6 +1805,10 @@ export interface components {
         Limit: number;
         /** @description Only items with an id greater than this one: the cursor of the next page (take it from the `Link` header). Negative values answer 400. */
         AfterId: number;
+        /** @description Only the tasks whose summary or details hold every word of this text (words are runs of letters and digits; each matches by prefix, case and accents ignored; at most 16 words). Combines with the other filters, the order and paging. Empty, longer than 500 bytes or without a word: 400. */
+        Search: string;
+        /** @description `asc` (the default): oldest first. `desc`: newest first (descending `id`); `after_id` then continues downwards, to the tasks older than it, and the `Link` header's next page does the same. Anything else answers 400. */
+        Order: "asc" | "desc";
         /** @description `me`: only the tasks assigned to the calling agent. Only agents may use it (a user gets 400); any other value answers 400. */
         AssignedFilter: "me";
         /** @description Makes the request safe to retry: the same key with the same request returns the first answer again and changes nothing; the same key with a different request answers 409. Keys are kept at least 24 hours, per project, and shared by every operation that takes them. A key that does not match the pattern answers 400. */
@@ -2397,6 +2454,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Only items with an id greater than this one: the cursor of the next page (take it from the `Link` header). Negative values answer 400. */
                 after_id?: components["parameters"]["AfterId"];
+                /** @description `asc` (the default): oldest first. `desc`: newest first (descending `id`); `after_id` then continues downwards, to the tasks older than it, and the `Link` header's next page does the same. Anything else answers 400. */
+                order?: components["parameters"]["Order"];
+                /** @description Only the tasks whose summary or details hold every word of this text (words are runs of letters and digits; each matches by prefix, case and accents ignored; at most 16 words). Combines with the other filters, the order and paging. Empty, longer than 500 bytes or without a word: 400. */
+                q?: components["parameters"]["Search"];
             };
             header?: never;
             path?: never;
@@ -2466,6 +2527,35 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    countTasks: {
+        parameters: {
+            query?: {
+                /** @description Only the tasks whose summary or details hold every word of this text (words are runs of letters and digits; each matches by prefix, case and accents ignored; at most 16 words). Combines with the other filters, the order and paging. Empty, longer than 500 bytes or without a word: 400. */
+                q?: components["parameters"]["Search"];
+                /** @description Only tasks assigned to this agent. A value that is not an integer answers 400. */
+                agent_id?: components["parameters"]["AgentIdFilter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskCounts"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2920,6 +3010,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /** @description Only items with an id greater than this one: the cursor of the next page (take it from the `Link` header). Negative values answer 400. */
                 after_id?: components["parameters"]["AfterId"];
+                /** @description `asc` (the default): oldest first. `desc`: newest first (descending `id`); `after_id` then continues downwards, to the tasks older than it, and the `Link` header's next page does the same. Anything else answers 400. */
+                order?: components["parameters"]["Order"];
+                /** @description Only the tasks whose summary or details hold every word of this text (words are runs of letters and digits; each matches by prefix, case and accents ignored; at most 16 words). Combines with the other filters, the order and paging. Empty, longer than 500 bytes or without a word: 400. */
+                q?: components["parameters"]["Search"];
                 /** @description `me`: only the tasks assigned to the calling agent. Only agents may use it (a user gets 400); any other value answers 400. */
                 assigned?: components["parameters"]["AssignedFilter"];
             };
@@ -2936,6 +3030,39 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["TaskList"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    countProjectTasks: {
+        parameters: {
+            query?: {
+                /** @description Only the tasks whose summary or details hold every word of this text (words are runs of letters and digits; each matches by prefix, case and accents ignored; at most 16 words). Combines with the other filters, the order and paging. Empty, longer than 500 bytes or without a word: 400. */
+                q?: components["parameters"]["Search"];
+                /** @description Only tasks assigned to this agent. A value that is not an integer answers 400. */
+                agent_id?: components["parameters"]["AgentIdFilter"];
+            };
+            header?: never;
+            path: {
+                /** @description The project id, an opaque string (clients must not parse it). It must be the caller's project: another one answers 404 for tokens, and fails the digest check (401) for agent headers. */
+                projectId: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskCounts"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

@@ -68,6 +68,21 @@ export interface Session {
 
 /** GET /api/me's answer. */
 export type Me = Body['Me'];
+export type TaskCounts = Body['TaskCounts'];
+/** A page of tasks: by status, after the id `after` (in the list's order), newest first with `desc`. */
+export type TaskQuery = { status?: Status; after?: number; limit?: number; desc?: boolean; q?: string };
+/** The default page of a task list. */
+export const TASK_PAGE = 50;
+
+function taskQuery(q: TaskQuery): string {
+  const p = new URLSearchParams();
+  if (q.status) p.set('status', q.status);
+  p.set('limit', String(q.limit ?? TASK_PAGE));
+  if (q.after) p.set('after_id', String(q.after));
+  if (q.desc) p.set('order', 'desc');
+  if (q.q) p.set('q', q.q);
+  return p.toString();
+}
 export type MeUser = NonNullable<Me['user']>;
 export type Membership = Me['memberships'][number];
 /** GET /api/signin's answer: whether to offer "Sign in with <provider>". */
@@ -351,7 +366,15 @@ const SPACE = 'id name description documentCount chunkCount embedder dimensions 
 const P = (s: Session) => `/api/projects/${encodeURIComponent(s.viewer.projectId)}`;
 
 export const api = {
-  tasks: () => rest<Task[]>('GET', '/api/tasks'),
+  /** One page of the task list (never the whole list: a project may hold a million tasks). */
+  tasks: (q: TaskQuery = {}) => rest<Task[]>('GET', '/api/tasks?' + taskQuery(q)),
+  /** The number of tasks per status: all, or those a search finds, or an agent's. */
+  taskCounts: (q = '', agentId?: number) => {
+    const p = new URLSearchParams();
+    if (q) p.set('q', q);
+    if (agentId !== undefined) p.set('agent_id', String(agentId));
+    return rest<TaskCounts>('GET', '/api/tasks/counts' + (p.size ? '?' + p.toString().replace(/\+/g, '%20') : ''));
+  },
   task: (id: number) => rest<Task>('GET', `/api/tasks/${id}`),
   createTask: (t: NewTask) => rest<Task>('POST', '/api/tasks', t),
   setStatus: (id: number, status: Status) => rest<Task>('PUT', `/api/tasks/${id}/status`, { status } satisfies Body['SetStatusRequest']),

@@ -684,6 +684,8 @@ export type Query = {
   skills: Array<Skill>;
   /** One task, with its conversation. */
   task: Task;
+  /** How many tasks the project has in each status, and in all (one query: what a board shows before it loads any task). */
+  taskCounts: TaskCounts;
   /** The project's tasks, oldest first, without their conversation; page with first and after. */
   tasks: Array<Task>;
   /** The project's tokens, without values (admin). */
@@ -782,11 +784,18 @@ export type QueryTaskArgs = {
 };
 
 
+export type QueryTaskCountsArgs = {
+  agentId?: InputMaybe<Scalars['Int']['input']>;
+  q?: InputMaybe<Scalars['String']['input']>;
+};
+
+
 export type QueryTasksArgs = {
   after?: InputMaybe<Scalars['Int']['input']>;
   agentId?: InputMaybe<Scalars['Int']['input']>;
   conversationId?: InputMaybe<Scalars['ID']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
+  q?: InputMaybe<Scalars['String']['input']>;
   status?: InputMaybe<TaskStatus>;
 };
 
@@ -951,6 +960,17 @@ export type TaskChangeKind =
   | 'reset'
   /** The task changed; task is the task after the change. */
   | 'updated';
+
+/** The number of the project's tasks in each status, and in all. */
+export type TaskCounts = {
+  backlog: Scalars['Int']['output'];
+  doing: Scalars['Int']['output'];
+  done: Scalars['Int']['output'];
+  failed: Scalars['Int']['output'];
+  todo: Scalars['Int']['output'];
+  total: Scalars['Int']['output'];
+  waiting: Scalars['Int']['output'];
+};
 
 /** One entry of a task's conversation. */
 export type TaskMessage = {

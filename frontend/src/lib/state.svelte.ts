@@ -1,6 +1,6 @@
 // The application's state, kept live from the event stream. Screens read it and call
 // its actions; every action goes through api.ts and applies the server's answer.
-import { api, type Session } from './api';
+import { api, TASK_PAGE, type Session } from './api';
 import type {
   Agent,
   Conversation,
@@ -25,11 +25,53 @@ function newer(a: Task | undefined, b: Task): boolean {
   return b.updated_at >= a.updated_at;
 }
 
+/** Per status: how many tasks the project has in it (the server's counts, kept live). */
+export type Counts = Record<Status, number>;
+/** Per status: where the column's paging stands. `after` is the last id of the last page read. */
+export type Column = { after: number; more: boolean; loading: boolean };
+
+const zeroCounts = (): Counts => ({ Backlog: 0, Todo: 0, Doing: 0, Waiting: 0, Done: 0, Failed: 0 });
+const freshColumns = (): Record<Status, Column> =>
+  Object.fromEntries(STATUSES.map((s) => [s, { after: 0, more: false, loading: false }])) as Record<Status, Column>;
+/** The words of a search as the server splits them: runs of letters and digits, lower case, accents removed. */
+export function searchWords(text: string): string[] {
+  return text
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
+}
+
+/** Whether a task holds every word of a search by prefix (the server's rule for ?q=): for tasks that events bring during a search. */
+export function matchesSearch(t: Task, q: string): boolean {
+  const have = searchWords(t.summary + ' ' + (t.details ?? ''));
+  return searchWords(q).every((w) => have.some((h) => h.startsWith(w)));
+}
+
+/** Done is shown newest first; the other columns oldest first. */
+const newestFirst = (s: Status) => s === 'Done';
+
 export class AppState {
   session = $state.raw<Session | null>(null);
-  /** Tasks by id; replaced (not mutated) on each change so that the board re-renders only what changed. */
+  /**
+   * The tasks loaded so far, by id: each column's pages, and the tasks events brought.
+   * Never the whole project (it may hold a million). Replaced (not mutated) on each
+   * change so that the board re-renders only what changed.
+   */
   tasks = $state.raw<Map<number, Task>>(new Map());
   tasksLoaded = $state(false);
+  /** The number of tasks in each status, loaded tasks or not. */
+  counts = $state.raw<Counts>(zeroCounts());
+  total = $derived(STATUSES.reduce((n, s) => n + this.counts[s], 0));
+  /** Each column's paging. */
+  columns = $state.raw<Record<Status, Column>>(freshColumns());
+  /** Per agent, the number of its tasks in each status (the Agents screen loads them: loadAgentCounts). */
+  agentCounts = $state.raw<Map<number, Counts>>(new Map());
+  private agentCountsTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The board's search ('' for none): the counts and columns are the server's answer to it. */
+  query = $state('');
+  private boardLoads = 0;
   agents = $state.raw<Agent[]>([]);
   conversations = $state.raw<Conversation[]>([]);
   conversationsLoaded = $state(false);
@@ -59,6 +101,7 @@ export class AppState {
   byStatus = $derived.by(() => {
     const cols: Record<Status, Task[]> = { Backlog: [], Todo: [], Doing: [], Waiting: [], Done: [], Failed: [] };
     for (const t of this.tasks.values()) (cols[t.status] ?? cols.Backlog).push(t);
+    for (const st of STATUSES) cols[st].sort(newestFirst(st) ? (a, b) => b.id - a.id : (a, b) => a.id - b.id);
     return cols;
   });
   waiting = $derived(this.byStatus.Waiting);
@@ -77,19 +120,7 @@ export class AppState {
   async loadAll(): Promise<void> {
     const jobs: Promise<unknown>[] = [];
     if (this.can('task:read')) {
-      jobs.push(
-        api.tasks().then((list) => {
-          const m = new Map<number, Task>();
-          for (const t of list) {
-            const cur = this.tasks.get(t.id);
-            // Keep the object already shown when nothing changed: its card is not redrawn.
-            const same = cur && cur.updated_at !== undefined && cur.updated_at === t.updated_at && cur.status === t.status;
-            m.set(t.id, cur && (same || !newer(cur, t)) ? cur : t);
-          }
-          this.tasks = m;
-          this.tasksLoaded = true;
-        }),
-      );
+      jobs.push(this.loadBoard());
       jobs.push(api.agents().then((a) => (this.agents = a)));
       jobs.push(api.skills().then((s) => (this.skills = s)));
     }
@@ -109,16 +140,116 @@ export class AppState {
 
   // ---- tasks ----
 
+  /**
+   * The counts and each column's first page, in parallel (seven small requests, whatever
+   * the project's size). Loaded again after a reconnect: what was loaded beyond the first
+   * pages is dropped, and events fill the rest.
+   */
+  async loadBoard(): Promise<void> {
+    const q = this.query;
+    const mine = ++this.boardLoads;
+    const [counts, ...pages] = await Promise.all([api.taskCounts(q), ...STATUSES.map((st) => api.tasks({ status: st, desc: newestFirst(st), q }))]);
+    if (mine !== this.boardLoads) return; // a newer search (or reload) is on its way
+    const m = new Map<number, Task>();
+    const cols = freshColumns();
+    STATUSES.forEach((st, i) => {
+      for (const t of pages[i]) {
+        const cur = this.tasks.get(t.id);
+        // Keep the object already shown when nothing changed: its card is not redrawn.
+        const same = cur && cur.updated_at !== undefined && cur.updated_at === t.updated_at && cur.status === t.status;
+        m.set(t.id, cur && (same || !newer(cur, t)) ? cur : t);
+      }
+      cols[st] = { after: pages[i].at(-1)?.id ?? 0, more: pages[i].length === TASK_PAGE, loading: false };
+    });
+    this.tasks = m;
+    this.counts = { ...zeroCounts(), ...pickCounts(counts) };
+    this.columns = cols;
+    this.tasksLoaded = true;
+  }
+
+  /** Each agent's counts again, a moment after the last call (the Agents screen calls it as tasks change). */
+  loadAgentCounts(): void {
+    if (this.agentCountsTimer) return;
+    this.agentCountsTimer = setTimeout(async () => {
+      this.agentCountsTimer = null;
+      const agents = this.agents;
+      const all = await Promise.all(agents.map((a) => api.taskCounts('', a.id).catch(() => null)));
+      const m = new Map<number, Counts>();
+      agents.forEach((a, i) => m.set(a.id, { ...zeroCounts(), ...pickCounts(all[i] ?? {}) }));
+      this.agentCounts = m;
+    }, 100);
+  }
+
+  /** Searches the board on the server: the counts and the columns' first pages again, for q. */
+  async search(q: string): Promise<void> {
+    q = searchWords(q).length ? q.trim() : '';
+    if (q === this.query) return;
+    this.query = q;
+    await this.loadBoard();
+  }
+
+  /** The next page of a column (the board calls it when the column's end scrolls into view). */
+  async loadMore(st: Status): Promise<void> {
+    const col = this.columns[st];
+    if (!col.more || col.loading) return;
+    const loading = { ...col, loading: true };
+    this.columns = { ...this.columns, [st]: loading };
+    let page: Task[];
+    try {
+      page = await api.tasks({ status: st, after: col.after, desc: newestFirst(st), q: this.query });
+    } catch (e) {
+      if (this.columns[st] === loading) this.columns = { ...this.columns, [st]: col };
+      throw e;
+    }
+    if (this.columns[st] !== loading) return; // the board was loaded again meanwhile (a search, a reconnect)
+    const m = new Map(this.tasks);
+    for (const t of page) {
+      const cur = m.get(t.id);
+      if (this.moving.has(t.id) || !newer(cur, t)) continue;
+      m.set(t.id, cur?.conversation && !t.conversation ? { ...t, conversation: cur.conversation } : t);
+    }
+    this.tasks = m;
+    this.columns = { ...this.columns, [st]: { after: page.at(-1)?.id ?? col.after, more: page.length === TASK_PAGE, loading: false } };
+  }
+
+  /** A task leaves status `from` for `to` (either absent: it is new, or gone). */
+  private shift(from: Status | undefined, to: Status | undefined): void {
+    if (from === to) return;
+    const c = { ...this.counts };
+    if (from) c[from] = Math.max(0, c[from] - 1);
+    if (to) c[to]++;
+    this.counts = c;
+  }
+
+  /** The counts again from the server, once events settle: for a change to a task not loaded (its old status is unknown). */
+  private countsTimer: ReturnType<typeof setTimeout> | null = null;
+  private refreshCounts(): void {
+    if (this.countsTimer) return;
+    this.countsTimer = setTimeout(() => {
+      this.countsTimer = null;
+      const q = this.query;
+      api
+        .taskCounts(q)
+        .then((c) => q === this.query && (this.counts = { ...zeroCounts(), ...pickCounts(c) }))
+        .catch(() => {});
+    }, 250);
+  }
+
   /** Moves in flight, by task: the newest move's number. Answers and events of older states wait for it. */
   private moving = new Map<number, number>();
   private moveCount = 0;
   /** The last status request sent for each task: a task's moves reach the server one after another, in the order made. */
   private moveQueue = new Map<number, Promise<unknown>>();
 
-  put(t: Task, fromMove = false): void {
+  /** Shows a task's newest state; `created` says it is new to the project (its count goes up). */
+  put(t: Task, fromMove = false, created = false): void {
     if (this.moving.has(t.id) && !fromMove) return; // the move in flight brings the newest state
     const prev = this.tasks.get(t.id);
     if (!newer(prev, t)) return;
+    if (!prev && this.query && !matchesSearch(t, this.query)) return; // not what the board searches for
+    if (prev) this.shift(prev.status, t.status);
+    else if (created) this.shift(undefined, t.status);
+    else this.refreshCounts(); // a task not loaded: where it was is unknown
     const m = new Map(this.tasks);
     // List answers and events may leave out the conversation; keep what we know.
     if (prev?.conversation && !t.conversation) t = { ...t, conversation: prev.conversation };
@@ -128,7 +259,9 @@ export class AppState {
   }
 
   remove(id: number): void {
-    if (!this.tasks.has(id)) return;
+    const prev = this.tasks.get(id);
+    if (!prev) return this.refreshCounts();
+    this.shift(prev.status, undefined);
     const m = new Map(this.tasks);
     m.delete(id);
     this.tasks = m;
@@ -141,6 +274,7 @@ export class AppState {
     const m = new Map(this.tasks);
     m.set(id, { ...t, status });
     this.tasks = m;
+    this.shift(t.status, status);
     const mine = ++this.moveCount;
     this.moving.set(id, mine);
     // Two quick moves (Shift+→ twice) sent at once could arrive in either order and
@@ -160,6 +294,7 @@ export class AppState {
       if (this.moving.get(id) === mine) {
         this.moving.delete(id);
         const back = new Map(this.tasks);
+        this.shift(back.get(id)?.status, t.status);
         back.set(id, t);
         this.tasks = back;
       }
@@ -190,6 +325,10 @@ export class AppState {
     this.budgetNotice = '';
     this.tasks = new Map();
     this.tasksLoaded = false;
+    this.counts = zeroCounts();
+    this.columns = freshColumns();
+    this.query = '';
+    this.agentCounts = new Map();
     this.conversations = [];
     this.conversationsLoaded = false;
     this.closeThread();
@@ -197,7 +336,7 @@ export class AppState {
 
   async create(input: NewTask): Promise<Task> {
     const t = await api.createTask(input);
-    this.put(t);
+    this.put(t, false, true);
     return t;
   }
 
@@ -230,6 +369,8 @@ export class AppState {
     const m = new Map(this.tasks);
     for (const [id, t] of m) if (t.status === 'Done') m.delete(id);
     this.tasks = m;
+    this.counts = { ...this.counts, Done: 0 };
+    this.columns = { ...this.columns, Done: { after: 0, more: false, loading: false } };
     return r.deleted;
   }
 
@@ -272,7 +413,7 @@ export class AppState {
         break;
       case 'task.created':
       case 'task.updated':
-        this.put(d as Task);
+        this.put(d as Task, false, e.type === 'task.created');
         break;
       case 'task.deleted':
         this.remove(d.id);
@@ -518,6 +659,12 @@ export class AppState {
 
   /** Where the side panels' load failures go (the app shows them as toasts). */
   onError: (e: unknown) => void = () => {};
+}
+
+function pickCounts(c: Partial<Counts>): Partial<Counts> {
+  const out: Partial<Counts> = {};
+  for (const s of STATUSES) if (typeof c[s] === 'number') out[s] = c[s];
+  return out;
 }
 
 export const app = new AppState();
