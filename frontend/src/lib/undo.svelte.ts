@@ -22,7 +22,7 @@ export function deleteWithUndo(task: Task): void {
       if (!h) return;
       clearTimeout(h.timer);
       held.delete(task.id);
-      app.put(h.task);
+      app.put(h.task, false, true); // back in its column, its count up again
     },
   });
 }
@@ -35,7 +35,7 @@ async function send(id: number, keepalive = false): Promise<void> {
   try {
     await api.deleteTask(id, keepalive);
   } catch (e) {
-    app.put(h.task); // not deleted after all: show it again, saying why
+    app.put(h.task, false, true); // not deleted after all: show it again (and count it), saying why
     toastError(e);
   }
 }

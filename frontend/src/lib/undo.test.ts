@@ -26,9 +26,12 @@ describe('undo', () => {
   });
 
   it('Undo puts the task back and sends nothing', async () => {
+    const done = app.counts.Done;
     deleteWithUndo(app.tasks.get(5)!);
+    expect(app.counts.Done).toBe(done - 1);
     act(toasts[0]);
     expect(app.tasks.get(5)?.summary).toBe('Old notes');
+    expect(app.counts.Done).toBe(done); // counted again, without asking the server
     await vi.advanceTimersByTimeAsync(UNDO_MS * 2);
     expect(calls).toHaveLength(0);
     expect(toasts).toHaveLength(0);
