@@ -26,6 +26,7 @@ describe('undo', () => {
   });
 
   it('Undo puts the task back and sends nothing', async () => {
+    app.counts = { ...app.counts, Done: 3 };
     const done = app.counts.Done;
     deleteWithUndo(app.tasks.get(5)!);
     expect(app.counts.Done).toBe(done - 1);
