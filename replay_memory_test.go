@@ -65,16 +65,17 @@ func TestReplayMemory(t *testing.T) {
 	}
 }
 
-// fillEvents writes n events of about 700 bytes straight into a new data directory's
-// log, and returns a task:read token, the project and its last seq.
-func fillEvents(t *testing.T, data string, n int) (string, string, int64) {
+// fillStore writes n rows straight into a new data directory's store, batch to a
+// transaction, each row by row(tx, pid, j), and returns a task:read token of the
+// project (named tokenName), the project's id and the store, which the caller closes
+// before a server opens the directory.
+func fillStore(t *testing.T, data, tokenName string, n, batch int, row func(tx *store.Tx, pid string, j int) error) (token, pid string, st *store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, agentserver.DBPath(data), store.Options{Synchronous: "NORMAL"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
 	svc := service.New(st, service.Options{})
 	defer svc.Close()
 	if err := svc.EnsureDefaultProject(ctx); err != nil {
@@ -84,32 +85,41 @@ func fillEvents(t *testing.T, data string, n int) (string, string, int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := projects[0].ID
-	token, _, err := svc.CreateToken(ctx, auth.Owner(pid), service.CreateTokenInput{Name: "replay", Scopes: []string{auth.TaskRead}})
-	if err != nil {
+	pid = projects[0].ID
+	if token, _, err = svc.CreateToken(ctx, auth.Owner(pid), service.CreateTokenInput{Name: tokenName, Scopes: []string{auth.TaskRead}}); err != nil {
 		t.Fatal(err)
 	}
-	body := strings.Repeat("replayed history ", 35)
-	now := time.Now().UTC()
-	const batch = 2000
 	for i := 0; i < n; i += batch {
-		err := st.Write(ctx, func(tx *store.Tx) error {
+		if err := st.Write(ctx, func(tx *store.Tx) error {
 			for j := i; j < min(i+batch, n); j++ {
-				ev := map[string]any{"id": j, "summary": fmt.Sprintf("task %d", j), "details": body, "status": "Doing"}
-				if err := tx.AppendEvent(ctx, pid, "task.updated", ev, now); err != nil {
+				if err := row(tx, pid, j); err != nil {
 					return err
 				}
 			}
 			return nil
-		})
-		if err != nil {
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	_, last, err := st.Read().EventBounds(ctx, pid)
+	return token, pid, st
+}
+
+// fillEvents writes n events of about 700 bytes straight into a new data directory's
+// log, and returns a task:read token, the project and its last seq. The store is
+// closed before it returns, for the server to open.
+func fillEvents(t *testing.T, data string, n int) (string, string, int64) {
+	t.Helper()
+	body := strings.Repeat("replayed history ", 35)
+	now := time.Now().UTC()
+	token, pid, st := fillStore(t, data, "replay", n, 2000, func(tx *store.Tx, pid string, j int) error {
+		ev := map[string]any{"id": j, "summary": fmt.Sprintf("task %d", j), "details": body, "status": "Doing"}
+		return tx.AppendEvent(context.Background(), pid, "task.updated", ev, now)
+	})
+	_, last, err := st.Read().EventBounds(context.Background(), pid)
 	if err != nil {
 		t.Fatal(err)
 	}
+	st.Close()
 	return token, pid, last
 }
 

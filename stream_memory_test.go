@@ -11,10 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/model"
-	agentserver "github.com/agentdesk/agentdesk/backend/server"
-	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
 )
 
@@ -84,49 +81,19 @@ func TestStreamedListMemory(t *testing.T) {
 }
 
 // fillTasks writes n tasks with two steps each straight into a new data directory's
-// store, in large transactions, and returns a task:read token of the project.
+// store, in large transactions, and returns a task:read token of the project. The store
+// is closed before it returns, for the server to open.
 func fillTasks(t *testing.T, data string, n int) string {
 	t.Helper()
-	ctx := context.Background()
-	st, err := store.Open(ctx, agentserver.DBPath(data), store.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	svc := service.New(st, service.Options{})
-	defer svc.Close()
-	if err := svc.EnsureDefaultProject(ctx); err != nil {
-		t.Fatal(err)
-	}
-	projects, err := svc.Projects(ctx, auth.Owner(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid := projects[0].ID
-	token, _, err := svc.CreateToken(ctx, auth.Owner(pid), service.CreateTokenInput{Name: "list", Scopes: []string{auth.TaskRead}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	details := strings.Repeat("some details of the task ", 12)
 	now := time.Now().UTC()
-	const batch = 5000
-	for i := 0; i < n; i += batch {
-		err := st.Write(ctx, func(tx *store.Tx) error {
-			for j := i; j < min(i+batch, n); j++ {
-				task := &model.Task{ProjectID: pid, Summary: fmt.Sprintf("task %d", j), Details: details,
-					Status: model.StatusDone, Source: model.SourceUser, TaskType: model.DefaultTaskType,
-					Steps:     []model.Step{{Title: "first", Status: model.StepCompleted}, {Title: "second", Status: model.StepCompleted}},
-					CreatedAt: now, UpdatedAt: now}
-				if err := tx.InsertTask(ctx, task); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	token, _, st := fillStore(t, data, "list", n, 5000, func(tx *store.Tx, pid string, j int) error {
+		return tx.InsertTask(context.Background(), &model.Task{ProjectID: pid, Summary: fmt.Sprintf("task %d", j), Details: details,
+			Status: model.StatusDone, Source: model.SourceUser, TaskType: model.DefaultTaskType,
+			Steps:     []model.Step{{Title: "first", Status: model.StepCompleted}, {Title: "second", Status: model.StepCompleted}},
+			CreatedAt: now, UpdatedAt: now})
+	})
+	st.Close()
 	return token
 }
 
