@@ -123,3 +123,33 @@ func TestObjectID(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskCacheChangeRecordBounded: the record of which task changed when stays small
+// however many tasks change, a read that began before the record started over caches
+// nothing (it may hold an old version), and what the cache held for unchanged tasks stays.
+func TestTaskCacheChangeRecordBounded(t *testing.T) {
+	var c taskCache
+	enc := func(id int64, v string) []model.EncodedTask {
+		return []model.EncodedTask{{ID: id, JSON: json.RawMessage(`"` + v + `"`)}}
+	}
+	c.store(enc(1, "kept"), c.begin())
+	before := c.begin() // a read of task 2 begins
+	for id := int64(100); id < 100+20_000; id++ {
+		c.invalidate([]int64{id}, false)
+		if len(c.changed) > 10_000 {
+			t.Fatalf("after %d changes the record holds %d ids: it grows with the tasks changed", id-99, len(c.changed))
+		}
+	}
+	c.invalidate([]int64{2}, false) // task 2 changes while that read is under way
+	c.store(enc(2, "old"), before)  // the read ends with the old version: not cached
+	if _, ok := c.lookup([]int64{2}); ok {
+		t.Fatal("a read begun before the change cached the old version")
+	}
+	if got, ok := c.lookup([]int64{1}); !ok || string(got[0].JSON) != `"kept"` {
+		t.Fatalf("an unchanged task's JSON: %v %v, want it still cached", got, ok)
+	}
+	c.store(enc(2, "new"), c.begin()) // a read begun after it caches
+	if got, ok := c.lookup([]int64{2}); !ok || string(got[0].JSON) != `"new"` {
+		t.Fatalf("a read begun after the change: %v %v, want it cached", got, ok)
+	}
+}
