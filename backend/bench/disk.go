@@ -55,3 +55,16 @@ func writerStats(log string) (writesPerBatch, fsyncMs float64, ok bool) {
 	}
 	return writes / batches, float64(total.Microseconds()) / 1000 / syncs, true
 }
+
+// dataDir makes the run's temporary data directory; done removes it, or with -keep says
+// where it is.
+func dataDir(cfg config, prefix string) (dir string, done func(), err error) {
+	dir, err = os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", nil, err
+	}
+	if cfg.keepDataDirs {
+		return dir, func() { logf("data directory and server log kept in %s", dir) }, nil
+	}
+	return dir, func() { os.RemoveAll(dir) }, nil
+}

@@ -185,16 +185,12 @@ func (r *report) check(label string, p phase, figures ...string) {
 }
 
 func run(ctx context.Context, cfg config) int {
-	dir, err := os.MkdirTemp("", "agentdesk-bench-")
+	dir, done, err := dataDir(cfg, "agentdesk-bench-")
 	if err != nil {
 		logf("bench: %v", err)
 		return 1
 	}
-	if cfg.keepDataDirs {
-		defer logf("data directory and server log kept in %s", dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
+	defer done()
 	srv := &server{bin: cfg.bin, dir: dir}
 	fail := func(err error) int {
 		logf("bench: %v", err)

@@ -105,16 +105,12 @@ func bulkFill(ctx context.Context, st *store.Store, p project, n int, words []st
 }
 
 func runScale(ctx context.Context, cfg config) int {
-	dir, err := os.MkdirTemp("", "agentdesk-bench-scale-")
+	dir, done, err := dataDir(cfg, "agentdesk-bench-scale-")
 	if err != nil {
 		logf("bench: %v", err)
 		return 1
 	}
-	if cfg.keepDataDirs {
-		defer logf("data directory and server log kept in %s", dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
+	defer done()
 	fail := func(err error) int {
 		logf("bench: %v", err)
 		return 1

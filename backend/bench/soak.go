@@ -76,16 +76,12 @@ func (r *soakRecorder) take() (lat []float64, errors int) {
 }
 
 func runSoak(ctx context.Context, cfg config, sc soakConfig) int {
-	dir, err := os.MkdirTemp("", "agentdesk-soak-")
+	dir, done, err := dataDir(cfg, "agentdesk-soak-")
 	if err != nil {
 		logf("soak: %v", err)
 		return 1
 	}
-	if cfg.keepDataDirs {
-		defer logf("data directory and server log kept in %s", dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
+	defer done()
 	fail := func(err error) int {
 		logf("soak: %v", err)
 		return 1
