@@ -164,4 +164,23 @@ describe('board paging', () => {
     expect(app.agentCounts.get(4)).toMatchObject({ Doing: 2, Done: 700 });
     expect(app.agentCounts.get(9)!.Todo).toBe(1);
   });
+  it('keeps what events brought while the board loaded: a task made, another deleted, after their lists were read', async () => {
+    const serve = fakeServer({ Backlog: 2 });
+    let answer!: () => void;
+    const held = new Promise<void>((r) => (answer = r));
+    fakeFetch(async (c) => {
+      const out = serve(c); // read now, answered later: older than the events below
+      await held;
+      return out;
+    });
+    const load = app.loadBoard();
+    app.apply({ type: 'task.created', seq: 1, data: task({ id: 9, status: 'Backlog', summary: 'made meanwhile' }) } as any);
+    app.apply({ type: 'task.deleted', seq: 2, data: { id: 1 } } as any);
+    answer();
+    await load;
+    expect([...app.tasks.keys()].sort()).toEqual([2, 9]);
+    // Events after the load are not held for the next one.
+    app.apply({ type: 'task.deleted', seq: 3, data: { id: 9 } } as any);
+    expect([...app.tasks.keys()]).toEqual([2]);
+  });
 });

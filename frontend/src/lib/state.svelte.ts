@@ -25,6 +25,11 @@ function newer(a: Task | undefined, b: Task): boolean {
   return b.updated_at >= a.updated_at;
 }
 
+/** `t`, with the conversation `prev` knew: list answers and events may leave it out. */
+function keepConversation(prev: Task | undefined, t: Task): Task {
+  return prev?.conversation && !t.conversation ? { ...t, conversation: prev.conversation } : t;
+}
+
 /** Per status: how many tasks the project has in it (the server's counts, kept live). */
 export type Counts = Record<Status, number>;
 /** Per status: where the column's paging stands. `after` is the last id of the last page read. */
@@ -72,6 +77,8 @@ export class AppState {
   /** The board's search ('' for none): the counts and columns are the server's answer to it. */
   query = $state('');
   private boardLoads = 0;
+  /** Task events that came while the board loads (null: not loading). */
+  private boardPending: StreamEvent[] | null = null;
   agents = $state.raw<Agent[]>([]);
   conversations = $state.raw<Conversation[]>([]);
   conversationsLoaded = $state(false);
@@ -148,7 +155,14 @@ export class AppState {
   async loadBoard(): Promise<void> {
     const q = this.query;
     const mine = ++this.boardLoads;
-    const [counts, ...pages] = await Promise.all([api.taskCounts(q), ...STATUSES.map((st) => api.tasks({ status: st, desc: newestFirst(st), q }))]);
+    this.boardPending ??= [];
+    let counts: Awaited<ReturnType<typeof api.taskCounts>>, pages: Task[][];
+    try {
+      [counts, ...pages] = await Promise.all([api.taskCounts(q), ...STATUSES.map((st) => api.tasks({ status: st, desc: newestFirst(st), q }))]);
+    } catch (e) {
+      if (mine === this.boardLoads) this.boardPending = null;
+      throw e;
+    }
     if (mine !== this.boardLoads) return; // a newer search (or reload) is on its way
     const m = new Map<number, Task>();
     const cols = freshColumns();
@@ -161,6 +175,16 @@ export class AppState {
       }
       cols[st] = { after: pages[i].at(-1)?.id ?? 0, more: pages[i].length === TASK_PAGE, loading: false };
     });
+    // The answers may predate events that came while they loaded (a task made a moment
+    // after its list was read): those events again, on top.
+    const pending = this.boardPending ?? [];
+    this.boardPending = null;
+    for (const e of pending) {
+      const t = e.data as Task;
+      if (e.type === 'task.deleted') m.delete(t.id);
+      else if (!this.moving.has(t.id) && (!q || matchesSearch(t, q)) && newer(m.get(t.id), t)) m.set(t.id, keepConversation(m.get(t.id), t));
+    }
+    if (pending.length) this.refreshCounts(); // whether the counts' answer saw them is unknown
     this.tasks = m;
     this.counts = { ...zeroCounts(), ...pickCounts(counts) };
     this.columns = cols;
@@ -206,7 +230,7 @@ export class AppState {
     for (const t of page) {
       const cur = m.get(t.id);
       if (this.moving.has(t.id) || !newer(cur, t)) continue;
-      m.set(t.id, cur?.conversation && !t.conversation ? { ...t, conversation: cur.conversation } : t);
+      m.set(t.id, keepConversation(cur, t));
     }
     this.tasks = m;
     this.columns = { ...this.columns, [st]: { after: page.at(-1)?.id ?? col.after, more: page.length === TASK_PAGE, loading: false } };
@@ -251,8 +275,7 @@ export class AppState {
     else if (created) this.shift(undefined, t.status);
     else this.refreshCounts(); // a task not loaded: where it was is unknown
     const m = new Map(this.tasks);
-    // List answers and events may leave out the conversation; keep what we know.
-    if (prev?.conversation && !t.conversation) t = { ...t, conversation: prev.conversation };
+    t = keepConversation(prev, t);
     m.set(t.id, t);
     this.tasks = m;
     if (t.status === 'Waiting' && (prev?.status !== 'Waiting' || prev?.waiting_version !== t.waiting_version)) this.onWaiting(t);
@@ -324,6 +347,7 @@ export class AppState {
     this.skills = [];
     this.budgetNotice = '';
     this.tasks = new Map();
+    this.boardPending = null;
     this.tasksLoaded = false;
     this.counts = zeroCounts();
     this.columns = freshColumns();
@@ -413,9 +437,11 @@ export class AppState {
         break;
       case 'task.created':
       case 'task.updated':
+        this.boardPending?.push(e);
         this.put(d as Task, false, e.type === 'task.created');
         break;
       case 'task.deleted':
+        this.boardPending?.push(e);
         this.remove(d.id);
         break;
       case 'agent.created':
