@@ -118,16 +118,16 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 			}
 			t.Steps[*st.Index].Status = stepStatuses[i]
 		}
+		var entries []model.TaskMessage
 		if in.Status != "" {
-			setStatus(t, in.Status, in.WaitingDetails)
+			entries = setStatus(t, in.Status, in.WaitingDetails, model.RoleAssistant) // the question first
 		}
 		if err := s.recordUsage(ctx, tx, p, id, in.Usage, now); err != nil { // usage.go
 			return nil, err
 		}
-		var entry *model.TaskMessage
 		if in.Message != "" {
-			entry = &model.TaskMessage{Role: model.RoleAssistant, Content: in.Message}
+			entries = append(entries, model.TaskMessage{Role: model.RoleAssistant, Content: in.Message})
 		}
-		return s.saveTask(ctx, tx, t, entry, now)
+		return s.saveTask(ctx, tx, t, entries, now)
 	})
 }

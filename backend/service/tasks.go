@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/audit"
@@ -334,6 +335,14 @@ func (s *Service) CountTasks(ctx context.Context, p *auth.Principal, in CountTas
 // request's If-Match (precondition.go), let change alter it, save it, append the event,
 // and return the task as it now is.
 func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, change func(tx *store.Tx, t *model.Task) error) (*model.Task, error) {
+	return s.updateTaskWith(ctx, p, id, func(tx *store.Tx, t *model.Task) ([]model.TaskMessage, error) {
+		return nil, change(tx, t)
+	})
+}
+
+// updateTaskWith is updateTask for changes that also write to the task's conversation:
+// change returns the entries to append.
+func (s *Service) updateTaskWith(ctx context.Context, p *auth.Principal, id int64, change func(tx *store.Tx, t *model.Task) ([]model.TaskMessage, error)) (*model.Task, error) {
 	ctx = acting(ctx, p)
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
@@ -347,10 +356,11 @@ func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, c
 		if err := checkTaskPrecondition(ctx, id, task.Version); err != nil {
 			return err
 		}
-		if err := change(tx, task); err != nil {
+		entries, err := change(tx, task)
+		if err != nil {
 			return err
 		}
-		task, err = s.saveTask(ctx, tx, task, nil, s.clock())
+		task, err = s.saveTask(ctx, tx, task, entries, s.clock())
 		return err
 	})
 	if err != nil {
@@ -359,25 +369,23 @@ func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, c
 	return task, nil
 }
 
-// saveTask writes a changed task, appends entry (if any) to its conversation, records
+// saveTask writes a changed task, appends entries (if any) to its conversation, records
 // the task.updated event, and returns the task as stored: the end of every task change.
-func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, entry *model.TaskMessage, now time.Time) (*model.Task, error) {
+func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, entries []model.TaskMessage, now time.Time) (*model.Task, error) {
 	t.UpdatedAt = now
 	if err := tx.UpdateTask(ctx, t); err != nil {
 		return nil, internal("update task", err)
 	}
-	if entry != nil {
+	for _, entry := range entries {
 		// Its author is the actor of the change, named as the activity trail names
 		// them: the thread says "answered by Dana" exactly when the trail does.
 		entry.CreatedAt, entry.Author = now, audit.From(ctx).Name
-		if err := tx.AppendTaskMessage(ctx, t.ID, *entry); err != nil {
+		if err := tx.AppendTaskMessage(ctx, t.ID, entry); err != nil {
 			return nil, internal("append to the conversation", err)
 		}
-	}
-	// t already holds every change (the callers apply each one to it as they write it),
-	// so it is the stored task: no need to read it back.
-	if entry != nil {
-		t.Conversation = append(t.Conversation, *entry)
+		// t already holds every change (the callers apply each one to it as they write
+		// it), so it is the stored task: no need to read it back.
+		t.Conversation = append(t.Conversation, entry)
 	}
 	t.Derive()
 	if err := tx.AppendEvent(ctx, t.ProjectID, EventTaskUpdated, t, now); err != nil {
@@ -390,11 +398,19 @@ func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, ent
 // Waiting, or other waiting details while it stays in Waiting, so that an answer to the
 // earlier question is refused (Respond). Leaving Waiting clears the details. Every task
 // change (REST, agent callback, GraphQL) goes through here.
-func setStatus(t *model.Task, status string, waitingDetails *string) {
+//
+// A new question with words is returned as an entry for the task's conversation, so the
+// thread keeps every question asked beside the answers (waiting_details only holds the
+// current one); the caller appends it. role is the asker's (roleOf).
+func setStatus(t *model.Task, status string, waitingDetails *string, role string) []model.TaskMessage {
+	var asked []model.TaskMessage
 	if status == model.StatusWaiting {
 		changed := waitingDetails != nil && (t.WaitingDetails == nil || *t.WaitingDetails != *waitingDetails)
 		if t.Status != model.StatusWaiting || changed {
 			t.WaitingVersion++
+			if waitingDetails != nil && strings.TrimSpace(*waitingDetails) != "" {
+				asked = append(asked, model.TaskMessage{Role: role, Content: *waitingDetails})
+			}
 		}
 		if waitingDetails != nil {
 			t.WaitingDetails = waitingDetails
@@ -403,6 +419,16 @@ func setStatus(t *model.Task, status string, waitingDetails *string) {
 		t.WaitingDetails = nil
 	}
 	t.Status = status
+	return asked
+}
+
+// roleOf is the conversation role of what p writes: agents are the assistant, everyone
+// else (people, tokens, the local owner) the user.
+func roleOf(p *auth.Principal) string {
+	if p != nil && p.Kind == auth.KindAgent {
+		return model.RoleAssistant
+	}
+	return model.RoleUser
 }
 
 // SetTaskStatus moves a task to any status. waitingDetails, if given, is what the task
@@ -419,9 +445,8 @@ func (s *Service) SetTaskStatus(ctx context.Context, p *auth.Principal, id int64
 			return nil, err
 		}
 	}
-	return s.updateTask(ctx, p, id, func(_ *store.Tx, t *model.Task) error {
-		setStatus(t, status, waitingDetails)
-		return nil
+	return s.updateTaskWith(ctx, p, id, func(_ *store.Tx, t *model.Task) ([]model.TaskMessage, error) {
+		return setStatus(t, status, waitingDetails, roleOf(p)), nil
 	})
 }
 
@@ -508,8 +533,8 @@ func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in R
 		if in.WaitingVersion != nil && *in.WaitingVersion != t.WaitingVersion {
 			return nil, errs.Conflicting("task %d has moved on: this response answers waiting_version %d, the task is at %d", id, *in.WaitingVersion, t.WaitingVersion)
 		}
-		setStatus(t, model.StatusDoing, nil)
-		return s.saveTask(ctx, tx, t, &model.TaskMessage{Role: model.RoleUser, Content: in.Response}, now)
+		setStatus(t, model.StatusDoing, nil, "")
+		return s.saveTask(ctx, tx, t, []model.TaskMessage{{Role: model.RoleUser, Content: in.Response}}, now)
 	})
 }
 
