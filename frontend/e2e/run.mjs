@@ -1060,6 +1060,38 @@ test('webhook: created with its secret shown once, a test event delivered and li
   }
 });
 
+test('GraphiQL: opened from Settings with the tab\'s token, runs a query, shows the schema docs', async () => {
+  const page = await newPage();
+  await signIn(page);
+  await page.getByRole('link', { name: 'Settings' }).click();
+  // The link opens a new tab that inherits this tab's token (sessionStorage).
+  const [gq] = await Promise.all([page.context().waitForEvent('page'), page.getByRole('link', { name: 'GraphiQL' }).click()]);
+  const violations = [];
+  gq.on('console', (m) => /Content Security Policy|Refused to/i.test(m.text()) && violations.push(m.text()));
+  gq.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
+  await gq.waitForURL(url + '/graphql');
+  const csp = (await gq.request.get(url + '/graphql', { headers: { Accept: 'text/html' } })).headers()['content-security-policy'];
+  expect(/script-src 'self';/.test(csp) && !/unsafe-eval/.test(csp), `GraphiQL CSP: ${csp}`);
+  await gq.locator('.graphiql-query-editor .CodeMirror').waitFor({ timeout: 15000 });
+  await gq.evaluate(() => document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.setValue('{ viewer { name kind } }'));
+  await gq.locator('.graphiql-execute-button').click();
+  const result = () => gq.evaluate(() => document.querySelector('.graphiql-response .CodeMirror')?.CodeMirror.getValue() ?? '');
+  for (let i = 0; i < 100 && !(await result()).includes('"name": "ui"'); i++) await gq.waitForTimeout(100);
+  const answer = await result();
+  expect(answer.includes('"name": "ui"') && answer.includes('"kind": "token"'), `GraphiQL answer: ${answer}`);
+  // The schema's docs: the explorer lists the root types and opens Query's fields.
+  await gq.getByRole('button', { name: /Show Documentation Explorer/i }).click();
+  await gq.locator('.graphiql-doc-explorer').getByText('Query', { exact: true }).first().click();
+  await gq.locator('.graphiql-doc-explorer').getByText('viewer', { exact: true }).first().waitFor();
+  await gq.setViewportSize({ width: 1280, height: 800 });
+  await gq.screenshot({ path: join(shots, 'graphiql-1280.png') });
+  await gq.getByRole('button', { name: /Hide Documentation Explorer/i }).click();
+  await gq.setViewportSize({ width: 390, height: 844 });
+  await gq.screenshot({ path: join(shots, 'graphiql-390.png') });
+  expect(violations.length === 0, `CSP violations on the GraphiQL page:\n${violations.join('\n')}`);
+  await page.context().close();
+});
+
 // expectText waits (up to 10 s) until the element's whole text, trimmed and with its
 // whitespace collapsed, is exactly text: '1' is not satisfied by '10'.
 async function expectText(locator, text) {
