@@ -481,7 +481,8 @@ test('agents and settings screens', async () => {
   await signIn(page);
   await page.getByRole('link', { name: 'Agents' }).click();
   await page.getByTestId('agent-env').getByText('AGENT_NAME=worker').waitFor();
-  expect((await page.getByTestId('run-line').textContent()) === 'agentdesk agent run --name worker', 'run line');
+  const runLine = await page.getByTestId('run-line').textContent();
+  expect(runLine.startsWith(`AGENTDESK_URL=${url} SERVICE_PROJECT_ID=${project} SERVICE_API_TOKEN=•`) && runLine.endsWith(' agentdesk agent run --name worker'), `run line ${runLine}`);
   // The secret and the digest stay masked until asked for; Copy all still has them.
   const secret = agentEnv.SERVICE_TOKEN_SECRET;
   expect(secret && !(await page.locator('main').textContent()).includes(secret), 'the project secret is shown unasked');
@@ -496,6 +497,67 @@ test('agents and settings screens', async () => {
   await page.context().close();
 });
 
+
+test('onboarding: the sign-in card\'s command and Connect an agent\'s work when pasted', async () => {
+  const page = await newPage();
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: url });
+  const shell = (cmd, extra = {}) => ({ cmd, env: { ...process.env, PATH: `${dirname(bin)}:${process.env.PATH}`, AGENTDESK_DATA: data, ...extra } });
+  const copied = async (scope) => {
+    await scope.getByRole('button', { name: 'Copy command' }).click();
+    return page.evaluate(() => navigator.clipboard.readText());
+  };
+  // The sign-in card: copy its command, run it in a shell on the server's machine (the
+  // server's data directory), sign in with the token it prints.
+  await page.goto(url + '/');
+  const shown = await page.getByTestId('token-command').textContent();
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 844 });
+    await page.screenshot({ path: join(shots, `signin-${width}.png`) });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const signInCmd = await copied(page.locator('form'));
+  expect(signInCmd === shown, `copied ${signInCmd}, shown ${shown}`);
+  const s1 = shell(signInCmd);
+  const made = execFileSync('sh', ['-c', s1.cmd], { encoding: 'utf8', env: s1.env }).trim();
+  expect(/^adk_[A-Za-z0-9]{32,}$/.test(made), `the pasted command printed ${made}`);
+  await page.getByLabel('Platform token').fill(made);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('conn').getByText('Live').waitFor();
+  // Connect an agent: register one, copy its command, paste it into a shell: the agent
+  // runs and finishes a task given to it.
+  await page.getByRole('link', { name: 'Agents' }).click();
+  await page.getByLabel('New agent name').fill('pasted');
+  await page.getByRole('button', { name: 'Register agent' }).click();
+  await expectText(page.locator('#env-agent option:checked'), 'pasted');
+  const connect = page.getByRole('region', { name: 'Connect an agent' });
+  await connect.getByTestId('run-line').getByText('--name pasted').waitFor();
+  expect(!(await connect.getByTestId('run-line').textContent()).includes(agentEnv.SERVICE_API_TOKEN), 'the digest is shown unasked');
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 844 });
+    await connect.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(shots, `connect-agent-${width}.png`) });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const runCmd = await copied(connect);
+  expect(runCmd.endsWith(' agentdesk agent run --name pasted') && runCmd.includes(agentEnv.SERVICE_API_TOKEN), `copied ${runCmd}`);
+  const s2 = shell(runCmd, { AGENTDESK_URL: '', SERVICE_PROJECT_ID: '', SERVICE_API_TOKEN: '', SERVICE_TOKEN_SECRET: '' });
+  const agent = spawn('sh', ['-c', s2.cmd], { env: s2.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const agentLog = [];
+  agent.stderr.on('data', (d) => agentLog.push(String(d)));
+  try {
+    const pastedId = (await gql('{ agents { id name } }')).agents.find((a) => a.name === 'pasted').id;
+    const t = await rest('POST', '/api/tasks', { summary: 'Pasted agent works', steps: [{ title: 'Say hello' }], agent_id: pastedId });
+    let status = '';
+    for (let i = 0; i < 200 && status !== 'Done'; i++) {
+      status = (await rest('GET', `/api/tasks/${t.id}`)).status;
+      if (status !== 'Done') await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status === 'Done', `the pasted agent did not finish its task (${status}):\n${agentLog.join('')}`);
+  } finally {
+    process.kill(-agent.pid, 'SIGTERM');
+  }
+  await page.context().close();
+});
 
 test('jobs: a job every minute, run now, its task on the board and its run listed; a bad cron shows the server message', async () => {
   const page = await newPage();
