@@ -422,6 +422,46 @@ test('edit a task: summary, details and steps; a failed task retried', async () 
   await page.context().close();
 });
 
+test('comments: the agent\'s question and failure in the thread, a comment on the failed task', async () => {
+  const page = await newPage();
+  await signIn(page);
+  // An agent that is not running, driven by hand through the callback.
+  const helper = JSON.parse(cli(['agent', 'create', '--project', project, '--name', 'helper', '--data', data]));
+  const t = await rest('POST', '/api/tasks', { summary: 'Print the report', agent_id: helper.id });
+  const callback = async (body) => {
+    const res = await fetch(url + `/api/agent_callback/${t.id}`, {
+      method: 'POST',
+      headers: { 'X-Task-Authorization': agentEnv.SERVICE_API_TOKEN, 'X-Agent-Name': 'helper', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ project_id: project, ...body }),
+    });
+    expect(res.ok, `callback: ${res.status} ${await res.text()}`);
+  };
+  await callback({ waiting_details: 'Which printer, **2F** or 3F?' });
+  await rest('POST', `/api/tasks/${t.id}/respond`, { response: '2F' });
+  await callback({ status: 'Failed', message: 'The agent failed: printer 2F is offline' });
+  await page.goto(url + '/board/' + t.id);
+  const pane = page.getByRole('dialog', { name: 'Task details' });
+  const entries = pane.locator('.convo li');
+  await entries.filter({ hasText: 'printer 2F is offline' }).waitFor();
+  const who = await pane.getByTestId('convo-who').allTextContents();
+  const texts = await entries.allTextContents();
+  expect(texts.length === 3 && texts[0].includes('Which printer') && texts[1].includes('2F') && texts[2].includes('offline'), `thread: ${texts.join(' | ')}`);
+  expect(who[0].startsWith('helper') && who[2].startsWith('helper'), `authors: ${who.join(' | ')}`);
+  await pane.getByLabel('Comment on task #' + t.id).fill('Plugged **2F** back in; retrying.');
+  await pane.getByRole('button', { name: 'Comment' }).click();
+  await entries.filter({ hasText: 'Plugged 2F back in' }).locator('strong').waitFor();
+  const after = await rest('GET', `/api/tasks/${t.id}`);
+  expect(after.status === 'Failed' && after.conversation.at(-1).content === 'Plugged **2F** back in; retrying.' && after.conversation.at(-1).author === 'ui',
+    `after the comment: ${JSON.stringify(after)}`);
+  await expectAccessible(page, 'a task thread with a comment box');
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 844 });
+    await pane.getByTestId('comment').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(shots, `task-comments-${width}.png`) });
+  }
+  await page.context().close();
+});
+
 test('jumper: Ctrl+K finds a task, a conversation and a screen by name', async () => {
   const page = await newPage();
   await signIn(page);
