@@ -1042,6 +1042,17 @@ test('team mode: sign in with the provider, answer as Dana, switch project, memb
     await tab.getByTestId('who').getByText('Dana Scott').waitFor();
     await tab.close();
 
+    // GraphiQL signs in with the session cookie and its X-CSRF-Token (a POST needs it).
+    const gq = await page.context().newPage();
+    await gq.goto(tm.base + '/graphql');
+    await gq.locator('.graphiql-query-editor .CodeMirror').waitFor({ timeout: 15000 });
+    await gq.evaluate(() => document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.setValue('{ viewer { name kind } }'));
+    await gq.locator('.graphiql-execute-button').click();
+    const answer = () => gq.evaluate(() => document.querySelector('.graphiql-response .CodeMirror')?.CodeMirror.getValue() ?? '');
+    for (let i = 0; i < 100 && !(await answer()).includes('Dana Scott'); i++) await gq.waitForTimeout(100);
+    expect((await answer()).includes('"name": "Dana Scott"'), `GraphiQL as Dana: ${await answer()}`);
+    await gq.close();
+
     // Answer in the Inbox; the thread and the activity trail say Dana answered.
     await page.getByRole('link', { name: /Inbox/ }).click();
     const item = page.getByTestId('inbox-item').filter({ hasText: 'Book the offsite' });

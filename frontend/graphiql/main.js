@@ -39,7 +39,7 @@ const { headers, who } = await credentials();
 async function fetcher(params, opts) {
   const res = await fetch('/graphql', {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json', 'X-Agentdesk-Client': 'web', ...headers, ...(opts?.headers ?? {}) },
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...headers, ...(opts?.headers ?? {}) },
     body: JSON.stringify(params),
   });
   return res.json();
