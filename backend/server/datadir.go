@@ -33,6 +33,15 @@ func NewDatabaseNote(dataDir string) string {
 // and RunningURL ignores it because its pid is gone.
 const URLFile = "server.url"
 
+// NoteURL writes URLFile for a server listening at listenURL (agentURL says which URL),
+// for --serve and the desktop window; ForgetURL removes it on a clean stop.
+func NoteURL(dataDir, publicURL, listenURL string) error {
+	return writeURLFile(dataDir, agentURL(publicURL, listenURL))
+}
+
+// ForgetURL removes URLFile if this process wrote it.
+func ForgetURL(dataDir string) { removeURLFile(dataDir) }
+
 // writeURLFile notes u and this process's pid in dataDir.
 func writeURLFile(dataDir, u string) error {
 	note := u + "\n" + strconv.Itoa(os.Getpid()) + "\n"

@@ -155,7 +155,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	lock.Note(s.URL())
 	// CLI commands beside it (agent env) default to this URL (datadir.go).
-	if err := writeURLFile(cfg.DataDir, agentURL(cfg.PublicURL, s.URL())); err != nil {
+	if err := NoteURL(cfg.DataDir, cfg.PublicURL, s.URL()); err != nil {
 		slog.Warn("could not note the server's URL in the data directory", "err", err)
 	}
 	slog.Info("agentdesk is listening", "url", s.URL(), "data", cfg.DataDir)
@@ -164,7 +164,7 @@ func Run(ctx context.Context, cfg Config) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	err = s.Shutdown(shutdownCtx)
-	removeURLFile(cfg.DataDir)
+	ForgetURL(cfg.DataDir)
 	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
