@@ -44,6 +44,7 @@ func TestCommentOnAnyTask(t *testing.T) {
 	}{
 		{"blank", f.rw, fmt.Sprintf("/api/tasks/%d/comments", f.todo), `{"content":"  "}`, 400, "invalid_argument"},
 		{"no content", f.rw, fmt.Sprintf("/api/tasks/%d/comments", f.todo), `{}`, 400, "invalid_argument"},
+		{"content and another message", f.rw, fmt.Sprintf("/api/tasks/%d/comments", f.todo), `{"content":"a","message":"b"}`, 400, "invalid_argument"},
 		{"read only", f.ro, fmt.Sprintf("/api/tasks/%d/comments", f.todo), `{"content":"x"}`, 403, "forbidden"},
 		{"other project", f.rw, fmt.Sprintf("/api/tasks/%d/comments", f.other), `{"content":"x"}`, 404, "not_found"},
 		{"unknown task", f.rw, "/api/tasks/99999/comments", `{"content":"x"}`, 404, "not_found"},
@@ -55,10 +56,12 @@ func TestCommentOnAnyTask(t *testing.T) {
 	}
 }
 
-// TestQuestionsInTheThread: every question a task asks joins its thread, attributed to
-// whoever asked (the agent for a callback), before the callback's message; the same
-// question twice is one entry. A failure reason is the failing callback's message.
-func TestQuestionsInTheThread(t *testing.T) {
+// The task's conversation holds what the contract says it holds: the callbacks'
+// messages (assistant), the answers (user) and comments. A question stays in
+// waiting_details, and an answer keeps the question it answered (`question`), which is
+// how the UI shows every question in the thread; writing questions into the
+// conversation as entries would change what agents written against the contract read.
+func TestQuestionsStayOutOfTheConversation(t *testing.T) {
 	f := newFixture(t)
 	headers := f.env.AgentHeaders(t, f.project, "worker")
 	callback := func(body string) model.Task {
@@ -72,14 +75,14 @@ func TestQuestionsInTheThread(t *testing.T) {
 		r.JSON(t, &task)
 		return task
 	}
-	callback(`"waiting_details":"Which format?","message":"I need to know."`)
-	callback(`"waiting_details":"Which format?"`) // the same question: no new entry
+	if task := callback(`"waiting_details":"Which format?","message":"I need to know."`); task.WaitingDetails == nil || *task.WaitingDetails != "Which format?" {
+		t.Fatalf("the question is not in waiting_details: %+v", task)
+	}
 	f.env.Do(t, testenv.Request{Method: "POST", Path: fmt.Sprintf("/api/tasks/%d/respond", f.todo), Token: f.rw, Body: `{"response":"PDF"}`})
 	task := callback(`"status":"Failed","message":"The agent failed: the printer is offline"`)
 	want := []model.TaskMessage{
-		{Role: model.RoleAssistant, Content: "Which format?", Author: "worker"},
 		{Role: model.RoleAssistant, Content: "I need to know.", Author: "worker"},
-		{Role: model.RoleUser, Content: "PDF"},
+		{Role: model.RoleUser, Content: "PDF", Question: "Which format?"},
 		{Role: model.RoleAssistant, Content: "The agent failed: the printer is offline", Author: "worker"},
 	}
 	if len(task.Conversation) != len(want) {
@@ -87,15 +90,8 @@ func TestQuestionsInTheThread(t *testing.T) {
 	}
 	for i, w := range want {
 		got := task.Conversation[i]
-		if got.Role != w.Role || got.Content != w.Content || (w.Author != "" && got.Author != w.Author) {
+		if got.Role != w.Role || got.Content != w.Content || got.Question != w.Question || (w.Author != "" && got.Author != w.Author) {
 			t.Errorf("entry %d: %+v, want %+v", i, got, w)
 		}
-	}
-	// A person who sets a question through the status is its author, as a user.
-	r := f.env.Do(t, testenv.Request{Method: "GET", Path: fmt.Sprintf("/api/tasks/%d", f.waiting), Token: f.rw})
-	var waiting model.Task
-	r.JSON(t, &waiting)
-	if n := len(waiting.Conversation); n != 1 || waiting.Conversation[0].Content != "which?" || waiting.Conversation[0].Role != model.RoleUser {
-		t.Errorf("question set through the status: thread %+v", waiting.Conversation)
 	}
 }

@@ -294,7 +294,7 @@ func (b builder) mutation() *gql.Object {
 				if err != nil {
 					return nil, err
 				}
-				return svc.CommentTask(p.Context, pr, argInt64(p.Args, "id"), service.CommentInput{Content: argString(p.Args, "content")}, key)
+				return svc.CommentTask(p.Context, pr, argInt64(p.Args, "id"), service.CommentInput{Content: optString(p.Args, "content")}, key)
 			})},
 		"deleteTask": &gql.Field{Type: nnBool, Description: "Deletes a task with its steps and conversation; true when done.",
 			Args: taskArgs(gql.FieldConfigArgument{}),

@@ -118,13 +118,13 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 			}
 			t.Steps[*st.Index].Status = stepStatuses[i]
 		}
-		var entries []model.TaskMessage
 		if in.Status != "" {
-			entries = setStatus(t, in.Status, in.WaitingDetails, model.RoleAssistant) // the question first
+			setStatus(t, in.Status, in.WaitingDetails)
 		}
 		if err := s.recordUsage(ctx, tx, p, id, in.Usage, now); err != nil { // usage.go
 			return nil, err
 		}
+		var entries []model.TaskMessage
 		if in.Message != "" {
 			entries = append(entries, model.TaskMessage{Role: model.RoleAssistant, Content: in.Message})
 		}

@@ -12,8 +12,8 @@ import (
 // CommentInput is a comment on a task. Content also comes as message, the word the
 // conversation endpoints use.
 type CommentInput struct {
-	Content string `json:"content"`
-	Message string `json:"message,omitempty"`
+	Content *string `json:"content,omitempty"`
+	Message *string `json:"message,omitempty"`
 }
 
 // CommentTask adds a comment to a task's conversation, in any status, without changing
@@ -24,19 +24,17 @@ func (s *Service) CommentTask(ctx context.Context, p *auth.Principal, id int64, 
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
 	}
-	if in.Content == "" {
-		in.Content, in.Message = in.Message, ""
-	}
-	if err := checkText("content", in.Content, true, MaxResponseLen); err != nil {
+	text, err := textOrSynonym("content", in.Content, "message", in.Message, MaxResponseLen)
+	if err != nil {
 		return nil, err
 	}
 	if err := CheckIdempotencyKey(idemKey); err != nil {
 		return nil, err
 	}
 	input := struct {
-		ID int64 `json:"id"`
-		CommentInput
-	}{id, in}
+		ID      int64  `json:"id"`
+		Content string `json:"content"`
+	}{id, text} // content and message with the same text are the same request
 	return writeOnce(ctx, s, p, idemKey, "comment", input, func(tx *store.Tx, now time.Time) (*model.Task, error) {
 		t, err := s.loadTask(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
@@ -45,6 +43,6 @@ func (s *Service) CommentTask(ctx context.Context, p *auth.Principal, id int64, 
 		if err := checkTaskPrecondition(ctx, id, t.Version); err != nil {
 			return nil, err
 		}
-		return s.saveTask(ctx, tx, t, []model.TaskMessage{{Role: roleOf(p), Content: in.Content}}, now)
+		return s.saveTask(ctx, tx, t, []model.TaskMessage{{Role: roleOf(p), Content: text}}, now)
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/audit"
@@ -335,14 +334,6 @@ func (s *Service) CountTasks(ctx context.Context, p *auth.Principal, in CountTas
 // request's If-Match (precondition.go), let change alter it, save it, append the event,
 // and return the task as it now is.
 func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, change func(tx *store.Tx, t *model.Task) error) (*model.Task, error) {
-	return s.updateTaskWith(ctx, p, id, func(tx *store.Tx, t *model.Task) ([]model.TaskMessage, error) {
-		return nil, change(tx, t)
-	})
-}
-
-// updateTaskWith is updateTask for changes that also write to the task's conversation:
-// change returns the entries to append.
-func (s *Service) updateTaskWith(ctx context.Context, p *auth.Principal, id int64, change func(tx *store.Tx, t *model.Task) ([]model.TaskMessage, error)) (*model.Task, error) {
 	ctx = acting(ctx, p)
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
@@ -356,11 +347,10 @@ func (s *Service) updateTaskWith(ctx context.Context, p *auth.Principal, id int6
 		if err := checkTaskPrecondition(ctx, id, task.Version); err != nil {
 			return err
 		}
-		entries, err := change(tx, task)
-		if err != nil {
+		if err := change(tx, task); err != nil {
 			return err
 		}
-		task, err = s.saveTask(ctx, tx, task, entries, s.clock())
+		task, err = s.saveTask(ctx, tx, task, nil, s.clock())
 		return err
 	})
 	if err != nil {
@@ -398,19 +388,11 @@ func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, ent
 // Waiting, or other waiting details while it stays in Waiting, so that an answer to the
 // earlier question is refused (Respond). Leaving Waiting clears the details. Every task
 // change (REST, agent callback, GraphQL) goes through here.
-//
-// A new question with words is returned as an entry for the task's conversation, so the
-// thread keeps every question asked beside the answers (waiting_details only holds the
-// current one); the caller appends it. role is the asker's (roleOf).
-func setStatus(t *model.Task, status string, waitingDetails *string, role string) []model.TaskMessage {
-	var asked []model.TaskMessage
+func setStatus(t *model.Task, status string, waitingDetails *string) {
 	if status == model.StatusWaiting {
 		changed := waitingDetails != nil && (t.WaitingDetails == nil || *t.WaitingDetails != *waitingDetails)
 		if t.Status != model.StatusWaiting || changed {
 			t.WaitingVersion++
-			if waitingDetails != nil && strings.TrimSpace(*waitingDetails) != "" {
-				asked = append(asked, model.TaskMessage{Role: role, Content: *waitingDetails})
-			}
 		}
 		if waitingDetails != nil {
 			t.WaitingDetails = waitingDetails
@@ -419,7 +401,6 @@ func setStatus(t *model.Task, status string, waitingDetails *string, role string
 		t.WaitingDetails = nil
 	}
 	t.Status = status
-	return asked
 }
 
 // roleOf is the conversation role of what p writes: agents are the assistant, everyone
@@ -445,8 +426,9 @@ func (s *Service) SetTaskStatus(ctx context.Context, p *auth.Principal, id int64
 			return nil, err
 		}
 	}
-	return s.updateTaskWith(ctx, p, id, func(_ *store.Tx, t *model.Task) ([]model.TaskMessage, error) {
-		return setStatus(t, status, waitingDetails, roleOf(p)), nil
+	return s.updateTask(ctx, p, id, func(_ *store.Tx, t *model.Task) error {
+		setStatus(t, status, waitingDetails)
+		return nil
 	})
 }
 
@@ -533,8 +515,12 @@ func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in R
 		if in.WaitingVersion != nil && *in.WaitingVersion != t.WaitingVersion {
 			return nil, errs.Conflicting("task %d has moved on: this response answers waiting_version %d, the task is at %d", id, *in.WaitingVersion, t.WaitingVersion)
 		}
-		setStatus(t, model.StatusDoing, nil, "")
-		return s.saveTask(ctx, tx, t, []model.TaskMessage{{Role: model.RoleUser, Content: in.Response}}, now)
+		answer := model.TaskMessage{Role: model.RoleUser, Content: in.Response}
+		if t.WaitingDetails != nil {
+			answer.Question = *t.WaitingDetails // the thread shows it above the answer
+		}
+		setStatus(t, model.StatusDoing, nil)
+		return s.saveTask(ctx, tx, t, []model.TaskMessage{answer}, now)
 	})
 }
 

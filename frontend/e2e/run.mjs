@@ -446,7 +446,9 @@ test('comments: the agent\'s question and failure in the thread, a comment on th
   const who = await pane.getByTestId('convo-who').allTextContents();
   const texts = await entries.allTextContents();
   expect(texts.length === 3 && texts[0].includes('Which printer') && texts[1].includes('2F') && texts[2].includes('offline'), `thread: ${texts.join(' | ')}`);
-  expect(who[0].startsWith('helper') && who[2].startsWith('helper'), `authors: ${who.join(' | ')}`);
+  // The question is shown above its answer, from the answer (it is not a conversation entry).
+  expect((await pane.getByTestId('convo-question').textContent()).includes('Asked by helper'), 'the question is not attributed to the agent');
+  expect(who.length === 2 && who[1].startsWith('helper'), `authors: ${who.join(' | ')}`);
   await pane.getByLabel('Comment on task #' + t.id).fill('Plugged **2F** back in; retrying.');
   await pane.getByRole('button', { name: 'Comment' }).click();
   await entries.filter({ hasText: 'Plugged 2F back in' }).locator('strong').waitFor();

@@ -1033,7 +1033,7 @@ export interface components {
         /** @description One entry of a task's conversation. */
         TaskMessage: {
             /**
-             * @description `user` for a human (an answer, a comment, a question asked through a status change), `assistant` for the agent. Every question a task asks (new `waiting_details`) is an entry too, written by whoever asked it, before any `message` of the same callback.
+             * @description `user` for a human (an answer or a comment), `assistant` for the agent (a callback's `message`).
              * @enum {string}
              */
             role: "user" | "assistant";
@@ -1042,6 +1042,8 @@ export interface components {
             created_at: string;
             /** @description Who wrote it, named as the activity trail names them: the signed-in person ("answered by Dana"), the token's name, the agent's name, or `owner` for the local owner. Empty for entries written before authors were kept. */
             author: string;
+            /** @description On an answer (`respond`): the question it answered, the task's `waiting_details` at that moment. Absent on every other entry (and on answers written before questions were kept). */
+            question?: string;
         };
         /**
          * @description A task as every response shows it. List items leave out `conversation`; single-task responses carry it (see `TaskWithConversation`). Tolerant readers ignore fields they do not know.

@@ -988,6 +988,8 @@ export type TaskMessage = {
   content: Scalars['String']['output'];
   /** When the entry was added (RFC 3339, UTC) */
   createdAt: Scalars['String']['output'];
+  /** On an answer (respond): the question it answered, the task's waitingDetails at that moment; null on every other entry. */
+  question: Maybe<Scalars['String']['output']>;
   /** user or assistant. */
   role: Scalars['String']['output'];
 };
