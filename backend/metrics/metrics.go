@@ -136,6 +136,11 @@ func (m *Metrics) Request(method, route string, status int, took time.Duration, 
 	if route == "" {
 		route = "unmatched"
 	}
+	switch method { // a client may send any method: only the known ones become labels
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+	default:
+		method = "other"
+	}
 	m.requests.WithLabelValues(method, route, statusClass(status)).Inc()
 	if !upgraded {
 		m.requestDuration.WithLabelValues(method, route).Observe(took.Seconds())

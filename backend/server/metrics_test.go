@@ -92,12 +92,14 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	env.Do(t, testenv.Request{Method: "GET", Path: "/api/no-such-thing/42", Token: tok})
+	env.Do(t, testenv.Request{Method: "BREW", Path: "/api/tasks", Token: tok}) // any method: not a label of its own
 	got := scrape(t, murl)
 	delta := func(series string) float64 { return got[series] - before[series] }
 	for series, want := range map[string]float64{
 		`agentdesk_http_requests_total{method="GET",route="/api/tasks/:id",status="2xx"}`:    3,
 		`agentdesk_http_requests_total{method="POST",route="/api/tasks",status="2xx"}`:       3,
 		`agentdesk_http_requests_total{method="GET",route="unmatched",status="4xx"}`:         1,
+		`agentdesk_http_requests_total{method="other",route="unmatched",status="4xx"}`:      1,
 		`agentdesk_http_request_duration_seconds_count{method="GET",route="/api/tasks/:id"}`: 3,
 	} {
 		if d := delta(series); d != want {
@@ -105,7 +107,7 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	for series := range got {
-		if strings.Contains(series, "no-such-thing") || strings.Contains(series, `route="/api/tasks/1"`) {
+		if strings.Contains(series, "no-such-thing") || strings.Contains(series, "BREW") || strings.Contains(series, `route="/api/tasks/1"`) {
 			t.Errorf("a raw path became a label: %s", series)
 		}
 	}
