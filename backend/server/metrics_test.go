@@ -99,7 +99,7 @@ func TestMetrics(t *testing.T) {
 		`agentdesk_http_requests_total{method="GET",route="/api/tasks/:id",status="2xx"}`:    3,
 		`agentdesk_http_requests_total{method="POST",route="/api/tasks",status="2xx"}`:       3,
 		`agentdesk_http_requests_total{method="GET",route="unmatched",status="4xx"}`:         1,
-		`agentdesk_http_requests_total{method="other",route="unmatched",status="4xx"}`:      1,
+		`agentdesk_http_requests_total{method="other",route="unmatched",status="4xx"}`:       1,
 		`agentdesk_http_request_duration_seconds_count{method="GET",route="/api/tasks/:id"}`: 3,
 	} {
 		if d := delta(series); d != want {
