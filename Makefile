@@ -6,7 +6,7 @@ LDFLAGS := -s -w -X github.com/agentdesk/agentdesk/backend/version.Version=$(VER
 DATA    ?=
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: help ui build run test test-ui test-desktop wsclient race bench bench-scale soak crashloop fuzz desktop vet fmt clean
+.PHONY: help ui build run test test-ui test-desktop wsclient race bench bench-scale soak crashloop fuzz desktop package test-package vet fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -63,6 +63,26 @@ test-desktop: ## the desktop smoke test: the window under Xvfb, its screenshot i
 	$(GO) vet -tags desktop,production,webkit2_41 ./app/
 	$(GO) vet -tags desktopsmoke ./app/
 	$(GO) test -count=1 -timeout 10m -tags desktopsmoke -run TestDesktopSmoke -v ./app/
+
+# The .deb (build/nfpm.yaml). A Debian version starts with a digit: tag v1.2.3 gives
+# 1.2.3, 3 commits later 1.2.3+3.gHASH; an untagged tree 0.0.0+git.HASH.
+NFPM        ?= $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
+DEB_ARCH    ?= $(shell $(GO) env GOARCH)
+DEB_VERSION ?= $(shell v=$$(echo '$(VERSION)' | sed 's/^v//'); case "$$v" in ([0-9]*.[0-9]*) echo "$$v" | sed 's/-/+/; s/-/./g';; (*) echo "0.0.0+git.$$v" | tr - .;; esac)
+DEB_VERSION := $(DEB_VERSION)
+DEB         := bin/agentdesk_$(DEB_VERSION)_$(DEB_ARCH).deb
+
+package: desktop ## the .deb: the desktop binary as /usr/bin/agentdesk, its .desktop entry and icon, the systemd unit for --serve, the copyright
+	mkdir -p bin/package
+	sed 's#/usr/local/bin/agentdesk#/usr/bin/agentdesk#g' build/linux/agentdesk.service > bin/package/agentdesk.service
+	rm -f bin/agentdesk_*.deb
+	DEB_VERSION='$(DEB_VERSION)' DEB_ARCH='$(DEB_ARCH)' $(NFPM) package --config build/nfpm.yaml --packager deb --target $(DEB)
+	@echo "built $(DEB)"
+
+test-package: package ## as root on Debian: dpkg -i the .deb, the desktop smoke test on the installed /usr/bin/agentdesk, dpkg -r
+	dpkg -i $(DEB)
+	AGENTDESK_DESKTOP_BIN=/usr/bin/agentdesk $(GO) test -count=1 -timeout 10m -tags desktopsmoke -run 'TestDesktopSmoke|TestInstalledPackage' -v ./app/; \
+	  status=$$?; dpkg -r agentdesk; exit $$status
 
 vet: ## go vet
 	$(GO) vet ./...

@@ -2,8 +2,11 @@ package app
 
 import (
 	"crypto/subtle"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 )
@@ -18,15 +21,34 @@ type Session struct {
 }
 
 // Desktop is bound into the window: its JavaScript calls
-// window.go.app.Desktop.Session(). Only the webview of this process can call a binding,
-// which is what keeps the session token from other local processes. Every exported
-// method of Desktop is callable from the window, so it has exactly one.
+// window.go.app.Desktop.Session() and window.go.app.Desktop.Notify(...). Only the
+// webview of this process can call a binding, which is what keeps the session token
+// from other local processes. Every exported method of Desktop is callable from the
+// window, so it has only these two.
 type Desktop struct {
-	session Session
+	session  Session
+	notifier *Notifier // nil: no session bus, no notifications
 }
 
 // Session returns the window's credentials.
 func (d *Desktop) Session() Session { return d.session }
+
+// uiPath is a route of the UI a notification may open: a screen, and maybe an id.
+var uiPath = regexp.MustCompile(`^/[a-z]+(/[0-9]+)?$`)
+
+// Notify shows an operating system notification (the web Notification API does not
+// work in the window); a click on it brings the window to the front on path, a route of
+// the UI such as /tasks/12. The UI calls it when a task enters Waiting or a message
+// mentions the person.
+func (d *Desktop) Notify(title, body, path string) error {
+	if !uiPath.MatchString(path) {
+		return fmt.Errorf("notify: %q is not a route of the UI (such as /tasks/12)", path)
+	}
+	if strings.TrimSpace(title) == "" {
+		return errors.New("notify: the title is empty")
+	}
+	return d.notifier.Send(title, body, path)
+}
 
 // windowHandler is the handler the window's requests reach (everything that is not a
 // built asset): the server's own. It logs once when the UI's first request signed in with

@@ -73,3 +73,20 @@ func TestWindowHandlerLogsTheFirstSignedInSuccessOnce(t *testing.T) {
 		t.Fatal("the token must never be logged")
 	}
 }
+
+// Notify takes only routes of the UI as the path a click opens, and says when the
+// machine has no notification service rather than failing silently.
+func TestNotifyBinding(t *testing.T) {
+	d := &Desktop{}
+	for _, bad := range []string{"", "tasks/1", "/tasks/1?x", "javascript:alert(1)", "/tasks/1/../x", "//evil.example"} {
+		if err := d.Notify("Waiting: x", "", bad); err == nil || !strings.Contains(err.Error(), "not a route") {
+			t.Errorf("path %q: %v", bad, err)
+		}
+	}
+	if err := d.Notify(" ", "", "/inbox"); err == nil {
+		t.Error("an empty title was accepted")
+	}
+	if err := d.Notify("Waiting: x", "", "/tasks/12"); err == nil || !strings.Contains(err.Error(), "not available") {
+		t.Errorf("no notifier: %v", err)
+	}
+}

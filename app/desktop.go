@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 	"os/signal"
 	goruntime "runtime"
 	"slices"
@@ -20,6 +21,8 @@ import (
 	"time"
 
 	"github.com/wailsapp/wails/v2"
+	"github.com/wailsapp/wails/v2/pkg/menu"
+	"github.com/wailsapp/wails/v2/pkg/menu/keys"
 	"github.com/wailsapp/wails/v2/pkg/options"
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
 	"github.com/wailsapp/wails/v2/pkg/options/linux"
@@ -89,7 +92,15 @@ func Run(cfg server.Config) int {
 
 	w := &window{ready: make(chan struct{})}
 	desk := &Desktop{session: Session{Token: sess.Token, ServerURL: srv.URL()}}
+	// Notifications go through the session bus (notify.go); without one the window
+	// works, and the UI hears why from Notify.
+	if desk.notifier, err = NewNotifier(w.open); err != nil {
+		slog.Info("no desktop notifications", "err", err)
+	} else {
+		defer desk.notifier.Close()
+	}
 	err = w.run(&options.App{
+		Menu:      w.menu(srv, cfg.DataDir),
 		Title:     Title,
 		Width:     Width,
 		Height:    Height,
@@ -193,6 +204,55 @@ func (w *window) started(ctx context.Context) {
 		w.ctx = ctx
 		close(w.ready)
 	})
+}
+
+// open brings the window to the front on a route of the UI (a click on a notification):
+// the UI listens for the agentdesk:open event and goes there.
+func (w *window) open(path string) {
+	<-w.ready
+	runtime.WindowUnminimise(w.ctx)
+	runtime.WindowShow(w.ctx)
+	runtime.EventsEmit(w.ctx, "agentdesk:open", path)
+}
+
+// menu is the window's menu (menu.go says what its items do): the version, the data
+// directory (a click opens it and copies its path) and Back up now.
+func (w *window) menu(srv *server.Server, dataDir string) *menu.Menu {
+	m := menu.NewMenu()
+	sub := m.AddSubmenu("agentdesk")
+	sub.AddText(versionLabel(), nil, nil).Disable()
+	sub.AddText(dataDirLabel(dataDir), nil, func(*menu.CallbackData) {
+		if err := runtime.ClipboardSetText(w.ctx, dataDir); err != nil {
+			slog.Warn("copy the data directory", "err", err)
+		}
+		// The file manager, where there is one; the path is on the clipboard anyway.
+		if err := exec.Command("xdg-open", dataDir).Start(); err != nil {
+			slog.Info("open the data directory", "err", err)
+		}
+	})
+	sub.AddText("Back up now", nil, func(*menu.CallbackData) {
+		go w.backUp(srv) // not on the UI thread: a large database takes a while
+	})
+	sub.AddSeparator()
+	sub.AddText("Quit", keys.CmdOrCtrl("q"), func(*menu.CallbackData) { runtime.Quit(w.ctx) })
+	return m
+}
+
+// backUp runs "Back up now" and says where the backup went, or why it failed.
+func (w *window) backUp(srv *server.Server) {
+	home, _ := os.UserHomeDir()
+	path, err := backUpNow(context.Background(), srv.Service, home, time.Now())
+	opts := runtime.MessageDialogOptions{Type: runtime.InfoDialog, Title: "Backup written", Message: "The backup is at " + path +
+		"\n\nTo restore it: quit agentdesk, then run agentdesk restore --from " + path}
+	if err != nil {
+		slog.Error("back up now", "err", err)
+		opts = runtime.MessageDialogOptions{Type: runtime.ErrorDialog, Title: "Backup failed", Message: err.Error()}
+	} else {
+		slog.Info("backup written", "path", path)
+	}
+	if _, err := runtime.MessageDialog(w.ctx, opts); err != nil {
+		slog.Warn("show the backup's outcome", "err", err)
+	}
 }
 
 // toFront answers a second launch: the open window comes to the front.

@@ -52,8 +52,14 @@ func TestDesktopSmoke(t *testing.T) {
 		}
 	}
 	tmp := t.TempDir()
-	ensureUI(t, root)
-	bin := buildDesktop(t, root, tmp)
+	// make test-package runs this on the installed package's binary instead of a build.
+	bin := os.Getenv("AGENTDESK_DESKTOP_BIN")
+	if bin == "" {
+		ensureUI(t, root)
+		bin = buildDesktop(t, root, tmp)
+	} else {
+		t.Logf("testing the installed %s", bin)
+	}
 	env := desktopSession(t, tmp)
 
 	port := freePort(t)
@@ -541,5 +547,45 @@ func checkDatabase(t *testing.T, path string) {
 	}
 	if sessions != 1 {
 		t.Fatalf("want exactly one desktop session token, got %d", sessions)
+	}
+}
+
+// TestInstalledPackage checks what the .deb put in place besides the binary (make
+// test-package installs it, then runs this beside TestDesktopSmoke): the desktop entry
+// that starts /usr/bin/agentdesk, with its icon in the hicolor theme, the systemd unit
+// for --serve, and the copyright.
+func TestInstalledPackage(t *testing.T) {
+	if os.Getenv("AGENTDESK_DESKTOP_BIN") == "" {
+		t.Skip("make test-package runs this on the installed package")
+	}
+	out, err := exec.Command("dpkg-query", "-W", "-f", "${Status}", "agentdesk").Output()
+	if err != nil || string(out) != "install ok installed" {
+		t.Fatalf("dpkg-query: %q %v", out, err)
+	}
+	entry, err := os.ReadFile("/usr/share/applications/agentdesk.desktop")
+	if err != nil || !regexp.MustCompile(`(?m)^Exec=agentdesk$`).Match(entry) || !regexp.MustCompile(`(?m)^Icon=agentdesk$`).Match(entry) {
+		t.Fatalf("desktop entry: %v\n%s", err, entry)
+	}
+	if path, err := exec.LookPath("agentdesk"); err != nil || path != "/usr/bin/agentdesk" {
+		t.Fatalf("the entry's Exec=agentdesk finds %q (%v), want /usr/bin/agentdesk", path, err)
+	}
+	if f, err := os.Open("/usr/share/icons/hicolor/256x256/apps/agentdesk.png"); err != nil {
+		t.Fatal(err)
+	} else {
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil || img.Bounds().Dx() != 256 {
+			t.Fatalf("icon: %v %v", img.Bounds(), err)
+		}
+	}
+	unit, err := os.ReadFile("/usr/lib/systemd/system/agentdesk.service")
+	if err != nil || !strings.Contains(string(unit), "ExecStart=/usr/bin/agentdesk --serve") {
+		t.Fatalf("systemd unit: %v\n%s", err, unit)
+	}
+	if _, err := os.Stat("/usr/share/doc/agentdesk/copyright"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := exec.Command("/usr/bin/agentdesk", "version").Output(); err != nil || len(bytes.TrimSpace(v)) == 0 {
+		t.Fatalf("agentdesk version: %q %v", v, err)
 	}
 }

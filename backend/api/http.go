@@ -17,7 +17,10 @@ import (
 
 // Router is the whole HTTP interface: gin's engine with every route, behind the
 // conventions gin does not have (HEAD, gzip).
-type Router struct{ *gin.Engine }
+type Router struct {
+	*gin.Engine
+	observe RequestObserver // nil: none (router.go)
+}
 
 type headKey struct{}
 

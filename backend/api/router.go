@@ -46,7 +46,8 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	if err := r.SetTrustedProxies(cidrs); err != nil {
 		panic("trusted proxies: " + err.Error()) // parsed prefixes: cannot happen
 	}
-	r.Use(clientAddress(trustedProxies), logRequests, recoverPanics)
+	rt := &Router{Engine: r}
+	r.Use(rt.observeRequests, clientAddress(trustedProxies), logRequests, recoverPanics)
 	// A known path with a method it lacks: 405 with Allow, in the error envelope.
 	r.HandleMethodNotAllowed = true
 	r.NoMethod(methodNotAllowed)
@@ -139,7 +140,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 		}
 		c.String(http.StatusNotFound, "404 page not found\n")
 	})
-	return &Router{r}
+	return rt
 }
 
 // graphqlToken takes the Bearer token of a /graphql request (its Authorization header),
@@ -212,6 +213,24 @@ func logRequests(c *gin.Context) {
 		slog.String("remote", service.ClientAddress(c.Request.Context())),
 		slog.String("scheme", c.Request.URL.Scheme),
 	)
+}
+
+// RequestObserver is told of each answered request: its method, route template (gin's
+// FullPath, "" when no route matched), status and duration, and whether it became a
+// WebSocket (the metrics, backend/metrics).
+type RequestObserver func(method, route string, status int, took time.Duration, upgraded bool)
+
+// ObserveRequests sets the router's RequestObserver; call it before serving.
+func (r *Router) ObserveRequests(fn RequestObserver) { r.observe = fn }
+
+func (r *Router) observeRequests(c *gin.Context) {
+	if r.observe == nil {
+		c.Next()
+		return
+	}
+	start := time.Now()
+	c.Next()
+	r.observe(requestMethod(c.Request), c.FullPath(), c.Writer.Status(), time.Since(start), c.IsWebsocket())
 }
 
 // recoverPanics turns a panic in a handler into a 500 in the error envelope.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"os/signal"
@@ -69,6 +70,8 @@ Every command takes --data DIR (env AGENTDESK_DATA; default %s).
   X-Forwarded-For and X-Forwarded-Proto are believed (e.g. 127.0.0.1 for Caddy or nginx on
   this machine); the client address they name is the one logged, recorded with sessions,
   and rate-limited after refused credentials (loopback clients never are).
+--metrics-addr HOST:PORT (env AGENTDESK_METRICS_ADDR): serve Prometheus metrics at
+  http://HOST:PORT/metrics, on a listener of their own (off by default; docs/metrics.md).
 Team mode: people sign in at /login with an OpenID Connect provider (--oidc-issuer, env
   AGENTDESK_OIDC_ISSUER; --oidc-client-id, env AGENTDESK_OIDC_CLIENT_ID; the client secret
   only from env AGENTDESK_OIDC_CLIENT_SECRET). It needs --public-url: the provider sends
@@ -186,6 +189,7 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	oidcName := fs.String("oidc-provider-name", os.Getenv("AGENTDESK_OIDC_PROVIDER_NAME"), "team mode: the provider's name on the sign-in page (\"Sign in with NAME\"; default the issuer's host)")
 	oidcScopes := fs.String("oidc-scopes", envOr("AGENTDESK_OIDC_SCOPES", "openid email profile"), "team mode: the scopes asked of the provider")
 	oidcDomains := fs.String("oidc-allowed-domains", os.Getenv("AGENTDESK_OIDC_ALLOWED_DOMAINS"), "team mode: email domains whose people join as members on first sign-in (comma list; empty: invited people only)")
+	metricsAddr := fs.String("metrics-addr", os.Getenv("AGENTDESK_METRICS_ADDR"), "serve Prometheus metrics at http://ADDR/metrics on a listener of their own (default: off)")
 	trustedProxies := fs.String("trusted-proxies", os.Getenv("AGENTDESK_TRUSTED_PROXIES"), "reverse proxies (CIDR ranges or addresses, comma list) whose X-Forwarded-For and X-Forwarded-Proto are believed")
 	help := fs.Bool("help", false, "show usage")
 	fs.BoolVar(help, "h", false, "show usage")
@@ -227,7 +231,10 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 		return usagef("%v", err)
 	}
 	cfg := server.Config{DataDir: dataDir, Addr: *addr, Synchronous: strings.ToUpper(*synchronous), ActivityRetention: retention,
-		PublicURL: *publicURL, TrustedProxies: proxies}
+		PublicURL: *publicURL, TrustedProxies: proxies, MetricsAddr: *metricsAddr}
+	if _, _, err := net.SplitHostPort(*metricsAddr); *metricsAddr != "" && err != nil {
+		return usagef("--metrics-addr must be host:port such as 127.0.0.1:9090, not %q", *metricsAddr)
+	}
 	if err := setEmbedder(&cfg, *embedderURL, *embedderModel); err != nil {
 		return err
 	}

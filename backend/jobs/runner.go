@@ -31,6 +31,9 @@ type Options struct {
 	// MaxWebhookDeliveries bounds how many webhooks are sent to at once (default 8);
 	// each webhook has at most one request in flight.
 	MaxWebhookDeliveries int
+	// OnRun, if set, is told of each pass of the periodic work (what it is, and its
+	// error or nil): the metrics count them (backend/metrics).
+	OnRun func(what string, err error)
 }
 
 // The periods of the work that runs on real time, whatever the Clock.
@@ -104,7 +107,14 @@ func Start(svc *service.Service, hub *events.Hub, opts Options) *Runner {
 func (r *Runner) every(ctx context.Context, period time.Duration, atStart bool, what string, fn func(context.Context) error) {
 	defer r.wg.Done()
 	run := func() {
-		if err := fn(ctx); err != nil && ctx.Err() == nil && !quiet(err) {
+		err := fn(ctx)
+		if ctx.Err() != nil {
+			return // stopping: not a run
+		}
+		if r.opts.OnRun != nil {
+			r.opts.OnRun(what, err)
+		}
+		if err != nil && !quiet(err) {
 			slog.Warn(what, "err", err)
 		}
 	}

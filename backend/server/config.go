@@ -48,6 +48,9 @@ type Config struct {
 	// client address is what the request log, a session's address and the rate limit
 	// of refused credentials use. Empty: the peer is the client, the headers ignored.
 	TrustedProxies []netip.Prefix
+	// MetricsAddr, if set, is where Prometheus metrics are served (GET /metrics) on a
+	// listener of their own, never the main one (backend/metrics, docs/metrics.md).
+	MetricsAddr string
 	// Clock drives the job scheduler and the service's timestamps (default the system
 	// clock); tests inject a jobs.ManualClock.
 	Clock jobs.Clock

@@ -14,6 +14,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/api"
 	"github.com/agentdesk/agentdesk/backend/events"
 	"github.com/agentdesk/agentdesk/backend/jobs"
+	"github.com/agentdesk/agentdesk/backend/metrics"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
@@ -30,7 +31,8 @@ type Server struct {
 	handler http.Handler // the router, without the connection-level wrapping
 	ln      net.Listener
 	served  chan error
-	jobs    *jobs.Runner // all background work (backend/jobs)
+	jobs    *jobs.Runner   // all background work (backend/jobs)
+	metrics *metricsServer // nil unless cfg.MetricsAddr (metrics.go)
 }
 
 // Start opens the database (migrating it), makes sure the default project exists, and
@@ -49,14 +51,30 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	hub := events.New(events.Options{Retention: cfg.EventRetention})
 	commits := make(chan struct{}, 1) // wakes the webhook deliverer (backend/jobs)
+	// The metrics are made first: the store, the service and the jobs report to them.
+	var m *metrics.Metrics
+	var svc *service.Service
+	var st *store.Store
+	if cfg.MetricsAddr != "" {
+		m = metrics.New(metrics.Sources{
+			QueueDepth: func() int { return st.QueueDepth() },
+			Streams:    hub.Stats,
+			WebhookLag: func(ctx context.Context) (time.Duration, error) { return svc.WebhookLag(ctx) },
+		})
+	}
 	onCommit := func(evs []model.Event) {
+		m.Committed(evs)
 		hub.Notify(evs)
 		select {
 		case commits <- struct{}{}:
 		default:
 		}
 	}
-	st, err := store.Open(ctx, DBPath(cfg.DataDir), store.Options{OnCommit: onCommit, Synchronous: cfg.Synchronous})
+	storeOpts := store.Options{OnCommit: onCommit, Synchronous: cfg.Synchronous}
+	if m != nil {
+		storeOpts.OnBatch = m.Batch
+	}
+	st, err := store.Open(ctx, DBPath(cfg.DataDir), storeOpts)
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", DBPath(cfg.DataDir), err)
 	}
@@ -64,7 +82,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Clock != nil {
 		now = cfg.Clock.Now
 	}
-	svc := service.New(st, service.Options{Now: now, Embedder: cfg.Embedder(), OIDC: cfg.OIDC})
+	svcOpts := service.Options{Now: now, Embedder: cfg.Embedder(), OIDC: cfg.OIDC}
+	if m != nil {
+		svcOpts.OnWebhookDelivery = m.Delivery
+	}
+	svc = service.New(st, svcOpts)
 	hub.Attach(st, svc.CheckCredentials) // streams end when their credential does
 	if err := svc.EnsureDefaultProject(ctx); err != nil {
 		svc.Close()
@@ -76,6 +98,15 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		svc.Close()
 		st.Close()
 		return nil, listenError(cfg.Addr, err)
+	}
+	var ms *metricsServer
+	if m != nil {
+		if ms, err = startMetrics(cfg.MetricsAddr, m); err != nil {
+			ln.Close()
+			svc.Close()
+			st.Close()
+			return nil, err
+		}
 	}
 	bodyTimeout := cfg.BodyReadTimeout
 	if bodyTimeout == 0 {
@@ -92,6 +123,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		store:   st,
 		ln:      ln,
 		served:  make(chan error, 1),
+		metrics: ms,
 		http: &http.Server{
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       2 * time.Minute,
@@ -99,11 +131,18 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		},
 	}
 	router := api.NewRouter(svc, hub, cfg.origins(), cfg.TrustedProxies...)
+	if m != nil {
+		router.ObserveRequests(m.Request)
+	}
 	// s.handler is the desktop window's in-process handler; the listener gets the
 	// body deadline, the security headers and net/http's refusals in the envelope.
 	s.handler = router
 	s.http.Handler = shapeRawErrors(s.http, withBodyDeadline(bodyTimeout, withSecurityHeaders(router)))
-	s.jobs = jobs.Start(svc, hub, jobs.Options{Clock: cfg.Clock, ActivityRetention: cfg.ActivityRetention, Commits: commits})
+	jobOpts := jobs.Options{Clock: cfg.Clock, ActivityRetention: cfg.ActivityRetention, Commits: commits}
+	if m != nil {
+		jobOpts.OnRun = m.Work
+	}
+	s.jobs = jobs.Start(svc, hub, jobOpts)
 	go func() { s.served <- s.http.Serve(rawListener{ln}) }()
 	return s, nil
 }
@@ -128,7 +167,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if serveErr := <-s.served; serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}
-	s.jobs.Stop() // before the service: a run in progress finishes its transaction
+	s.metrics.close() // its gauges read the store
+	s.jobs.Stop()     // before the service: a run in progress finishes its transaction
 	s.Service.Close()
 	return errors.Join(err, s.store.Close())
 }

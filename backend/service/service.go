@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/store"
 )
 
@@ -32,6 +33,8 @@ type Service struct {
 	hooks  webhooksState   // the webhook deliverer's wake-up and whether it has work (webhooks.go)
 	oidc   auth.OIDC       // team mode (team.go); zero when off
 	limits *failureLimiter // refused credentials per client address (ratelimit.go)
+	// onDelivery is told of each webhook delivery attempt recorded (the metrics).
+	onDelivery func(model.WebhookDelivery)
 }
 
 // Options tune a Service; the zero value is what agentdesk runs with.
@@ -41,6 +44,9 @@ type Options struct {
 	Embedder Embedder
 	// OIDC turns team mode on (people sign in with OpenID Connect); zero: off.
 	OIDC auth.OIDC
+	// OnWebhookDelivery, if set, is told of each webhook delivery attempt once it is
+	// recorded (the metrics, backend/metrics). It must not block.
+	OnWebhookDelivery func(model.WebhookDelivery)
 }
 
 // IdempotencyKeyTTL is how long an Idempotency-Key is remembered (the contract says at
@@ -52,7 +58,8 @@ const IdempotencyKeyTTL = 24 * time.Hour
 // PruneIdempotencyKeys.
 func New(st *store.Store, opts Options) *Service {
 	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{},
-		seen: map[int64]time.Time{}, seenNew: map[int64]time.Time{}, oidc: opts.OIDC, limits: newFailureLimiter()}
+		seen: map[int64]time.Time{}, seenNew: map[int64]time.Time{}, oidc: opts.OIDC, limits: newFailureLimiter(),
+		onDelivery: opts.OnWebhookDelivery}
 	if s.now == nil {
 		s.now = time.Now
 	}

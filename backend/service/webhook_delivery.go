@@ -202,6 +202,9 @@ func (s *Service) DeliverWebhook(ctx context.Context, id int64) (more bool, err 
 	if err != nil {
 		return false, internal("record webhook delivery", err)
 	}
+	if s.onDelivery != nil {
+		s.onDelivery(*d)
+	}
 	if !d.OK() {
 		s.CountWebhooks(ctx) // it may have been disabled
 	}

@@ -37,6 +37,9 @@ type Options struct {
 	Synchronous string
 	// OnCommit, if set, receives the events of each committed batch, in order.
 	OnCommit func([]model.Event)
+	// OnBatch, if set, is told of each committed batch: how many writes it held and how
+	// long its COMMIT took (the metrics, backend/metrics). It must not block.
+	OnBatch func(writes int, commit time.Duration)
 }
 
 // Store is the database: one writer connection, a pool of readers.

@@ -202,8 +202,12 @@ func (s *Store) writeBatch(first *job) {
 	}
 	s.noteCommitted() // diskfull.go
 	s.taskCache.invalidate(b.changedTasks, b.allTasksChanged)
+	commitTook := time.Since(committing)
 	s.execNanos.Add(int64(committing.Sub(start)))
-	s.commitNanos.Add(int64(time.Since(committing)))
+	s.commitNanos.Add(int64(commitTook))
+	if s.opts.OnBatch != nil {
+		s.opts.OnBatch(len(b.jobs), commitTook)
+	}
 	s.batches.Add(1)
 	s.writes.Add(int64(len(b.jobs)))
 	handedOver = true

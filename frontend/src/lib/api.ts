@@ -98,7 +98,17 @@ let project = '';
 
 declare global {
   interface Window {
-    go?: { app?: { Desktop?: { Session?: () => Promise<{ token: string; serverURL: string }> } } };
+    go?: {
+      app?: {
+        Desktop?: {
+          Session?: () => Promise<{ token: string; serverURL: string }>;
+          /** An operating system notification; a click comes back as the agentdesk:open event (lib/notify.ts). */
+          Notify?: (title: string, body: string, path: string) => Promise<void>;
+        };
+      };
+    };
+    /** The Wails runtime, in the desktop window. */
+    runtime?: { EventsOn?: (name: string, cb: (...data: unknown[]) => void) => () => void };
   }
 }
 

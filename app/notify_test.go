@@ -1,0 +1,148 @@
+//go:build unix
+
+package app
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+)
+
+// sessionBus starts a private D-Bus session bus for the test and points
+// DBUS_SESSION_BUS_ADDRESS at it.
+func sessionBus(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("dbus-daemon"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("dbus-daemon is missing: .ci/run installs it")
+		}
+		t.Skip("no dbus-daemon (apt-get install dbus-daemon)")
+	}
+	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--print-address=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("dbus-daemon's address: %v", err)
+	}
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", strings.TrimSpace(addr))
+}
+
+// fakeNotifications is a notification server as a desktop runs one: it records what it
+// is asked to show, and can say the user clicked one.
+type fakeNotifications struct {
+	conn *dbus.Conn
+	mu   sync.Mutex
+	got  []shown
+	next uint32
+	sent chan struct{}
+}
+
+type shown struct {
+	id                 uint32
+	app, summary, body string
+	actions            []string
+	hints              map[string]dbus.Variant
+}
+
+func (f *fakeNotifications) Notify(app string, replaces uint32, icon, summary, body string, actions []string, hints map[string]dbus.Variant, timeout int32) (uint32, *dbus.Error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.next++
+	f.got = append(f.got, shown{f.next, app, summary, body, actions, hints})
+	f.sent <- struct{}{}
+	return f.next, nil
+}
+
+func (f *fakeNotifications) click(t *testing.T, id uint32, action string) {
+	if err := f.conn.Emit(notifyPath, notifyInterface+".ActionInvoked", id, action); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func startFakeNotifications(t *testing.T) *fakeNotifications {
+	t.Helper()
+	conn, err := dbus.ConnectSessionBus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	f := &fakeNotifications{conn: conn, sent: make(chan struct{}, 16)}
+	if err := conn.Export(f, notifyPath, notifyInterface); err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := conn.RequestName(notifyService, dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("own %s: %v %v", notifyService, reply, err)
+	}
+	return f
+}
+
+// A notification reaches the desktop's notification server with an Open action, and a
+// click on it (and only on it) opens its path in the window.
+func TestNotifierSendsAndOpensOnClick(t *testing.T) {
+	sessionBus(t)
+	server := startFakeNotifications(t)
+	opened := make(chan string, 4)
+	n, err := NewNotifier(func(path string) { opened <- path })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+
+	if err := n.Send("Waiting: deploy the site", "Which region?", "/tasks/12"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Send("Mentioned in Release", "@owner can you look?", "/conversations/3"); err != nil {
+		t.Fatal(err)
+	}
+	server.mu.Lock()
+	got := append([]shown(nil), server.got...)
+	server.mu.Unlock()
+	if len(got) != 2 || got[0].summary != "Waiting: deploy the site" || got[0].body != "Which region?" || got[0].app != "agentdesk" ||
+		strings.Join(got[0].actions, ",") != "default,Open" || got[0].hints["desktop-entry"].Value() != "agentdesk" {
+		t.Fatalf("the server was shown %+v", got)
+	}
+
+	// Another application's notification, and another action than a click: nothing
+	// opens (signals arrive in order, so the next path opened is the next one clicked).
+	server.click(t, 999, "default")
+	server.click(t, got[0].id, "dismiss")
+	for _, c := range []struct {
+		id   uint32
+		want string
+	}{{got[1].id, "/conversations/3"}, {got[0].id, "/tasks/12"}} {
+		server.click(t, c.id, "default")
+		select {
+		case p := <-opened:
+			if p != c.want {
+				t.Fatalf("a click opened %q, want %s", p, c.want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a click opened nothing")
+		}
+	}
+}
+
+// Without a session bus, the binding says so rather than failing silently.
+func TestNotifierWithoutBus(t *testing.T) {
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
+	if _, err := NewNotifier(func(string) {}); err == nil {
+		t.Fatal("NewNotifier without a bus: no error")
+	}
+	var n *Notifier
+	if err := n.Send("t", "b", "/inbox"); err == nil || !strings.Contains(err.Error(), "not available") {
+		t.Fatalf("Send on no notifier: %v", err)
+	}
+}

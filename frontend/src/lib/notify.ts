@@ -1,0 +1,66 @@
+// Notifications: a task entering Waiting, or a message that mentions the person (@name).
+// In a browser they use the Notification API, whose permission is asked only from the
+// Inbox's "Notify me" button (never on load or on any click). In the desktop window the
+// webview grants that API nothing, so they go through the Desktop binding (Notify, sent
+// on the session bus by the Go side), whose click comes back as the agentdesk:open event.
+import type { Session } from './api';
+import { waitingText, type Message } from './types';
+
+export interface Note {
+  title: string;
+  body: string;
+  /** The UI route a click opens. */
+  path: string;
+  /** Replaces an earlier notification of the same thing (browsers). */
+  tag: string;
+}
+
+/** The names a message may mention the person by: the viewer's, and in team mode the person's name and email (and its local part). */
+export function mentionNames(s: Session | null): string[] {
+  if (!s) return [];
+  const names = [s.viewer.name, s.user?.name, s.user?.email, s.user?.email?.split('@')[0]];
+  return [...new Set(names.filter((n): n is string => !!n && n.trim() !== '').map((n) => n.trim().toLowerCase()))];
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Whether text mentions one of names as @name: not inside a word or an email address, and not a prefix of a longer name. */
+export function mentions(text: string, names: string[]): boolean {
+  return names.some((n) => new RegExp(`(^|[^\\w@.])@${escape(n)}(?![\\w-]|\\.\\w)`, 'i').test(text));
+}
+
+export function waitingNote(t: { id: number; summary: string } & Parameters<typeof waitingText>[0]): Note {
+  return { title: `Waiting: ${t.summary}`, body: waitingText(t) || 'An agent needs your answer.', path: `/tasks/${t.id}`, tag: `task-${t.id}` };
+}
+
+/** The notification for a new message, or null when it does not mention the person or is their own. */
+export function mentionNote(m: Pick<Message, 'id' | 'conversationId' | 'author' | 'authorType' | 'content'>, s: Session | null): Note | null {
+  if (!s || (m.authorType === 'user' && m.author === s.viewer.name)) return null;
+  if (!mentions(m.content, mentionNames(s))) return null;
+  const body = m.content.length > 200 ? m.content.slice(0, 199) + '…' : m.content;
+  return { title: `${m.author} mentioned you`, body, path: `/conversations/${m.conversationId}`, tag: `message-${m.id}` };
+}
+
+/** Shows n: through the desktop window's binding, or the browser's Notification API once permitted. A click opens n.path. */
+export async function show(n: Note, s: Session | null, open: (path: string) => void): Promise<void> {
+  const desk = window.go?.app?.Desktop?.Notify;
+  if (s?.desktop && desk) {
+    await desk(n.title, n.body, n.path).catch(() => {}); // no notification service: the Inbox still shows it
+    return;
+  }
+  if (typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
+  const x = new Notification(n.title, { body: n.body, tag: n.tag });
+  x.onclick = () => {
+    window.focus();
+    open(n.path);
+    x.close();
+  };
+}
+
+/** The desktop window: a click on a notification comes back as the agentdesk:open event. Returns the unsubscribe. */
+export function onDesktopOpen(open: (path: string) => void): () => void {
+  const off = window.runtime?.EventsOn?.('agentdesk:open', (path: unknown) => {
+    if (typeof path === 'string' && /^\/[a-z]+(\/\d+)?$/.test(path)) open(path);
+  });
+  return typeof off === 'function' ? off : () => {};
+}
