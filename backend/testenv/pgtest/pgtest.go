@@ -212,59 +212,74 @@ func start() (*cluster, error) {
 		c.stop()
 		return nil, fmt.Errorf("initdb: %v: %s", err, lastLines(out))
 	}
+	// A port found free may be taken before postgres binds it (another test binary
+	// starting its own cluster): postgres then exits, and we try another port.
+	for attempt := 1; ; attempt++ {
+		err := c.launch(bin, data, env, cred)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errExited) || attempt == 3 {
+			c.stop()
+			return nil, err
+		}
+	}
+	c.started = time.Since(began)
+	return c, nil
+}
+
+var errExited = errors.New("postgres exited")
+
+// launch starts postgres on a free port and waits until it accepts connections.
+func (c *cluster) launch(bin, data string, env []string, cred *syscall.Credential) error {
 	port, err := freePort()
 	if err != nil {
-		c.stop()
-		return nil, err
+		return err
 	}
-	logf, err := os.Create(filepath.Join(dir, "postgres.log"))
+	logf, err := os.Create(filepath.Join(c.dir, "postgres.log"))
 	if err != nil {
-		c.stop()
-		return nil, err
+		return err
 	}
 	defer logf.Close()
 	// The postgres process is our child (not pg_ctl's daemon), so that it dies with the
 	// test binary (Pdeathsig). fsync and synchronous_commit keep their defaults (on).
 	proc := exec.Command(filepath.Join(bin, "postgres"), "-D", data,
-		"-p", strconv.Itoa(port), "-k", dir, "-c", "listen_addresses=127.0.0.1",
+		"-p", strconv.Itoa(port), "-k", c.dir, "-c", "listen_addresses=127.0.0.1",
 		"-c", "max_connections=200")
 	proc.Env = env
 	proc.Stdout, proc.Stderr = logf, logf
 	proc.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
 	if err := proc.Start(); err != nil {
-		c.stop()
-		return nil, fmt.Errorf("start postgres: %w", err)
+		return fmt.Errorf("start postgres: %w", err)
 	}
-	c.proc = proc
-	c.exited = make(chan struct{})
-	go func() { proc.Wait(); close(c.exited) }()
+	exited := make(chan struct{})
+	go func() { proc.Wait(); close(exited) }()
 	c.admin = &url.URL{Scheme: "postgres", User: url.User("agentdesk"),
 		Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Path: "/postgres",
 		RawQuery: "sslmode=disable"}
-	// Ready when it accepts a connection; a postgres that exits (a port taken meanwhile,
-	// a bad setting) is reported with its log.
+	// Ready when it answers, and it is ours: another cluster that took the port first
+	// would answer too (with the same trusted user), from another data directory.
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		err = c.exec(ctx, "SELECT 1")
+		err = c.exec(ctx, "DO $$ BEGIN IF current_setting('data_directory') <> '"+data+"' THEN RAISE 'another cluster on this port'; END IF; END $$")
 		cancel()
 		if err == nil {
-			break
+			c.proc, c.exited = proc, exited
+			return nil
 		}
 		select {
-		case <-c.exited:
-			log, _ := os.ReadFile(filepath.Join(dir, "postgres.log"))
-			c.stop()
-			return nil, fmt.Errorf("postgres exited: %s", lastLines(log))
+		case <-exited:
+			log, _ := os.ReadFile(filepath.Join(c.dir, "postgres.log"))
+			return fmt.Errorf("%w: %s", errExited, lastLines(log))
 		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			c.stop()
-			return nil, fmt.Errorf("postgres did not accept connections within 60 s: %v", err)
+			proc.Process.Kill()
+			<-exited
+			return fmt.Errorf("postgres did not accept connections within 60 s: %v", err)
 		}
 	}
-	c.started = time.Since(began)
-	return c, nil
 }
 
 func (c *cluster) exec(ctx context.Context, query string) error {
