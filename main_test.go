@@ -628,3 +628,36 @@ func TestPythonExampleAgent(t *testing.T) {
 		t.Fatalf("conversation: %+v", task.Conversation)
 	}
 }
+
+// TestServerNotesItsURL: a server on a new data directory says it created the database;
+// while it runs, server.url (0600) holds its URL and agent env defaults to it; a clean
+// stop removes the note.
+func TestServerNotesItsURL(t *testing.T) {
+	data := t.TempDir()
+	srv := startServer(t, data)
+	if !strings.Contains(srv.stderr.String(), "created a new, empty database at "+filepath.Join(data, "agentdesk.db")) {
+		t.Errorf("no new-database line in the server's log:\n%s", srv.stderr.String())
+	}
+	note := filepath.Join(data, "server.url")
+	st, err := os.Stat(note)
+	if err != nil {
+		t.Fatalf("server.url while serving: %v", err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("server.url mode %o, want 600", st.Mode().Perm())
+	}
+	project := strings.TrimSpace(mustCLI(t, "project", "id", "--data", data))
+	mustCLI(t, "agent", "create", "--project", project, "--name", "w", "--data", data)
+	if env := mustCLI(t, "agent", "env", "--project", project, "--name", "w", "--data", data); !strings.Contains(env, "export AGENTDESK_URL="+srv.url+"\n") {
+		t.Errorf("agent env beside the server (%s):\n%s", srv.url, env)
+	}
+	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+	if _, err := os.Stat(note); !os.IsNotExist(err) {
+		t.Errorf("server.url after a clean stop: %v, want it removed", err)
+	}
+}

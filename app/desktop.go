@@ -74,6 +74,11 @@ func Run(cfg server.Config) int {
 		return 1
 	}
 	slog.Info("agentdesk is listening", "url", srv.URL(), "data", cfg.DataDir)
+	// CLI commands beside the window (agent env) default to its URL, as beside --serve.
+	if err := server.NoteURL(cfg.DataDir, cfg.PublicURL, srv.URL()); err != nil {
+		slog.Warn("could not note the server's URL in the data directory", "err", err)
+	}
+	defer server.ForgetURL(cfg.DataDir)
 	owner := auth.Owner("")
 	sess, err := srv.Service.StartDesktopSession(ctx, owner)
 	if err != nil {

@@ -276,13 +276,13 @@ func TestOpenAPIDocumentMatchesCode(t *testing.T) {
 		}
 	}
 	for _, key := range []string{"DELETE /api/tasks/{id}", "PUT /api/tasks/{id}/status", "PUT /api/tasks/{id}/agent",
-		"PUT /api/tasks/{id}/steps/{stepNum}/status", "POST /api/tasks/{id}/respond", "POST /api/agent_callback/{id}"} {
+		"PUT /api/tasks/{id}/steps/{stepNum}/status", "POST /api/tasks/{id}/respond", "POST /api/tasks/{id}/comments", "POST /api/agent_callback/{id}"} {
 		op := ops[key]
 		if op == nil || op.Parameters.GetByInAndName("header", "If-Match") == nil || op.Responses.Status(412) == nil {
 			t.Errorf("%s does not document If-Match and 412", key)
 		}
 	}
-	idempotent := map[string]bool{"POST /api/tasks": true, "POST /api/tasks/{id}/respond": true, "POST /api/agent_callback/{id}": true,
+	idempotent := map[string]bool{"POST /api/tasks": true, "POST /api/tasks/{id}/respond": true, "POST /api/tasks/{id}/comments": true, "POST /api/agent_callback/{id}": true,
 		"POST /api/projects/{projectId}/conversations": true, "POST /api/projects/{projectId}/conversations/{conversationId}/messages": true}
 	ids := map[string]string{}
 	for _, key := range slices.Sorted(maps.Keys(ops)) {

@@ -35,6 +35,16 @@ func oaScenarios() []oaCase {
 		h.call(t, oaCase{method: "POST", path: path, auth: "wo", body: `{"response":"red"}`,
 			header: map[string]string{"Idempotency-Key": "oa-respond-1"}, status: 409, code: "conflict"}, ids)
 	}
+	commentKey := func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		path := fmt.Sprintf("/api/tasks/%d/comments", ids["task"])
+		again := h.call(t, oaCase{method: "POST", path: path, auth: "wo", body: `{"content":"once"}`,
+			header: map[string]string{"Idempotency-Key": "oa-comment-1"}, status: 200}, ids)
+		if !bytes.Equal(again.body, r.body) {
+			t.Errorf("replay answered %s, the first answer was %s", again.body, r.body)
+		}
+		h.call(t, oaCase{method: "POST", path: path, auth: "wo", body: `{"content":"twice"}`,
+			header: map[string]string{"Idempotency-Key": "oa-comment-1"}, status: 409, code: "conflict"}, ids)
+	}
 	taskIs := func(want func(model.Task) error) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
 		return func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
 			if err := want(r.task(t)); err != nil {
@@ -328,6 +338,26 @@ func oaScenarios() []oaCase {
 		{name: "respond unknown task", method: "POST", path: "/api/tasks/999999/respond", auth: "wo", body: `{"response":"x"}`, status: 404, code: "not_found"},
 		{name: "respond task of another project", method: "POST", path: "/api/tasks/{other}/respond", auth: "wo", body: `{"response":"x"}`, status: 404, code: "not_found"},
 		{name: "respond body over 1 MiB", method: "POST", path: "/api/tasks/{waiting}/respond", auth: "wo", body: `{"response":"` + huge + `"}`, req: oaUnchecked, status: 413, code: "payload_too_large"},
+
+		// POST /api/tasks/{id}/comments
+		{name: "comment", method: "POST", path: "/api/tasks/{task}/comments", auth: "wo", body: `{"content":"see the spec"}`, status: 200,
+			check: taskIs(func(v model.Task) error {
+				n := len(v.Conversation)
+				if n == 0 || v.Conversation[n-1].Role != "user" || v.Conversation[n-1].Content != "see the spec" || v.Conversation[n-1].Author == "" {
+					return errors.New("the comment did not join the conversation with its author")
+				}
+				return nil
+			})},
+		{name: "comment message synonym", method: "POST", path: "/api/tasks/{task}/comments", auth: "wo", body: `{"message":"also this"}`, status: 200},
+		{name: "comment idempotent", method: "POST", path: "/api/tasks/{task}/comments", auth: "wo", body: `{"content":"once"}`,
+			header: map[string]string{"Idempotency-Key": "oa-comment-1"}, status: 200, check: commentKey},
+		{name: "comment If-Match stale", method: "POST", path: "/api/tasks/{task}/comments", auth: "wo", header: map[string]string{"If-Match": `"stale"`}, body: `{"content":"x"}`, status: 412, code: "precondition_failed"},
+		{name: "comment blank", method: "POST", path: "/api/tasks/{task}/comments", auth: "wo", body: `{"content":" "}`, req: oaUnchecked, status: 400, code: "invalid_argument"},
+		{name: "comment missing", method: "POST", path: "/api/tasks/{task}/comments", auth: "wo", body: `{}`, req: oaUnchecked, status: 400, code: "invalid_argument"},
+		{name: "comment no credentials", method: "POST", path: "/api/tasks/{task}/comments", auth: "none", body: `{"content":"x"}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "comment read-only", method: "POST", path: "/api/tasks/{task}/comments", auth: "ro", body: `{"content":"x"}`, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "comment unknown task", method: "POST", path: "/api/tasks/999999/comments", auth: "wo", body: `{"content":"x"}`, status: 404, code: "not_found"},
+		{name: "comment body over 1 MiB", method: "POST", path: "/api/tasks/{task}/comments", auth: "wo", body: `{"content":"` + huge + `"}`, req: oaUnchecked, status: 413, code: "payload_too_large"},
 
 		// POST /api/agent_callback/{id}
 		{name: "callback report", method: "POST", path: "/api/agent_callback/{task}", auth: "agent",

@@ -41,6 +41,7 @@ func oaBrokenScenarios() []oaCase {
 		internal("edit", "PATCH", "/api/tasks/1", "wo", `{"summary":"s"}`),
 		internal("step", "PUT", "/api/tasks/1/steps/0/status", "wo", `{"status":"completed"}`),
 		internal("respond", "POST", "/api/tasks/1/respond", "wo", `{"response":"x"}`),
+		internal("comment", "POST", "/api/tasks/1/comments", "wo", `{"content":"x"}`),
 		internal("callback", "POST", "/api/agent_callback/1", "agent", `{"project_id":"{project}"}`),
 		internal("project list", "GET", "/api/projects/{project}/tasks", "agent", ""),
 		internal("counts", "GET", "/api/tasks/counts", "ro", ""),

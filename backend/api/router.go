@@ -71,6 +71,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	bearer.PUT("/tasks/:id/agent", handle(tasks.setAgent))
 	bearer.PUT("/tasks/:id/steps/:stepNum/status", handle(tasks.setStepStatus))
 	bearer.POST("/tasks/:id/respond", handle(tasks.respond))
+	bearer.POST("/tasks/:id/comments", handle(tasks.comment))
 	bearer.GET("/backup", backup(svc)) // backup.go
 	bearer.GET("/about", about(svc))
 	r.GET("/api/me", requireAnyCredential(svc), me(svc)) // team.go
@@ -121,7 +122,12 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	vectorRoutes(r, svc)
 
 	// Same Bearer tokens as REST; subscriptions over WebSocket with the stream's origin check.
-	r.Match([]string{http.MethodGet, http.MethodPost}, "/graphql", gin.WrapH(graphql.Handler(svc, graphqlToken, graphql.WithEvents(hub, events.Upgrader(allowedOrigins)))))
+	// Browsers get the UI build's GraphiQL page when the binary has it (ui.go).
+	gqlOpts := []graphql.Option{graphql.WithEvents(hub, events.Upgrader(allowedOrigins))}
+	if page := graphiqlPage(); page != nil {
+		gqlOpts = append(gqlOpts, graphql.WithPage(page))
+	}
+	r.Match([]string{http.MethodGet, http.MethodPost}, "/graphql", gin.WrapH(graphql.Handler(svc, graphqlToken, gqlOpts...)))
 
 	r.NoRoute(func(c *gin.Context) {
 		if strings.HasPrefix(c.Request.URL.Path, "/api/") || c.Request.URL.Path == "/api" {

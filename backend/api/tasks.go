@@ -240,6 +240,21 @@ func (h tasksHandler) respond(c *gin.Context) error {
 	return writeTaskOr(c, task, err)
 }
 
+// comment serves POST /api/tasks/{id}/comments: a comment in the task's conversation,
+// whatever its status.
+func (h tasksHandler) comment(c *gin.Context) error {
+	id, err := taskID(c)
+	if err != nil {
+		return err
+	}
+	var in service.CommentInput
+	if err := bindJSON(c, &in, false); err != nil {
+		return err
+	}
+	task, err := h.svc.CommentTask(ifMatch(c), principal(c), id, in, idempotencyKey(c))
+	return writeTaskOr(c, task, err)
+}
+
 // delete serves DELETE /api/tasks/{id}.
 func (h tasksHandler) delete(c *gin.Context) error {
 	id, err := taskID(c)

@@ -26,6 +26,16 @@ const notBuiltPage = `<!doctype html>
 </body></html>
 `
 
+// graphiqlPage is the UI build's GraphiQL page (frontend/graphiql.html), served at GET
+// /graphql; nil when the binary was built without the UI.
+func graphiqlPage() []byte {
+	page, err := fs.ReadFile(frontend.Assets(), "graphiql.html")
+	if err != nil {
+		return nil
+	}
+	return page
+}
+
 // serveUI answers the GET and HEAD requests the router has no route for, outside /api,
 // /graphql and /healthz. It reports whether it answered.
 func serveUI(c *gin.Context) bool {

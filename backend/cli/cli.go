@@ -40,10 +40,13 @@ Usage:
                                                run the server headless
   agentdesk project create --name N [--namespace NS]
   agentdesk project list                       one JSON object per project: id, name, namespace
+  agentdesk project id                         the default project's id, e.g. --project "$(agentdesk project id)"
   agentdesk project rotate-secret --project ID replaces the agents' secret (old digests stop working);
                                                prints id, name, namespace, token_secret
   agentdesk agent create --project ID --name N
   agentdesk agent env --project ID --name N [--url URL]
+                                               the agent's environment; URL defaults to the server
+                                               running on the data directory (its server.url)
   agentdesk agent run --name N [--poll 2s] [--pause 500ms]
                                                the reference agent (reads agent env's variables)
   agentdesk token create --project ID --name N --scopes a,b [--type platform|data] [--expires 90d]
@@ -295,25 +298,27 @@ func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, version.Version)
 		return nil
 	case "project create":
-		return projectCreate(args, dataDir, stdout)
+		return projectCreate(args, dataDir, stdout, stderr)
 	case "project list":
-		return projectList(args, dataDir, stdout)
+		return projectList(args, dataDir, stdout, stderr)
+	case "project id":
+		return projectID(args, dataDir, stdout, stderr)
 	case "project rotate-secret":
-		return projectRotateSecret(args, dataDir, stdout)
+		return projectRotateSecret(args, dataDir, stdout, stderr)
 	case "agent create":
-		return agentCreate(args, dataDir, stdout)
+		return agentCreate(args, dataDir, stdout, stderr)
 	case "agent env":
-		return agentEnv(args, dataDir, stdout)
+		return agentEnv(args, dataDir, stdout, stderr)
 	case "agent run":
 		return agentRun(args, stderr)
 	case "token create":
-		return tokenCreate(args, dataDir, stdout)
+		return tokenCreate(args, dataDir, stdout, stderr)
 	case "user add":
-		return userAdd(args, dataDir, stdout)
+		return userAdd(args, dataDir, stdout, stderr)
 	case "backup":
-		return backup(args, dataDir, stdout)
+		return backup(args, dataDir, stdout, stderr)
 	case "restore":
-		return restore(args, dataDir, stdout)
+		return restore(args, dataDir, stdout, stderr)
 	}
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 		return helpRequested{name: cmd} // "agentdesk agent --help": the group's commands
@@ -321,13 +326,19 @@ func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
 	return usagef("unknown command %q", cmd)
 }
 
-// withService opens the data directory's database for one command.
-func withService(dataDir string, fn func(ctx context.Context, svc *service.Service) error) error {
+// withService opens the data directory's database for one command. A database that
+// did not exist is created, and stderr says so, with where: a mistyped --data is
+// noticed at once instead of filling a second, empty database.
+func withService(dataDir string, stderr io.Writer, fn func(ctx context.Context, svc *service.Service) error) error {
 	// The activity trail records every change a command makes as the local owner's, via the CLI.
 	ctx := audit.WithVia(audit.WithPrincipal(context.Background(), auth.Owner("")), audit.ViaCLI)
+	fresh := server.IsNewDatabase(dataDir)
 	st, err := store.Open(ctx, server.DBPath(dataDir), store.Options{})
 	if err != nil {
 		return fmt.Errorf("open database %s: %w", server.DBPath(dataDir), err)
+	}
+	if fresh {
+		fmt.Fprintln(stderr, server.NewDatabaseNote(dataDir))
 	}
 	svc := service.New(st, service.Options{})
 	err = svc.EnsureDefaultProject(ctx)
@@ -354,7 +365,7 @@ func printJSON(w io.Writer, v any) error {
 	return err
 }
 
-func projectCreate(args []string, dataDir string, stdout io.Writer) error {
+func projectCreate(args []string, dataDir string, stdout, stderr io.Writer) error {
 	fs := newFlags("project create", &dataDir)
 	name := fs.String("name", "", "project name")
 	namespace := fs.String("namespace", "", "orchestration namespace")
@@ -364,7 +375,7 @@ func projectCreate(args []string, dataDir string, stdout io.Writer) error {
 	if err := required("name", *name); err != nil {
 		return err
 	}
-	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
+	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		p, err := svc.CreateProject(ctx, auth.Owner(""), *name, *namespace)
 		if err != nil {
 			return err
@@ -373,7 +384,7 @@ func projectCreate(args []string, dataDir string, stdout io.Writer) error {
 	})
 }
 
-func projectRotateSecret(args []string, dataDir string, stdout io.Writer) error {
+func projectRotateSecret(args []string, dataDir string, stdout, stderr io.Writer) error {
 	fs := newFlags("project rotate-secret", &dataDir)
 	project := fs.String("project", "", "project id")
 	if err := parse(fs, args); err != nil {
@@ -382,7 +393,7 @@ func projectRotateSecret(args []string, dataDir string, stdout io.Writer) error 
 	if err := required("project", *project); err != nil {
 		return err
 	}
-	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
+	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		p, err := svc.RotateProjectSecret(ctx, auth.Owner(*project))
 		if err != nil {
 			return err
@@ -391,11 +402,11 @@ func projectRotateSecret(args []string, dataDir string, stdout io.Writer) error 
 	})
 }
 
-func projectList(args []string, dataDir string, stdout io.Writer) error {
+func projectList(args []string, dataDir string, stdout, stderr io.Writer) error {
 	if err := parse(newFlags("project list", &dataDir), args); err != nil {
 		return err
 	}
-	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
+	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		projects, err := svc.Projects(ctx, auth.Owner(""))
 		if err != nil {
 			return err
@@ -409,7 +420,26 @@ func projectList(args []string, dataDir string, stdout io.Writer) error {
 	})
 }
 
-func agentCreate(args []string, dataDir string, stdout io.Writer) error {
+// projectID prints the default project's id (the first project, which every data
+// directory has), alone on its line: for $(agentdesk project id) in other commands.
+func projectID(args []string, dataDir string, stdout, stderr io.Writer) error {
+	if err := parse(newFlags("project id", &dataDir), args); err != nil {
+		return err
+	}
+	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
+		projects, err := svc.Projects(ctx, auth.Owner(""))
+		if err != nil {
+			return err
+		}
+		if len(projects) == 0 {
+			return errors.New("this data directory has no project") // EnsureDefaultProject makes one: cannot happen
+		}
+		_, err = fmt.Fprintln(stdout, projects[0].ID)
+		return err
+	})
+}
+
+func agentCreate(args []string, dataDir string, stdout, stderr io.Writer) error {
 	fs := newFlags("agent create", &dataDir)
 	project := fs.String("project", "", "project id")
 	name := fs.String("name", "", "agent name")
@@ -419,7 +449,7 @@ func agentCreate(args []string, dataDir string, stdout io.Writer) error {
 	if err := errors.Join(required("project", *project), required("name", *name)); err != nil {
 		return usagef("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
-	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
+	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		a, err := svc.CreateAgent(ctx, auth.Owner(*project), *name)
 		if err != nil {
 			return err
@@ -428,11 +458,11 @@ func agentCreate(args []string, dataDir string, stdout io.Writer) error {
 	})
 }
 
-func agentEnv(args []string, dataDir string, stdout io.Writer) error {
+func agentEnv(args []string, dataDir string, stdout, stderr io.Writer) error {
 	fs := newFlags("agent env", &dataDir)
 	project := fs.String("project", "", "project id")
 	name := fs.String("name", "", "agent name")
-	url := fs.String("url", "", "agentdesk's base URL as the agent reaches it")
+	url := fs.String("url", "", "agentdesk's base URL as the agent reaches it (default: the URL of the server running on the data directory, else http://ADDR)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -440,9 +470,12 @@ func agentEnv(args []string, dataDir string, stdout io.Writer) error {
 		return usagef("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	if *url == "" {
+		*url = server.RunningURL(dataDir) // what a server running on this data directory noted
+	}
+	if *url == "" {
 		*url = "http://" + defaultAddr()
 	}
-	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
+	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		env, err := svc.AgentEnv(ctx, auth.Owner(*project), *name, *url)
 		if err != nil {
 			return err
@@ -499,7 +532,7 @@ func shellQuote(v string) string {
 	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
 }
 
-func tokenCreate(args []string, dataDir string, stdout io.Writer) error {
+func tokenCreate(args []string, dataDir string, stdout, stderr io.Writer) error {
 	fs := newFlags("token create", &dataDir)
 	project := fs.String("project", "", "project id")
 	name := fs.String("name", "", "token name")
@@ -524,7 +557,7 @@ func tokenCreate(args []string, dataDir string, stdout io.Writer) error {
 		at := time.Now().Add(d).UTC()
 		in.ExpiresAt = &at
 	}
-	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
+	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		value, _, err := svc.CreateToken(ctx, auth.Owner(*project), in)
 		if err != nil {
 			return err
@@ -555,7 +588,7 @@ func parseLifetime(s string) (time.Duration, error) {
 	return 0, usagef("--expires must be a positive lifetime such as 90d or 12h, not %q", s)
 }
 
-func backup(args []string, dataDir string, stdout io.Writer) error {
+func backup(args []string, dataDir string, stdout, stderr io.Writer) error {
 	fs := newFlags("backup", &dataDir)
 	out := fs.String("out", "", "file to write")
 	if err := parse(fs, args); err != nil {
@@ -564,7 +597,7 @@ func backup(args []string, dataDir string, stdout io.Writer) error {
 	if err := required("out", *out); err != nil {
 		return err
 	}
-	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
+	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		path, err := svc.Backup(ctx, auth.Owner(""), *out)
 		if err != nil {
 			return err
@@ -576,7 +609,7 @@ func backup(args []string, dataDir string, stdout io.Writer) error {
 
 // restore puts a backup in place of the data directory's database (store.Restore),
 // holding the directory's lock so that no server runs on it meanwhile.
-func restore(args []string, dataDir string, stdout io.Writer) error {
+func restore(args []string, dataDir string, stdout, stderr io.Writer) error {
 	fs := newFlags("restore", &dataDir)
 	from := fs.String("from", "", "the backup file to restore")
 	if err := parse(fs, args); err != nil {
@@ -665,7 +698,7 @@ func oidcConfig(publicURL, issuer, clientID, scopes, domains string) (auth.OIDC,
 
 // userAdd invites a person to a project by email, as the local owner: the way to make
 // the first owner before anyone signs in.
-func userAdd(args []string, dataDir string, stdout io.Writer) error {
+func userAdd(args []string, dataDir string, stdout, stderr io.Writer) error {
 	fs := newFlags("user add", &dataDir)
 	project := fs.String("project", "", "project id")
 	email := fs.String("email", "", "the person's email, as their provider gives it")
@@ -676,7 +709,7 @@ func userAdd(args []string, dataDir string, stdout io.Writer) error {
 	if err := errors.Join(required("project", *project), required("email", *email), required("role", *role)); err != nil {
 		return usagef("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
-	return withService(dataDir, func(ctx context.Context, svc *service.Service) error {
+	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		m, err := svc.AddMember(ctx, auth.Owner(*project), service.AddMemberInput{Email: *email, Role: *role})
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	agql "github.com/agentdesk/agentdesk/backend/graphql"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/frontend"
 )
 
 type gqlErr struct {
@@ -171,13 +173,16 @@ type task struct {
 	}
 	WaitingDetails *string
 	WaitingVersion int64
-	Conversation   []struct{ Role, Content, CreatedAt string }
-	CreatedAt      string
-	UpdatedAt      string
+	Conversation   []struct {
+		Role, Content, CreatedAt string
+		Question                 *string
+	}
+	CreatedAt string
+	UpdatedAt string
 }
 
 const taskFields = `id summary details status steps { index title status } agent { id name }
-	waitingDetails waitingVersion conversation { role content createdAt } createdAt updatedAt`
+	waitingDetails waitingVersion conversation { role content createdAt question } createdAt updatedAt`
 
 func TestTasks(t *testing.T) {
 	env := testenv.Start(t)
@@ -254,7 +259,9 @@ func TestTasks(t *testing.T) {
 	}
 	var answered task
 	do(t, env, w, `mutation { respond(id: `+id+`, response: "main", waitingVersion: 2) { `+taskFields+` } }`, nil).ok(t).into(t, "respond", &answered)
-	if answered.Status != "Doing" || answered.WaitingDetails != nil || len(answered.Conversation) != 1 || answered.Conversation[0].Role != "user" {
+	// The thread: the answer, which keeps the question it answered.
+	if answered.Status != "Doing" || answered.WaitingDetails != nil || len(answered.Conversation) != 1 || answered.Conversation[0].Role != "user" ||
+		answered.Conversation[0].Question == nil || *answered.Conversation[0].Question != "which remote?" {
 		t.Fatalf("respond = %+v", answered)
 	}
 	if r := do(t, env, w, `mutation { respond(id: `+id+`, response: "again") { id } }`, nil); r.code(t) != "conflict" {
@@ -612,10 +619,19 @@ func TestHTTP(t *testing.T) {
 	env := testenv.Start(t)
 	tok := env.Token(t, env.Project.ID, allScopes...)
 
+	// With the UI built into the binary, the page is GraphiQL (its bundle from /assets/,
+	// no inline script); without it, the plain form.
 	page := env.Do(t, testenv.Request{Method: http.MethodGet, Path: "/graphql", Header: http.Header{"Accept": {"text/html,application/xhtml+xml"}}})
+	want := "<form"
+	if frontend.Built() {
+		want = `src="/assets/graphiql-`
+		if page.Header.Get("Content-Security-Policy") != agql.GraphiQLCSP || regexp.MustCompile(`<script>|<script type="module">`).Match(page.Body) {
+			t.Errorf("GraphiQL page: CSP %q, inline script in %s", page.Header.Get("Content-Security-Policy"), page.Body)
+		}
+	}
 	if page.Status != http.StatusOK || !strings.HasPrefix(page.Header.Get("Content-Type"), "text/html") ||
-		!strings.Contains(string(page.Body), "<form") || strings.Contains(string(page.Body), "https://") {
-		t.Fatalf("GET /graphql page: %d %s", page.Status, page.Header)
+		!strings.Contains(string(page.Body), want) || strings.Contains(string(page.Body), "https://") {
+		t.Fatalf("GET /graphql page: %d %s %s", page.Status, page.Header, page.Body)
 	}
 
 	get := env.Do(t, testenv.Request{Method: http.MethodGet, Path: "/graphql?query=%7B%20projects%20%7B%20id%20%7D%20%7D", Token: tok})

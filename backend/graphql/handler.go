@@ -84,6 +84,21 @@ type Option func(*options)
 type options struct {
 	hub      *events.Hub
 	upgrader *websocket.Upgrader
+	page     []byte // GraphiQL's page (WithPage); nil: the plain playground.html
+}
+
+// GraphiQLCSP is the Content-Security-Policy of the GraphiQL page (WithPage): its
+// scripts and styles are the UI build's files under /assets/ ('self'), no inline
+// script; inline styles are allowed because GraphiQL's dialogs and menus write <style>
+// elements at run time; its stylesheet embeds its fonts and icons as data: URLs.
+const GraphiQLCSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+	"font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// WithPage serves page, the built GraphiQL (the web UI's graphiql.html, which loads its
+// bundle from /assets/), to browsers at GET /graphql, under GraphiQLCSP, instead of
+// the plain page kept for binaries built without the UI.
+func WithPage(page []byte) Option {
+	return func(o *options) { o.page = page }
 }
 
 // WithEvents serves subscriptions: a WebSocket upgrade of GET /graphql speaks the
@@ -121,6 +136,11 @@ func Handler(svc *service.Service, token TokenFunc, opts ...Option) http.Handler
 		}
 		if r.Method == http.MethodGet && r.URL.Query().Get("query") == "" && strings.Contains(r.Header.Get("Accept"), "text/html") {
 			w.Header().Set("Cache-Control", "no-store")
+			if o.page != nil {
+				w.Header().Set("Content-Security-Policy", GraphiQLCSP)
+				writeBody(w, http.StatusOK, "text/html; charset=utf-8", o.page)
+				return
+			}
 			writeBody(w, http.StatusOK, "text/html; charset=utf-8", playgroundHTML)
 			return
 		}

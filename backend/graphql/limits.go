@@ -27,8 +27,8 @@ const (
 	MaxLiteralDepth = 8
 	// MaxCost bounds the estimated work of an operation: every field costs 1, and a list
 	// field multiplies what it selects by the most items it can have (see listSize). A
-	// page of 100 tasks with every field of their 500 steps fits.
-	MaxCost = 250_000
+	// page of 100 tasks with every field of their 500 steps and their conversation fits.
+	MaxCost = 300_000
 	// MaxFields bounds the fields written in the document (aliases and fragments
 	// included, before expansion): graphql-go's validation is quadratic in them.
 	MaxFields = 1000

@@ -1,6 +1,7 @@
 package graphql_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -45,5 +46,44 @@ func TestHandlerOnPlainHTTP(t *testing.T) {
 	}
 	if resp := post(""); resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != "Bearer" {
 		t.Errorf("without a token: %d %q, want 401 with WWW-Authenticate: Bearer", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+}
+
+// WithPage: a browser asking for /graphql gets the given GraphiQL page under
+// GraphiQLCSP (scripts from 'self' only, no inline script); without it, the plain page.
+func TestGraphiQLPage(t *testing.T) {
+	env := testenv.Start(t)
+	token := func(*http.Request) (string, error) { return "", errs.Unauth("missing credentials") }
+	page := []byte(`<!doctype html><script type="module" src="/assets/graphiql-x.js"></script>`)
+	for _, c := range []struct {
+		name     string
+		opts     []graphql.Option
+		wantBody string
+		wantCSP  bool
+	}{
+		{"with the built page", []graphql.Option{graphql.WithPage(page)}, string(page), true},
+		{"without", nil, "agentdesk GraphQL", false},
+	} {
+		srv := httptest.NewServer(graphql.Handler(env.Service, token, c.opts...))
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		req.Header.Set("Accept", "text/html,application/xhtml+xml")
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body strings.Builder
+		_, _ = io.Copy(&body, resp.Body)
+		resp.Body.Close()
+		srv.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body.String(), c.wantBody) {
+			t.Errorf("%s: %d %.200s, want 200 with %q", c.name, resp.StatusCode, body.String(), c.wantBody)
+		}
+		if got := resp.Header.Get("Content-Security-Policy") == graphql.GraphiQLCSP; got != c.wantCSP {
+			t.Errorf("%s: CSP %q", c.name, resp.Header.Get("Content-Security-Policy"))
+		}
+	}
+	if !strings.Contains(graphql.GraphiQLCSP, "script-src 'self';") || strings.Contains(graphql.GraphiQLCSP, "unsafe-eval") ||
+		!strings.Contains(graphql.GraphiQLCSP, "frame-ancestors 'none'") {
+		t.Errorf("GraphiQLCSP is not strict: %s", graphql.GraphiQLCSP)
 	}
 }

@@ -140,7 +140,7 @@ func (b builder) query() *gql.Object {
 }
 
 // idempotencyArg is the optional idempotencyKey of the mutations a client may retry
-// (createTask, respond, createConversation, sendMessage): the service's Idempotency-Key.
+// (createTask, respond, commentTask, createConversation, sendMessage): the service's Idempotency-Key.
 func idempotencyArg() *gql.ArgumentConfig {
 	return &gql.ArgumentConfig{Type: gql.String, Description: "Makes a retry safe, as REST's Idempotency-Key header: the same key with the same arguments " +
 		"returns the first result again and changes nothing; with other arguments it is a conflict. 1 to 128 characters of A-Z a-z 0-9 . _ : -, kept at least 24 hours per project."}
@@ -286,6 +286,15 @@ func (b builder) mutation() *gql.Object {
 				}
 				in := service.RespondInput{Response: argString(p.Args, "response"), WaitingVersion: optInt64(p.Args, "waitingVersion")}
 				return svc.Respond(p.Context, pr, argInt64(p.Args, "id"), in, key)
+			})},
+		"commentTask": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Adds a comment to a task's conversation, in any status; nothing else changes. Needs task:write.",
+			Args: taskArgs(gql.FieldConfigArgument{"content": {Type: nnString, Description: "The comment (Markdown), not blank."}, "idempotencyKey": idempotencyArg()}),
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				key, err := idempotencyKey(p.Args)
+				if err != nil {
+					return nil, err
+				}
+				return svc.CommentTask(p.Context, pr, argInt64(p.Args, "id"), service.CommentInput{Content: optString(p.Args, "content")}, key)
 			})},
 		"deleteTask": &gql.Field{Type: nnBool, Description: "Deletes a task with its steps and conversation; true when done.",
 			Args: taskArgs(gql.FieldConfigArgument{}),

@@ -257,6 +257,13 @@ var taskMessageType = gql.NewObject(gql.ObjectConfig{Name: "TaskMessage", Descri
 	"createdAt": timeField("When the entry was added", func(m model.TaskMessage) time.Time { return m.CreatedAt }, false),
 	"author": &gql.Field{Type: nnString, Description: "Who wrote it: the person (\"answered by Dana\"), token, agent or local owner, named as the activity trail names them; empty for entries written before authors were kept.",
 		Resolve: field(func(m model.TaskMessage) any { return m.Author })},
+	"question": &gql.Field{Type: gql.String, Description: "On an answer (respond): the question it answered, the task's waitingDetails at that moment; null on every other entry.",
+		Resolve: field(func(m model.TaskMessage) any {
+			if m.Question == "" {
+				return nil
+			}
+			return m.Question
+		})},
 }})
 
 var taskType = gql.NewObject(gql.ObjectConfig{Name: "Task", Description: "A unit of work, optionally assigned to one agent.", Fields: gql.Fields{

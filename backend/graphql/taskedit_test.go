@@ -51,3 +51,34 @@ func TestUpdateTask(t *testing.T) {
 		t.Errorf("unknown task: code %q, want not_found", c)
 	}
 }
+
+// commentTask adds an entry to a task's conversation in any status (here Done), with
+// its author; nothing else changes. A blank comment and a read-only token are refused.
+func TestCommentTask(t *testing.T) {
+	env := testenv.Start(t)
+	pid := env.Project.ID
+	w := env.Token(t, pid, auth.TaskRead, auth.TaskWrite)
+	ro := env.Token(t, pid, auth.TaskRead)
+
+	var created task
+	do(t, env, w, `mutation { createTask(summary: "Done already") { `+taskFields+` } }`, nil).ok(t).into(t, "createTask", &created)
+	id := strconv.FormatInt(created.ID, 10)
+	do(t, env, w, `mutation { setTaskStatus(id: `+id+`, status: Done) { id } }`, nil).ok(t)
+
+	var got struct {
+		Status       string
+		Conversation []struct{ Role, Content, Author string }
+	}
+	do(t, env, w, `mutation { commentTask(id: `+id+`, content: "Shipped on **Monday**") { status conversation { role content author } } }`, nil).
+		ok(t).into(t, "commentTask", &got)
+	if got.Status != "Done" || len(got.Conversation) != 1 || got.Conversation[0].Content != "Shipped on **Monday**" ||
+		got.Conversation[0].Role != "user" || got.Conversation[0].Author == "" {
+		t.Fatalf("commentTask = %+v", got)
+	}
+	if c := do(t, env, w, `mutation { commentTask(id: `+id+`, content: " ") { id } }`, nil).code(t); c != "invalid_argument" {
+		t.Errorf("blank comment: code %q, want invalid_argument", c)
+	}
+	if c := do(t, env, ro, `mutation { commentTask(id: `+id+`, content: "x") { id } }`, nil).code(t); c != "forbidden" {
+		t.Errorf("read-only token: code %q, want forbidden", c)
+	}
+}

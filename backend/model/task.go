@@ -138,6 +138,9 @@ type TaskMessage struct {
 	// Author is who wrote it: the person, token, agent or local owner, named as the
 	// activity trail names them; "" for entries written before authors were kept.
 	Author string `json:"author"`
+	// Question is, on an answer (respond), the question it answered: the task's
+	// waiting_details at that moment. Absent on every other entry.
+	Question string `json:"question,omitempty"`
 }
 
 // Derive sets the fields that follow from the others.

@@ -54,6 +54,10 @@ func (t *Task) AppendJSON(dst []byte) ([]byte, error) {
 			}
 			dst = append(dst, `,"author":`...)
 			dst = appendJSONString(dst, m.Author)
+			if m.Question != "" {
+				dst = append(dst, `,"question":`...)
+				dst = appendJSONString(dst, m.Question)
+			}
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')

@@ -44,7 +44,7 @@ func TestTaskJSONMatches(t *testing.T) {
 	checkTaskJSON(t, Task{}) // nil slices and pointers, zero times
 
 	withConversation := base
-	withConversation.Conversation = []TaskMessage{{Role: RoleUser, Content: "hi <b>", CreatedAt: at, Author: "Dana <\"D\">"}, {Role: RoleAssistant, Content: "", CreatedAt: time.Time{}}}
+	withConversation.Conversation = []TaskMessage{{Role: RoleUser, Content: "hi <b>", CreatedAt: at, Author: "Dana <\"D\">"}, {Role: RoleAssistant, Content: "", CreatedAt: time.Time{}}, {Role: RoleUser, Content: "yes", CreatedAt: at, Question: "Ship it \"now\"?"}}
 	checkTaskJSON(t, withConversation)
 	emptyConversation := base
 	emptyConversation.Conversation, emptyConversation.Steps, emptyConversation.RequiredSkills = []TaskMessage{}, []Step{}, []string{}

@@ -16,3 +16,6 @@ func LockDataDir(dataDir string) (*DirLock, error) {
 
 // Release gives the lock up.
 func (l *DirLock) Release() {}
+
+// processAlive cannot tell here: a note is believed (agent env's --url overrides it).
+func processAlive(pid int) bool { return true }

@@ -43,3 +43,10 @@ func (l *DirLock) Release() {
 	l.f.Close()
 	l.f = nil
 }
+
+// processAlive reports whether a process with this pid exists (signal 0 checks without
+// sending anything; EPERM means it exists under another user).
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

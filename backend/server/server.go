@@ -145,17 +145,27 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer lock.Release()
+	fresh := IsNewDatabase(cfg.DataDir)
 	s, err := Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
+	if fresh {
+		slog.Info(NewDatabaseNote(cfg.DataDir))
+	}
 	lock.Note(s.URL())
+	// CLI commands beside it (agent env) default to this URL (datadir.go).
+	if err := NoteURL(cfg.DataDir, cfg.PublicURL, s.URL()); err != nil {
+		slog.Warn("could not note the server's URL in the data directory", "err", err)
+	}
 	slog.Info("agentdesk is listening", "url", s.URL(), "data", cfg.DataDir)
 	<-ctx.Done()
 	slog.Info("shutting down: finishing in-flight requests")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := s.Shutdown(shutdownCtx); err != nil {
+	err = s.Shutdown(shutdownCtx)
+	ForgetURL(cfg.DataDir)
+	if err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	// The group commit's work: writes per batch is how many requests shared a commit.

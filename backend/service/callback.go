@@ -124,10 +124,10 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 		if err := s.recordUsage(ctx, tx, p, id, in.Usage, now); err != nil { // usage.go
 			return nil, err
 		}
-		var entry *model.TaskMessage
+		var entries []model.TaskMessage
 		if in.Message != "" {
-			entry = &model.TaskMessage{Role: model.RoleAssistant, Content: in.Message}
+			entries = append(entries, model.TaskMessage{Role: model.RoleAssistant, Content: in.Message})
 		}
-		return s.saveTask(ctx, tx, t, entry, now)
+		return s.saveTask(ctx, tx, t, entries, now)
 	})
 }

@@ -74,18 +74,24 @@ type PostMessageInput struct {
 
 // messageText picks the text of a message out of message and its synonym content.
 func messageText(message, content *string) (string, error) {
+	return textOrSynonym("message", message, "content", content, MaxMessageLen)
+}
+
+// textOrSynonym picks a required text given as the field name or as its synonym: both
+// at once must be the same text.
+func textOrSynonym(name string, value *string, synonym string, synValue *string, max int) (string, error) {
 	var text string
 	switch {
-	case message != nil && content != nil && *message != *content:
-		return "", errs.Invalid("give the text as message or as content, not both")
-	case message != nil:
-		text = *message
-	case content != nil:
-		text = *content
+	case value != nil && synValue != nil && *value != *synValue:
+		return "", errs.Invalid("give the text as %s or as %s, not both", name, synonym)
+	case value != nil:
+		text = *value
+	case synValue != nil:
+		text = *synValue
 	default:
-		return "", errs.Invalid("message is required (content is accepted as its synonym)")
+		return "", errs.Invalid("%s is required (%s is accepted as its synonym)", name, synonym)
 	}
-	if err := checkText("message", text, true, MaxMessageLen); err != nil {
+	if err := checkText(name, text, true, max); err != nil {
 		return "", err
 	}
 	return text, nil

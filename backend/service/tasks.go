@@ -359,25 +359,23 @@ func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, c
 	return task, nil
 }
 
-// saveTask writes a changed task, appends entry (if any) to its conversation, records
+// saveTask writes a changed task, appends entries (if any) to its conversation, records
 // the task.updated event, and returns the task as stored: the end of every task change.
-func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, entry *model.TaskMessage, now time.Time) (*model.Task, error) {
+func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, entries []model.TaskMessage, now time.Time) (*model.Task, error) {
 	t.UpdatedAt = now
 	if err := tx.UpdateTask(ctx, t); err != nil {
 		return nil, internal("update task", err)
 	}
-	if entry != nil {
+	for _, entry := range entries {
 		// Its author is the actor of the change, named as the activity trail names
 		// them: the thread says "answered by Dana" exactly when the trail does.
 		entry.CreatedAt, entry.Author = now, audit.From(ctx).Name
-		if err := tx.AppendTaskMessage(ctx, t.ID, *entry); err != nil {
+		if err := tx.AppendTaskMessage(ctx, t.ID, entry); err != nil {
 			return nil, internal("append to the conversation", err)
 		}
-	}
-	// t already holds every change (the callers apply each one to it as they write it),
-	// so it is the stored task: no need to read it back.
-	if entry != nil {
-		t.Conversation = append(t.Conversation, *entry)
+		// t already holds every change (the callers apply each one to it as they write
+		// it), so it is the stored task: no need to read it back.
+		t.Conversation = append(t.Conversation, entry)
 	}
 	t.Derive()
 	if err := tx.AppendEvent(ctx, t.ProjectID, EventTaskUpdated, t, now); err != nil {
@@ -403,6 +401,15 @@ func setStatus(t *model.Task, status string, waitingDetails *string) {
 		t.WaitingDetails = nil
 	}
 	t.Status = status
+}
+
+// roleOf is the conversation role of what p writes: agents are the assistant, everyone
+// else (people, tokens, the local owner) the user.
+func roleOf(p *auth.Principal) string {
+	if p != nil && p.Kind == auth.KindAgent {
+		return model.RoleAssistant
+	}
+	return model.RoleUser
 }
 
 // SetTaskStatus moves a task to any status. waitingDetails, if given, is what the task
@@ -508,8 +515,12 @@ func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in R
 		if in.WaitingVersion != nil && *in.WaitingVersion != t.WaitingVersion {
 			return nil, errs.Conflicting("task %d has moved on: this response answers waiting_version %d, the task is at %d", id, *in.WaitingVersion, t.WaitingVersion)
 		}
+		answer := model.TaskMessage{Role: model.RoleUser, Content: in.Response}
+		if t.WaitingDetails != nil {
+			answer.Question = *t.WaitingDetails // the thread shows it above the answer
+		}
 		setStatus(t, model.StatusDoing, nil)
-		return s.saveTask(ctx, tx, t, &model.TaskMessage{Role: model.RoleUser, Content: in.Response}, now)
+		return s.saveTask(ctx, tx, t, []model.TaskMessage{answer}, now)
 	})
 }
 

@@ -105,8 +105,8 @@ func (t *Tx) UpdateStepStatus(ctx context.Context, taskID int64, position int, s
 // AppendTaskMessage adds an entry to a task's conversation.
 func (t *Tx) AppendTaskMessage(ctx context.Context, taskID int64, m model.TaskMessage) error {
 	t.taskChanged(taskID)
-	_, err := t.exec(ctx, `INSERT INTO task_messages (task_id, role, content, created_at, author) VALUES (?, ?, ?, ?, ?)`,
-		taskID, m.Role, m.Content, fmtTime(m.CreatedAt), m.Author)
+	_, err := t.exec(ctx, `INSERT INTO task_messages (task_id, role, content, created_at, author, question) VALUES (?, ?, ?, ?, ?, NULLIF(?, ''))`,
+		taskID, m.Role, m.Content, fmtTime(m.CreatedAt), m.Author, m.Question)
 	return err
 }
 
@@ -345,7 +345,7 @@ func (r Reader) Task(ctx context.Context, projectID string, id int64, withConver
 }
 
 func (r Reader) taskConversation(ctx context.Context, taskID int64) ([]model.TaskMessage, error) {
-	rows, err := r.query(ctx, `SELECT role, content, created_at, COALESCE(author, '') FROM task_messages WHERE task_id = ? ORDER BY id`, taskID)
+	rows, err := r.query(ctx, `SELECT role, content, created_at, COALESCE(author, ''), COALESCE(question, '') FROM task_messages WHERE task_id = ? ORDER BY id`, taskID)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +354,7 @@ func (r Reader) taskConversation(ctx context.Context, taskID int64) ([]model.Tas
 	for rows.Next() {
 		var m model.TaskMessage
 		var created string
-		if err := rows.Scan(&m.Role, &m.Content, &created, &m.Author); err != nil {
+		if err := rows.Scan(&m.Role, &m.Content, &created, &m.Author, &m.Question); err != nil {
 			return nil, err
 		}
 		m.CreatedAt = parseTime(created)

@@ -422,6 +422,48 @@ test('edit a task: summary, details and steps; a failed task retried', async () 
   await page.context().close();
 });
 
+test('comments: the agent\'s question and failure in the thread, a comment on the failed task', async () => {
+  const page = await newPage();
+  await signIn(page);
+  // An agent that is not running, driven by hand through the callback.
+  const helper = JSON.parse(cli(['agent', 'create', '--project', project, '--name', 'helper', '--data', data]));
+  const t = await rest('POST', '/api/tasks', { summary: 'Print the report', agent_id: helper.id });
+  const callback = async (body) => {
+    const res = await fetch(url + `/api/agent_callback/${t.id}`, {
+      method: 'POST',
+      headers: { 'X-Task-Authorization': agentEnv.SERVICE_API_TOKEN, 'X-Agent-Name': 'helper', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ project_id: project, ...body }),
+    });
+    expect(res.ok, `callback: ${res.status} ${await res.text()}`);
+  };
+  await callback({ waiting_details: 'Which printer, **2F** or 3F?' });
+  await rest('POST', `/api/tasks/${t.id}/respond`, { response: '2F' });
+  await callback({ status: 'Failed', message: 'The agent failed: printer 2F is offline' });
+  await page.goto(url + '/board/' + t.id);
+  const pane = page.getByRole('dialog', { name: 'Task details' });
+  const entries = pane.locator('.convo li');
+  await entries.filter({ hasText: 'printer 2F is offline' }).waitFor();
+  const who = await pane.getByTestId('convo-who').allTextContents();
+  const texts = await entries.allTextContents();
+  expect(texts.length === 3 && texts[0].includes('Which printer') && texts[1].includes('2F') && texts[2].includes('offline'), `thread: ${texts.join(' | ')}`);
+  // The question is shown above its answer, from the answer (it is not a conversation entry).
+  expect((await pane.getByTestId('convo-question').textContent()).includes('Asked by helper'), 'the question is not attributed to the agent');
+  expect(who.length === 2 && who[1].startsWith('helper'), `authors: ${who.join(' | ')}`);
+  await pane.getByLabel('Comment on task #' + t.id).fill('Plugged **2F** back in; retrying.');
+  await pane.getByRole('button', { name: 'Comment' }).click();
+  await entries.filter({ hasText: 'Plugged 2F back in' }).locator('strong').waitFor();
+  const after = await rest('GET', `/api/tasks/${t.id}`);
+  expect(after.status === 'Failed' && after.conversation.at(-1).content === 'Plugged **2F** back in; retrying.' && after.conversation.at(-1).author === 'ui',
+    `after the comment: ${JSON.stringify(after)}`);
+  await expectAccessible(page, 'a task thread with a comment box');
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 844 });
+    await pane.getByTestId('comment').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(shots, `task-comments-${width}.png`) });
+  }
+  await page.context().close();
+});
+
 test('jumper: Ctrl+K finds a task, a conversation and a screen by name', async () => {
   const page = await newPage();
   await signIn(page);
@@ -481,7 +523,8 @@ test('agents and settings screens', async () => {
   await signIn(page);
   await page.getByRole('link', { name: 'Agents' }).click();
   await page.getByTestId('agent-env').getByText('AGENT_NAME=worker').waitFor();
-  expect((await page.getByTestId('run-line').textContent()) === 'agentdesk agent run --name worker', 'run line');
+  const runLine = await page.getByTestId('run-line').textContent();
+  expect(runLine.startsWith(`AGENTDESK_URL=${url} SERVICE_PROJECT_ID=${project} SERVICE_API_TOKEN=•`) && runLine.endsWith(' agentdesk agent run --name worker'), `run line ${runLine}`);
   // The secret and the digest stay masked until asked for; Copy all still has them.
   const secret = agentEnv.SERVICE_TOKEN_SECRET;
   expect(secret && !(await page.locator('main').textContent()).includes(secret), 'the project secret is shown unasked');
@@ -496,6 +539,67 @@ test('agents and settings screens', async () => {
   await page.context().close();
 });
 
+
+test('onboarding: the sign-in card\'s command and Connect an agent\'s work when pasted', async () => {
+  const page = await newPage();
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: url });
+  const shell = (cmd, extra = {}) => ({ cmd, env: { ...process.env, PATH: `${dirname(bin)}:${process.env.PATH}`, AGENTDESK_DATA: data, ...extra } });
+  const copied = async (scope) => {
+    await scope.getByRole('button', { name: 'Copy command' }).click();
+    return page.evaluate(() => navigator.clipboard.readText());
+  };
+  // The sign-in card: copy its command, run it in a shell on the server's machine (the
+  // server's data directory), sign in with the token it prints.
+  await page.goto(url + '/');
+  const shown = await page.getByTestId('token-command').textContent();
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 844 });
+    await page.screenshot({ path: join(shots, `signin-${width}.png`) });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const signInCmd = await copied(page.locator('form'));
+  expect(signInCmd === shown, `copied ${signInCmd}, shown ${shown}`);
+  const s1 = shell(signInCmd);
+  const made = execFileSync('sh', ['-c', s1.cmd], { encoding: 'utf8', env: s1.env }).trim();
+  expect(/^adk_[A-Za-z0-9]{32,}$/.test(made), `the pasted command printed ${made}`);
+  await page.getByLabel('Platform token').fill(made);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('conn').getByText('Live').waitFor();
+  // Connect an agent: register one, copy its command, paste it into a shell: the agent
+  // runs and finishes a task given to it.
+  await page.getByRole('link', { name: 'Agents' }).click();
+  await page.getByLabel('New agent name').fill('pasted');
+  await page.getByRole('button', { name: 'Register agent' }).click();
+  await expectText(page.locator('#env-agent option:checked'), 'pasted');
+  const connect = page.getByRole('region', { name: 'Connect an agent' });
+  await connect.getByTestId('run-line').getByText('--name pasted').waitFor();
+  expect(!(await connect.getByTestId('run-line').textContent()).includes(agentEnv.SERVICE_API_TOKEN), 'the digest is shown unasked');
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 844 });
+    await connect.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(shots, `connect-agent-${width}.png`) });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const runCmd = await copied(connect);
+  expect(runCmd.endsWith(' agentdesk agent run --name pasted') && runCmd.includes(agentEnv.SERVICE_API_TOKEN), `copied ${runCmd}`);
+  const s2 = shell(runCmd, { AGENTDESK_URL: '', SERVICE_PROJECT_ID: '', SERVICE_API_TOKEN: '', SERVICE_TOKEN_SECRET: '' });
+  const agent = spawn('sh', ['-c', s2.cmd], { env: s2.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const agentLog = [];
+  agent.stderr.on('data', (d) => agentLog.push(String(d)));
+  try {
+    const pastedId = (await gql('{ agents { id name } }')).agents.find((a) => a.name === 'pasted').id;
+    const t = await rest('POST', '/api/tasks', { summary: 'Pasted agent works', steps: [{ title: 'Say hello' }], agent_id: pastedId });
+    let status = '';
+    for (let i = 0; i < 200 && status !== 'Done'; i++) {
+      status = (await rest('GET', `/api/tasks/${t.id}`)).status;
+      if (status !== 'Done') await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status === 'Done', `the pasted agent did not finish its task (${status}):\n${agentLog.join('')}`);
+  } finally {
+    process.kill(-agent.pid, 'SIGTERM');
+  }
+  await page.context().close();
+});
 
 test('jobs: a job every minute, run now, its task on the board and its run listed; a bad cron shows the server message', async () => {
   const page = await newPage();
@@ -940,6 +1044,17 @@ test('team mode: sign in with the provider, answer as Dana, switch project, memb
     await tab.getByTestId('who').getByText('Dana Scott').waitFor();
     await tab.close();
 
+    // GraphiQL signs in with the session cookie and its X-CSRF-Token (a POST needs it).
+    const gq = await page.context().newPage();
+    await gq.goto(tm.base + '/graphql');
+    await gq.locator('.graphiql-query-editor .CodeMirror').waitFor({ timeout: 15000 });
+    await gq.evaluate(() => document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.setValue('{ viewer { name kind } }'));
+    await gq.locator('.graphiql-execute-button').click();
+    const answer = () => gq.evaluate(() => document.querySelector('.graphiql-response .CodeMirror')?.CodeMirror.getValue() ?? '');
+    for (let i = 0; i < 100 && !(await answer()).includes('Dana Scott'); i++) await gq.waitForTimeout(100);
+    expect((await answer()).includes('"name": "Dana Scott"'), `GraphiQL as Dana: ${await answer()}`);
+    await gq.close();
+
     // Answer in the Inbox; the thread and the activity trail say Dana answered.
     await page.getByRole('link', { name: /Inbox/ }).click();
     const item = page.getByTestId('inbox-item').filter({ hasText: 'Book the offsite' });
@@ -1058,6 +1173,38 @@ test('webhook: created with its secret shown once, a test event delivered and li
     await page.context().close();
     receiver.close();
   }
+});
+
+test('GraphiQL: opened from Settings with the tab\'s token, runs a query, shows the schema docs', async () => {
+  const page = await newPage();
+  await signIn(page);
+  await page.getByRole('link', { name: 'Settings' }).click();
+  // The link opens a new tab that inherits this tab's token (sessionStorage).
+  const [gq] = await Promise.all([page.context().waitForEvent('page'), page.getByRole('link', { name: 'GraphiQL' }).click()]);
+  const violations = [];
+  gq.on('console', (m) => /Content Security Policy|Refused to/i.test(m.text()) && violations.push(m.text()));
+  gq.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
+  await gq.waitForURL(url + '/graphql');
+  const csp = (await gq.request.get(url + '/graphql', { headers: { Accept: 'text/html' } })).headers()['content-security-policy'];
+  expect(/script-src 'self';/.test(csp) && !/unsafe-eval/.test(csp), `GraphiQL CSP: ${csp}`);
+  await gq.locator('.graphiql-query-editor .CodeMirror').waitFor({ timeout: 15000 });
+  await gq.evaluate(() => document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.setValue('{ viewer { name kind } }'));
+  await gq.locator('.graphiql-execute-button').click();
+  const result = () => gq.evaluate(() => document.querySelector('.graphiql-response .CodeMirror')?.CodeMirror.getValue() ?? '');
+  for (let i = 0; i < 100 && !(await result()).includes('"name": "ui"'); i++) await gq.waitForTimeout(100);
+  const answer = await result();
+  expect(answer.includes('"name": "ui"') && answer.includes('"kind": "token"'), `GraphiQL answer: ${answer}`);
+  // The schema's docs: the explorer lists the root types and opens Query's fields.
+  await gq.getByRole('button', { name: /Show Documentation Explorer/i }).click();
+  await gq.locator('.graphiql-doc-explorer').getByText('Query', { exact: true }).first().click();
+  await gq.locator('.graphiql-doc-explorer').getByText('viewer', { exact: true }).first().waitFor();
+  await gq.setViewportSize({ width: 1280, height: 800 });
+  await gq.screenshot({ path: join(shots, 'graphiql-1280.png') });
+  await gq.getByRole('button', { name: /Hide Documentation Explorer/i }).click();
+  await gq.setViewportSize({ width: 390, height: 844 });
+  await gq.screenshot({ path: join(shots, 'graphiql-390.png') });
+  expect(violations.length === 0, `CSP violations on the GraphiQL page:\n${violations.join('\n')}`);
+  await page.context().close();
 });
 
 // expectText waits (up to 10 s) until the element's whole text, trimmed and with its

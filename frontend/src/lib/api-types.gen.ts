@@ -469,6 +469,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tasks/{id}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The task id, a positive integer. Anything else answers 400; an id that is unknown, or of another project, answers 404. */
+                id: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Comment on a task
+         * @description Appends `content` to the task's `conversation`, in any status, and changes nothing else: role `user` (`assistant` when an agent writes it), `author` the caller as the activity trail names them. The task's version moves on (a new `ETag`) and a `task.updated` event carries the task.
+         *
+         *     With an `Idempotency-Key`, repeating the same request returns the first answer again and adds nothing. Needs the `task:write` scope.
+         */
+        post: operations["commentOnTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tasks/{id}/respond": {
         parameters: {
             query?: never;
@@ -1008,7 +1033,7 @@ export interface components {
         /** @description One entry of a task's conversation. */
         TaskMessage: {
             /**
-             * @description `user` for a human (respond), `assistant` for the agent.
+             * @description `user` for a human (an answer or a comment), `assistant` for the agent (a callback's `message`).
              * @enum {string}
              */
             role: "user" | "assistant";
@@ -1017,6 +1042,8 @@ export interface components {
             created_at: string;
             /** @description Who wrote it, named as the activity trail names them: the signed-in person ("answered by Dana"), the token's name, the agent's name, or `owner` for the local owner. Empty for entries written before authors were kept. */
             author: string;
+            /** @description On an answer (`respond`): the question it answered, the task's `waiting_details` at that moment. Absent on every other entry (and on answers written before questions were kept). */
+            question?: string;
         };
         /**
          * @description A task as every response shows it. List items leave out `conversation`; single-task responses carry it (see `TaskWithConversation`). Tolerant readers ignore fields they do not know.
@@ -1167,6 +1194,13 @@ export interface components {
         /** @description Unknown fields are ignored. */
         SetStepStatusRequest: {
             status: components["schemas"]["StepStatusInput"];
+        };
+        /** @description Unknown fields are ignored. `content` is required; `message` is accepted as its synonym (the word of the conversation endpoints). */
+        CommentRequest: {
+            /** @description The comment: not blank, at most 100000 characters. Markdown. */
+            content?: string;
+            /** @description Synonym of `content`, used when `content` is absent or empty. */
+            message?: string;
         };
         /** @description Unknown fields are ignored. */
         RespondRequest: {
@@ -2811,6 +2845,55 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    commentOnTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the change conditional (RFC 9110): the task's current `ETag` (as `GET` or the last change answered it), or several separated by commas, or `*` (the task exists). When the task has changed since (its ETag is none of these), the answer is 412 with code `precondition_failed` and nothing changes; read the task again and decide anew. The check and the change are atomic. Strong comparison: a weak tag (`W/...`) never matches. Without this header the change is unconditional. An unknown task still answers 404.
+                 * @example "42.7"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer again and changes nothing; the same key with a different request answers 409. Keys are kept at least 24 hours, per project, and shared by every operation that takes them. A key that does not match the pattern answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The task id, a positive integer. Anything else answers 400; an id that is unknown, or of another project, answers 404. */
+                id: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        /** @description The comment. At most 1 MiB; unknown fields are ignored. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "The figures for March are in the shared folder."
+                 *     }
+                 */
+                "application/json": components["schemas"]["CommentRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Task"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The `Idempotency-Key` was already used for a different request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
                 };
             };
             412: components["responses"]["PreconditionFailed"];

@@ -383,6 +383,8 @@ export const api = {
     rest<Task>('PUT', `/api/tasks/${id}/steps/${step}/status`, { status } satisfies Body['SetStepStatusRequest']),
   respond: (id: number, response: string, waiting_version?: number) =>
     rest<Task>('POST', `/api/tasks/${id}/respond`, { response, waiting_version } satisfies Body['RespondRequest']),
+  /** A comment in the task's thread, whatever its status. */
+  comment: (id: number, content: string) => rest<Task>('POST', `/api/tasks/${id}/comments`, { content } satisfies Body['CommentRequest']),
   /** keepalive: sent even as the page goes away (a delete still waiting for its Undo). */
   deleteTask: (id: number, keepalive = false) => rest<void>('DELETE', `/api/tasks/${id}`, undefined, keepalive ? { keepalive } : undefined),
   editTask: (id: number, change: Body['EditTaskRequest']) => rest<Task>('PATCH', `/api/tasks/${id}`, change),

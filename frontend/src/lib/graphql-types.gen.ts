@@ -223,6 +223,8 @@ export type Mutation = {
   assignTask: Task;
   /** Gives an agent a skill (admin); returns the agent. Attaching a skill it has changes nothing. */
   attachSkill: Agent;
+  /** Adds a comment to a task's conversation, in any status; nothing else changes. Needs task:write. */
+  commentTask: Task;
   /** Registers an agent (admin). */
   createAgent: Agent;
   /** Creates a conversation with its first message; the caller joins it. */
@@ -349,6 +351,13 @@ export type MutationAssignTaskArgs = {
 export type MutationAttachSkillArgs = {
   agentId: Scalars['Int']['input'];
   skillId: Scalars['Int']['input'];
+};
+
+
+export type MutationCommentTaskArgs = {
+  content: Scalars['String']['input'];
+  id: Scalars['Int']['input'];
+  idempotencyKey?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -979,6 +988,8 @@ export type TaskMessage = {
   content: Scalars['String']['output'];
   /** When the entry was added (RFC 3339, UTC) */
   createdAt: Scalars['String']['output'];
+  /** On an answer (respond): the question it answered, the task's waitingDetails at that moment; null on every other entry. */
+  question: Maybe<Scalars['String']['output']>;
   /** user or assistant. */
   role: Scalars['String']['output'];
 };

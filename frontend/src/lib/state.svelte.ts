@@ -370,6 +370,11 @@ export class AppState {
     return r;
   }
 
+  /** Adds a comment to a task's thread (any status); the task comes back with it. */
+  async comment(id: number, text: string): Promise<void> {
+    this.put(await api.comment(id, text));
+  }
+
   async setStep(id: number, step: number, status: StepStatus): Promise<void> {
     this.put(await api.setStep(id, step, status));
   }
