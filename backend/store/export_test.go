@@ -22,3 +22,20 @@ func FailNextSync(s *Store, err error, eventType string) {
 	}
 	s.beforeSync.Store(&hook)
 }
+
+// StatementTexts is every statement text the store has prepared on its two pools: what
+// the work done so far has run (up to the caches' bound).
+func StatementTexts(s *Store) []string {
+	var out []string
+	for _, c := range []*stmtCache{s.readStmts, s.writeStmts} {
+		c.mu.RLock()
+		for q := range c.m {
+			out = append(out, q)
+		}
+		c.mu.RUnlock()
+	}
+	return out
+}
+
+// PostgresText is a statement text as it will run on PostgreSQL.
+func PostgresText(query string) string { return postgresText(query) }

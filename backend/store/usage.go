@@ -104,7 +104,7 @@ func (t *Tx) SetBudget(ctx context.Context, projectID string, micros *int64, now
 	_, err := t.exec(ctx,
 		`INSERT INTO budgets (project_id, monthly_micros, exceeded_month, updated_at) VALUES (?, ?, NULL, ?)
 		 ON CONFLICT (project_id) DO UPDATE SET
-		   exceeded_month = CASE WHEN monthly_micros = excluded.monthly_micros THEN exceeded_month ELSE NULL END,
+		   exceeded_month = CASE WHEN budgets.monthly_micros = excluded.monthly_micros THEN budgets.exceeded_month ELSE NULL END,
 		   monthly_micros = excluded.monthly_micros, updated_at = excluded.updated_at`,
 		projectID, *micros, fmtTime(now))
 	return err

@@ -1,0 +1,96 @@
+package store
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// The store's SQL is written for SQLite. On PostgreSQL each statement text is rebound
+// once (its parameters ? and ?N become $N) and the result cached by text; the few
+// statements whose SQL differs between the engines (json_set, json_each, INSERT OR
+// IGNORE, PRAGMA, FTS5 MATCH...) will get a PostgreSQL text of their own. Not wired into
+// the Store yet: see docs/postgres.md.
+
+// rebindCache maps a statement text to its PostgreSQL form. The store's texts are
+// constants or built from a few variants, so the map stays small.
+var rebindCache sync.Map
+
+// postgresText is query with PostgreSQL's parameter markers, from the cache.
+func postgresText(query string) string {
+	if v, ok := rebindCache.Load(query); ok {
+		return v.(string)
+	}
+	out := rebind(query)
+	rebindCache.Store(query, out)
+	return out
+}
+
+// rebind turns SQLite's parameters into PostgreSQL's: ?N is $N, and a bare ? takes the
+// number after the largest given so far (SQLite's rule, so "?2 ... ?" is $2 ... $3).
+// String literals, quoted identifiers and comments are left alone.
+func rebind(query string) string {
+	if !strings.Contains(query, "?") {
+		return query
+	}
+	var b strings.Builder
+	b.Grow(len(query) + 8)
+	largest := 0
+	for i := 0; i < len(query); {
+		c := query[i]
+		switch {
+		case c == '\'' || c == '"':
+			end := closing(query, i+1, c)
+			b.WriteString(query[i:end])
+			i = end
+		case c == '-' && strings.HasPrefix(query[i:], "--"):
+			end := strings.IndexByte(query[i:], '\n')
+			if end < 0 {
+				end = len(query) - i
+			}
+			b.WriteString(query[i : i+end])
+			i += end
+		case c == '/' && strings.HasPrefix(query[i:], "/*"):
+			end := strings.Index(query[i+2:], "*/")
+			if end < 0 {
+				end = len(query) - i - 2
+			} else {
+				end += 2
+			}
+			b.WriteString(query[i : i+2+end])
+			i += 2 + end
+		case c == '?':
+			j := i + 1
+			for j < len(query) && query[j] >= '0' && query[j] <= '9' {
+				j++
+			}
+			n := largest + 1
+			if j > i+1 {
+				n, _ = strconv.Atoi(query[i+1 : j])
+			}
+			largest = max(largest, n)
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			i = j
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
+}
+
+// closing is the index just past the quote that closes a literal opened before from
+// (a doubled quote is an escaped one), or the end of the text.
+func closing(s string, from int, quote byte) int {
+	for i := from; i < len(s); i++ {
+		if s[i] == quote {
+			if i+1 < len(s) && s[i+1] == quote {
+				i++
+				continue
+			}
+			return i + 1
+		}
+	}
+	return len(s)
+}
