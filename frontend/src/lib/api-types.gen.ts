@@ -1195,11 +1195,11 @@ export interface components {
         SetStepStatusRequest: {
             status: components["schemas"]["StepStatusInput"];
         };
-        /** @description Unknown fields are ignored. `content` is required; `message` is accepted as its synonym (the word of the conversation endpoints). */
+        /** @description The text comes as `content` or as its synonym `message` (the word of the conversation endpoints): one of them is required; when both are given they must be the same text, else 400. Unknown fields are ignored. */
         CommentRequest: {
             /** @description The comment: not blank, at most 100000 characters. Markdown. */
             content?: string;
-            /** @description Synonym of `content`, used when `content` is absent or empty. */
+            /** @description Synonym of `content`. */
             message?: string;
         };
         /** @description Unknown fields are ignored. */
