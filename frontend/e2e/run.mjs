@@ -76,7 +76,12 @@ for (let i = 0; ; i++) {
 
 const project = JSON.parse(cli(['project', 'list', '--data', data]).split('\n')[0]).id;
 const token = cli(['token', 'create', '--project', project, '--name', 'ui', '--data', data, '--scopes', 'task:read,task:write,messaging:read,messaging:write,admin']);
-const agent = JSON.parse(cli(['agent', 'create', '--project', project, '--name', 'worker', '--data', data]));
+let agent;
+try {
+  agent = JSON.parse(cli(['agent', 'create', '--project', project, '--name', 'worker', '--data', data]));
+} catch (e) {
+  if (!externalData) throw e; // a directory run before has its worker already
+}
 const agentEnv = {};
 for (const line of cli(['agent', 'env', '--project', project, '--name', 'worker', '--url', url, '--data', data]).split('\n')) {
   const m = /^export ([A-Z_]+)=(.*)$/.exec(line);
