@@ -6,7 +6,7 @@ LDFLAGS := -s -w -X github.com/agentdesk/agentdesk/backend/version.Version=$(VER
 DATA    ?=
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: help ui build run test test-ui test-desktop wsclient race bench bench-scale bench-ui-scale bench-prune soak crashloop fuzz desktop vet fmt clean
+.PHONY: help ui build run test test-ui test-desktop wsclient race bench bench-scale soak crashloop fuzz desktop vet fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -44,6 +44,7 @@ bench-scale: build ## the scale mode: 1,000,000 tasks beside 10,000, the same re
 	$(GO) run ./backend/bench -bin $(BIN) -scale 1000000
 
 SCALE ?= 1000000
+.PHONY: bench-ui-scale bench-prune
 bench-ui-scale: build ## the board of $(SCALE) tasks in Playwright: seeded in the store (1.6 GB in /tmp, removed after), then that e2e flow alone (minutes)
 	dir=$$(mktemp -d /tmp/agentdesk-ui-scale-XXXXXX) && trap 'rm -rf "$$dir"' EXIT && \
 	$(GO) run ./backend/bench -bin $(BIN) -scale $(SCALE) -scale-seed "$$dir" && \
