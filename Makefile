@@ -43,6 +43,16 @@ bench: build ## load benchmarks over HTTP on loopback; ends with one JSON line o
 bench-scale: build ## the scale mode: 1,000,000 tasks beside 10,000, the same reads timed on both (minutes)
 	$(GO) run ./backend/bench -bin $(BIN) -scale 1000000
 
+SCALE ?= 1000000
+.PHONY: bench-ui-scale bench-prune
+bench-ui-scale: build ## the board of $(SCALE) tasks in Playwright: seeded in the store (1.6 GB in /tmp, removed after), then that e2e flow alone (minutes)
+	dir=$$(mktemp -d /tmp/agentdesk-ui-scale-XXXXXX) && trap 'rm -rf "$$dir"' EXIT && \
+	$(GO) run ./backend/bench -bin $(BIN) -scale $(SCALE) -scale-seed "$$dir" && \
+	cd frontend && AGENTDESK_BIN=$(abspath $(BIN)) AGENTDESK_E2E_DATA="$$dir" node e2e/run.mjs 'seeded in the store'
+
+bench-prune: build ## event and activity pruning with $(SCALE) tasks' rows expired: each pass's time, creates during it, RSS (minutes)
+	$(GO) run ./backend/bench -bin $(BIN) -scale $(SCALE) -scale-prune
+
 DURATION ?= 1h
 soak: build ## $(DURATION) of steady mixed load with 200 subscribers and the reference agent; prints each minute, ends with a JSON line
 	$(GO) run ./backend/bench -bin $(BIN) -soak $(DURATION)

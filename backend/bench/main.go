@@ -56,6 +56,9 @@
 // -scale N runs the scale mode instead (scale.go): a project of N tasks beside one of
 // -scale-small (10,000), the same reads timed on both, the unpaged list of N tasks
 // streamed, restart to ready and the database's bytes per task (`make bench-scale`).
+// With -scale-seed DIR it only writes the projects into DIR (the board's browser test,
+// `make bench-ui-scale`); with -scale-prune it times the event and activity pruning of
+// that many expired rows (`make bench-prune`); see scaleseed.go.
 //
 // -keep keeps the data directory and server.log for a look afterwards. -writes-only runs
 // only the creates, messages and callbacks phases (no reads, fan-out or vector search),
@@ -95,10 +98,14 @@ type config struct {
 	synchronous  string
 	jsonOut      string
 	keepDataDirs bool
-	writesOnly   bool // only the write phases (creates, messages, callbacks)
-	vectorChunks int  // chunks of the knowledge-base phase (vector.go); 0 skips it
-	scale        int  // tasks of the scale mode's big project (scale.go); 0: the usual rounds
-	scaleSmall   int  // tasks of the scale mode's small project, its baseline
+	writesOnly   bool          // only the write phases (creates, messages, callbacks)
+	vectorChunks int           // chunks of the knowledge-base phase (vector.go); 0 skips it
+	scale        int           // tasks of the scale mode's big project (scale.go); 0: the usual rounds
+	scaleSmall   int           // tasks of the scale mode's small project, its baseline
+	scaleSeed    string        // -scale-seed DIR: only write the scale projects into DIR (scaleseed.go)
+	scaleAge     time.Duration // how old the seeded tasks and events are
+	scalePrune   bool          // time the event and activity pruning at scale instead (scaleseed.go)
+	scaleData    string        // a directory seeded before, for -scale-prune
 }
 
 func main() {
@@ -122,6 +129,10 @@ func main() {
 	flag.IntVar(&sc.subscribers, "soak-subscribers", 200, "the soak's event stream subscribers")
 	flag.IntVar(&cfg.scale, "scale", 0, "run the scale mode instead (scale.go): a project of this many tasks beside one of -scale-small, timed side by side")
 	flag.IntVar(&cfg.scaleSmall, "scale-small", 10_000, "tasks of the scale mode's small project")
+	flag.StringVar(&cfg.scaleSeed, "scale-seed", "", "with -scale: only write the scale mode's projects into this new or empty directory (scaleseed.go), e.g. for the board's browser test")
+	flag.DurationVar(&cfg.scaleAge, "scale-age", 0, "with -scale-seed: how old the seeded tasks and events are, e.g. 2400h")
+	flag.BoolVar(&cfg.scalePrune, "scale-prune", false, "with -scale: time the event and activity pruning passes with every row expired (scaleseed.go)")
+	flag.StringVar(&cfg.scaleData, "scale-data", "", "with -scale-prune: a directory seeded by -scale-seed -scale-age 2400h (its old rows are pruned)")
 	flag.Parse()
 	if flag.NArg() > 0 || cfg.rounds < 1 || cfg.clients < 1 || cfg.tasks < 1 || cfg.latencyN < 1 || cfg.duration <= 0 ||
 		(cfg.synchronous != "full" && cfg.synchronous != "normal") {
@@ -144,7 +155,14 @@ func main() {
 			fmt.Fprintln(os.Stderr, "bench: -scale-small must be at least 1000")
 			os.Exit(2)
 		}
-		code = runScale(ctx, cfg)
+		switch {
+		case cfg.scaleSeed != "":
+			code = runScaleSeed(ctx, cfg)
+		case cfg.scalePrune:
+			code = runScalePrune(ctx, cfg)
+		default:
+			code = runScale(ctx, cfg)
+		}
 	} else {
 		code = run(ctx, cfg)
 	}

@@ -58,10 +58,10 @@ func scaleStatus(i int) string {
 const scaleSearchWord = "zqxbench"
 
 // bulkFill writes n tasks (two steps, an event each) into the project, 5,000 a
-// transaction, and returns the time it took.
-func bulkFill(ctx context.Context, st *store.Store, p project, n int, words []string) (time.Duration, error) {
+// transaction, and returns the time it took. The tasks and their events are made at now.
+func bulkFill(ctx context.Context, st *store.Store, p project, n int, words []string, now time.Time) (time.Duration, error) {
 	start := time.Now()
-	now := time.Now().UTC()
+	now = now.UTC()
 	details := "Made by the scale benchmark: a task with two steps, as agents make them every day."
 	const batch = 5000
 	for i := 0; i < n; i += batch {
@@ -133,11 +133,11 @@ func runScale(ctx context.Context, cfg config) int {
 	}
 	words := vocabulary(5000)
 	logf("writing %d + %d tasks (two steps and an event each) into %s", cfg.scaleSmall, cfg.scale, dir)
-	if _, err := bulkFill(ctx, st, small, cfg.scaleSmall, words); err != nil {
+	if _, err := bulkFill(ctx, st, small, cfg.scaleSmall, words, time.Now()); err != nil {
 		st.Close()
 		return fail(err)
 	}
-	took, err := bulkFill(ctx, st, big, cfg.scale, words)
+	took, err := bulkFill(ctx, st, big, cfg.scale, words, time.Now())
 	st.Close()
 	if err != nil {
 		return fail(err)

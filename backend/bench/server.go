@@ -29,6 +29,7 @@ type server struct {
 	waitErr  error         // the result of cmd.Wait, valid once exited is closed
 	logFile  *os.File
 	poll     time.Duration // how often start polls /healthz (50 ms when 0)
+	args     []string      // more arguments of --serve, e.g. --activity-retention
 }
 
 // cli runs one command of the binary on the data directory, as
@@ -129,7 +130,7 @@ func (s *server) startOn(ctx context.Context, addr, synchronous string) error {
 	}
 	s.logFile = logFile
 	s.addr = addr
-	s.cmd = exec.Command(s.bin, "--serve", "--addr", addr, "--data", s.dir, "--synchronous", synchronous)
+	s.cmd = exec.Command(s.bin, append([]string{"--serve", "--addr", addr, "--data", s.dir, "--synchronous", synchronous}, s.args...)...)
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	if err := s.cmd.Start(); err != nil {
 		logFile.Close()

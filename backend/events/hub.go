@@ -270,13 +270,33 @@ func (h *Hub) Run(ctx context.Context) {
 	}
 }
 
-// PruneEvents forgets the events older than the retention.
+// pruneBatch is how many events one write of PruneEvents forgets at most.
+const pruneBatch = 5000
+
+// PruneEvents forgets the events older than the retention, pruneBatch a write so that
+// other writes go between them: in one write, a million expired events held the writer
+// (every create waited) for the whole pass (docs/performance.md).
 func (h *Hub) PruneEvents(ctx context.Context) error {
 	before := time.Now().Add(-h.opts.Retention)
-	return h.store.Write(ctx, func(tx *store.Tx) error {
-		_, err := tx.PruneEvents(ctx, before)
-		return err
-	})
+	// Each batch copies what it deletes into the activity trail first: fill the trail
+	// in bounded writes before, so that the first batch does not copy a backlog.
+	for more := true; more; {
+		if err := h.store.Write(ctx, func(tx *store.Tx) (err error) {
+			more, err = tx.IndexActivity(ctx, 10_000)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	for {
+		var n int64
+		if err := h.store.Write(ctx, func(tx *store.Tx) (err error) {
+			n, err = tx.PruneEventsBatch(ctx, before, pruneBatch)
+			return err
+		}); err != nil || n < pruneBatch {
+			return err
+		}
+	}
 }
 
 // deliver reads each watched project's new events and hands them to its subscribers.

@@ -306,3 +306,30 @@ func TestDeliverStaleReadSendsNothingTwice(t *testing.T) {
 		t.Errorf("the unsubscribed subscriber received %v", got)
 	}
 }
+
+// TestPruneEventsEveryBatch: the hub's pass forgets every expired event however many
+// batches (of pruneBatch, a write each) it takes, and keeps the rest.
+func TestPruneEventsEveryBatch(t *testing.T) {
+	h := newHub(t, Options{Retention: time.Hour}, nil)
+	ctx := context.Background()
+	old := time.Now().Add(-2 * time.Hour)
+	const expired = 2*pruneBatch + 1
+	if err := h.store.Write(ctx, func(tx *store.Tx) error {
+		for i := range expired {
+			if err := tx.AppendEvent(ctx, hubProject, "test.old", map[string]int{"n": i}, old); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	commit(t, h, "test.new", "test.new")
+	if err := h.PruneEvents(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first, last, err := h.store.Read().EventBounds(ctx, hubProject)
+	if err != nil || first != expired+1 || last != expired+2 {
+		t.Fatalf("left seqs %d..%d (%v), want the two new ones, %d..%d", first, last, err, expired+1, expired+2)
+	}
+}

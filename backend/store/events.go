@@ -147,30 +147,35 @@ func (r Reader) EventBounds(ctx context.Context, projectID string) (first, last 
 	return first, last, err
 }
 
-// PruneEvents forgets events older than before. Events are appended in time order, so
-// the expired ones are the oldest rows: it deletes in rowid order, batch by batch, until
-// a batch holds a row that has not expired; no index on the time is needed (one fewer to
-// update on every write).
-//
-// The activity trail is filled from the events first: none goes before it is copied.
+// PruneEvents forgets events older than before, in one transaction: PruneEventsBatch
+// until a batch is not full. The server's hourly pass does not use it (a million
+// expired events held the writer for many seconds); events.Hub.PruneEvents writes one
+// batch a transaction.
 func (t *Tx) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
-	if _, err := t.IndexActivity(ctx, 0); err != nil { // activity.go
-		return 0, err
-	}
 	const batch = 10000
 	var total int64
 	for {
-		res, err := t.exec(ctx, `DELETE FROM events WHERE id IN (SELECT id FROM events ORDER BY id LIMIT ?) AND at < ?`, batch, fmtTime(before))
-		if err != nil {
-			return total, err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return total, err
-		}
+		n, err := t.PruneEventsBatch(ctx, before, batch)
 		total += n
-		if n < batch {
-			return total, nil
+		if err != nil || n < batch {
+			return total, err
 		}
 	}
+}
+
+// PruneEventsBatch forgets the events older than before among the oldest limit ones, and
+// says how many went: fewer than limit means the expired ones are done. Events are
+// appended in time order, so the expired ones are the oldest rows: it deletes in rowid
+// order and no index on the time is needed (one fewer to update on every write).
+//
+// The activity trail is filled from the events first: none goes before it is copied.
+func (t *Tx) PruneEventsBatch(ctx context.Context, before time.Time, limit int) (int64, error) {
+	if _, err := t.IndexActivity(ctx, 0); err != nil { // activity.go
+		return 0, err
+	}
+	res, err := t.exec(ctx, `DELETE FROM events WHERE id IN (SELECT id FROM events ORDER BY id LIMIT ?) AND at < ?`, limit, fmtTime(before))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

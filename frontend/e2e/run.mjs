@@ -3,6 +3,9 @@
 // chromium driven by playwright-core. Build first: `npm run build`, then
 // `CGO_ENABLED=0 go build -o bin/agentdesk .` at the repository root.
 // Usage: node e2e/run.mjs [filter]   (AGENTDESK_BIN overrides the binary)
+// AGENTDESK_E2E_DATA=DIR runs the server on an existing data directory (kept afterwards)
+// instead of a new one; one seeded by `go run ./backend/bench -scale N -scale-seed DIR`
+// also runs the board test of that big project (`make bench-ui-scale`).
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -58,7 +61,8 @@ async function waitHealthy(base, p) {
   }
 }
 
-const data = mkdtempSync(join(tmpdir(), 'agentdesk-e2e-'));
+const externalData = process.env.AGENTDESK_E2E_DATA;
+const data = externalData ?? mkdtempSync(join(tmpdir(), 'agentdesk-e2e-'));
 const port = await freePort();
 const url = `http://127.0.0.1:${port}`;
 const server = start(['--serve', '--addr', `127.0.0.1:${port}`, '--data', data]);
@@ -72,7 +76,12 @@ for (let i = 0; ; i++) {
 
 const project = JSON.parse(cli(['project', 'list', '--data', data]).split('\n')[0]).id;
 const token = cli(['token', 'create', '--project', project, '--name', 'ui', '--data', data, '--scopes', 'task:read,task:write,messaging:read,messaging:write,admin']);
-const agent = JSON.parse(cli(['agent', 'create', '--project', project, '--name', 'worker', '--data', data]));
+let agent;
+try {
+  agent = JSON.parse(cli(['agent', 'create', '--project', project, '--name', 'worker', '--data', data]));
+} catch (e) {
+  if (!externalData) throw e; // a directory run before has its worker already
+}
 const agentEnv = {};
 for (const line of cli(['agent', 'env', '--project', project, '--name', 'worker', '--url', url, '--data', data]).split('\n')) {
   const m = /^export ([A-Z_]+)=(.*)$/.exec(line);
@@ -972,6 +981,64 @@ test('board: first render of 20,000 tasks (reported; fails past 10 s or 5 MB)', 
   await page.context().close();
 });
 
+// Issue 25: the board of a project of 1,000,000 tasks (90% Done), written straight into
+// the store by the bench (`make bench-ui-scale`: -scale-seed, then this flow alone with
+// AGENTDESK_E2E_DATA); seeding it over HTTP would take an hour, so it runs only against
+// such a directory. Measured as the 20,000-task flow measures (fresh loads, the browser
+// cache off, every byte of the load), reported; it fails only far past the aims.
+const scaleSeed = externalData && existsSync(join(externalData, 'scale.json')) ? JSON.parse(readFileSync(join(externalData, 'scale.json'), 'utf8')) : null;
+if (scaleSeed) test(`board: first render of ${scaleSeed.big.tasks.toLocaleString('en')} tasks, seeded in the store (reported; fails past 10 s or 5 MB)`, async () => {
+  const bigToken = scaleSeed.big.token;
+  const call = async (method, path) => {
+    const res = await fetch(url + path, { method, headers: { Authorization: 'Bearer ' + bigToken } });
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return res.json();
+  };
+  const counts = await call('GET', '/api/tasks/counts');
+  const N = scaleSeed.big.tasks;
+  expect(counts.total === N, `${counts.total} tasks, not ${N}`);
+  const shown = ['Backlog', 'Todo', 'Doing', 'Waiting', 'Done', 'Failed'].reduce((n, s) => n + Math.min(counts[s], 50), 0);
+  const page = await newPage();
+  await page.goto(url + '/');
+  await page.getByLabel('Platform token').fill(bigToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('conn').getByText('Live').waitFor();
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+  const times = [];
+  let bytes = 0;
+  for (let run = 0; run < 3; run++) {
+    await page.goto('about:blank');
+    const start = Date.now();
+    await page.goto(url + '/board');
+    await page.waitForFunction((n) => document.querySelectorAll('[data-task-id]').length >= n, shown, { polling: 'raf', timeout: 30000 });
+    await page.locator('[data-column="Done"] [data-task-id]').first().waitFor({ state: 'visible' });
+    times.push(Date.now() - start);
+    const b = await page.evaluate(() =>
+      [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')].reduce((n, e) => n + (e.transferSize || 0), 0),
+    );
+    bytes = Math.max(bytes, b);
+  }
+  const ms = Math.min(...times);
+  console.log(`  BOARD_1M_FIRST_RENDER_MS=${ms} (best of ${times.join(', ')} ms; aim under 1000 ms; ${N} tasks)`);
+  console.log(`  BOARD_1M_BYTES=${bytes} (${(bytes / 1e6).toFixed(2)} MB; aim under 5 MB)`);
+  expect((await page.getByTestId('task-total').textContent()) === `${N} tasks`, `the board does not count ${N} tasks`);
+  expect((await page.locator('[data-column="Done"]').getAttribute('aria-label')) === `Done, ${counts.Done} tasks`, 'the Done column does not show its count');
+  const newest = (await call('GET', '/api/tasks?status=Done&order=desc&limit=1'))[0];
+  expect((await page.locator('[data-column="Done"] [data-task-id]').first().getAttribute('data-task-id')) === String(newest.id), 'Done is not newest first');
+  await page.screenshot({ path: join(shots, 'board-1m.png') });
+  // The search box, on the server: the bench's word is in one task of 1,000.
+  const s0 = Date.now();
+  await page.getByTestId('board-search').fill('zqxbench');
+  await page.getByTestId('task-total').getByText(`${N / 1000} tasks found`).waitFor({ timeout: 30000 });
+  await page.waitForFunction((n) => document.querySelectorAll('[data-task-id]').length === n, Math.min(N / 1000, 50), { timeout: 30000 });
+  console.log(`  BOARD_1M_SEARCH_MS=${Date.now() - s0} (from typing to the cards, including the box's 250 ms pause)`);
+  expect(ms < 10000, `the board took ${times.join(', ')} ms for ${N} tasks: far past the 1000 ms aim (fails at 10000 ms)`);
+  expect(bytes < 5e6, `the board transferred ${bytes} bytes for ${N} tasks (fails at 5 MB)`);
+  await page.context().close();
+});
+
 // Team mode against a real OpenID Provider: backend/testenv/oidcop's command (zitadel's
 // op package and its own login page), a second agentdesk with --oidc-issuer, the owner
 // made with `agentdesk user add`, and a second project where Dana is a member.
@@ -1241,7 +1308,7 @@ try {
     console.log('--- worker log ---\n' + worker.log.join('').slice(-3000));
     console.log('--- server log (tail) ---\n' + server.log.join('').slice(-3000));
   }
-  rmSync(data, { recursive: true, force: true });
+  if (!externalData) rmSync(data, { recursive: true, force: true });
 }
 console.log(failed ? `${failed} e2e test(s) failed; screenshots in ${shots}` : `all e2e tests passed; screenshots in ${shots}`);
 process.exit(failed ? 1 : 0);
