@@ -186,7 +186,18 @@ func (r Reader) TaskCounts(ctx context.Context, f TaskFilter) (map[string]int64,
 	}
 	f.Status = ""
 	where, args := f.where()
-	return r.countRows(ctx, `SELECT t.status, COUNT(*) FROM tasks t WHERE `+where+` GROUP BY t.status`, args...)
+	return r.countRows(ctx, taskCountsQuery(f, where), args...)
+}
+
+// taskCountsQuery counts the filtered tasks per status. With a search, the count starts
+// from the index's matches, each task read by id: the unary + keeps SQLite off the
+// project's index, which it would otherwise walk whole (at 1,000,000 tasks, 340-570 ms
+// against 5-9 ms). where begins with the project's condition.
+func taskCountsQuery(f TaskFilter, where string) string {
+	if f.Query != "" {
+		where = "+" + where
+	}
+	return `SELECT t.status, COUNT(*) FROM tasks t WHERE ` + where + ` GROUP BY t.status`
 }
 
 // countRows reads (status, count) rows.
