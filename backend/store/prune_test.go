@@ -13,16 +13,7 @@ func TestPruneByAge(t *testing.T) {
 	ctx := context.Background()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	const n = 25_000 // more than one batch of each prune
-	if err := s.Write(ctx, func(tx *Tx) error {
-		for i := range n {
-			if err := tx.AppendEvent(ctx, "p", "test.event", map[string]int{"id": i + 1}, start.Add(time.Duration(i)*time.Second)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	appendEventsSecondApart(t, s, n, start)
 	cut := start.Add(21_000 * time.Second) // the first 21,000 have expired
 	var gone int64
 	if err := s.Write(ctx, func(tx *Tx) (err error) {
@@ -70,16 +61,7 @@ func TestPruneEventsBatchBounded(t *testing.T) {
 	ctx := context.Background()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	const n = 12_000
-	if err := s.Write(ctx, func(tx *Tx) error {
-		for i := range n {
-			if err := tx.AppendEvent(ctx, "p", "test.event", map[string]int{"id": i + 1}, start.Add(time.Duration(i)*time.Second)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	appendEventsSecondApart(t, s, n, start)
 	cut := start.Add(11_000 * time.Second) // the first 11,000 have expired
 	var passes []int64
 	for {
@@ -105,5 +87,21 @@ func TestPruneEventsBatchBounded(t *testing.T) {
 	var copied int
 	if err := s.Read().queryRow(ctx, `SELECT COUNT(*) FROM activity`).Scan(&copied); err != nil || copied != n {
 		t.Fatalf("%d events in the activity trail (%v), want all %d copied before any went", copied, err, n)
+	}
+}
+
+// appendEventsSecondApart writes n events to project p, a second apart from start.
+func appendEventsSecondApart(t *testing.T, s *Store, n int, start time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.Write(ctx, func(tx *Tx) error {
+		for i := range n {
+			if err := tx.AppendEvent(ctx, "p", "test.event", map[string]int{"id": i + 1}, start.Add(time.Duration(i)*time.Second)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
