@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -24,6 +23,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/fsstate"
 )
 
 // cli runs the command line in this process.
@@ -31,25 +31,6 @@ func cli(args ...string) (stdout, stderr string, code int) {
 	var out, errOut bytes.Buffer
 	code = Main(args, &out, &errOut, nil)
 	return out.String(), errOut.String(), code
-}
-
-// dirState is each file of dir with the SHA-256 of its content and its mode.
-func dirState(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, _ := e.Info()
-		out[e.Name()] = fmt.Sprintf("%x %v", sha256.Sum256(b), info.Mode())
-	}
-	return out
 }
 
 // tables is every row of every table of the database at path (read only), each row one
@@ -317,12 +298,12 @@ func TestRestoreDrill(t *testing.T) {
 		t.Fatal(err)
 	}
 	lock.Note(s2.URL())
-	state := dirState(t, dir)
+	state := fsstate.Dir(t, dir)
 	_, errOut, code = cli("restore", "--from", backup, "--data", dir)
 	if code != 1 || !strings.Contains(errOut, s2.URL()) || !strings.Contains(errOut, "stop it first") {
 		t.Errorf("restore beside a running server: exit %d, %q; want 1 naming %s", code, errOut, s2.URL())
 	}
-	if !maps.Equal(state, dirState(t, dir)) {
+	if !maps.Equal(state, fsstate.Dir(t, dir)) {
 		t.Error("the refused restore changed the data directory")
 	}
 	lock.Release()
@@ -395,7 +376,7 @@ func TestRestoreDrill(t *testing.T) {
 		t.Fatal(err)
 	}
 	nd.Close()
-	state = dirState(t, crashed)
+	state = fsstate.Dir(t, crashed)
 	for file, says := range map[string]string{
 		"damaged.db": "damaged",
 		"text.db":    "not a SQLite database",
@@ -407,7 +388,7 @@ func TestRestoreDrill(t *testing.T) {
 		if code != 1 || !strings.Contains(errOut, says) || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("restore from %s: exit %d, %q; want 1 and one line saying %q", file, code, errOut, says)
 		}
-		if !maps.Equal(state, dirState(t, crashed)) {
+		if !maps.Equal(state, fsstate.Dir(t, crashed)) {
 			t.Fatalf("the refused restore from %s changed the data directory", file)
 		}
 	}

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -21,6 +20,7 @@ import (
 	"github.com/pressly/goose/v3/database"
 
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/testenv/fsstate"
 	"github.com/agentdesk/agentdesk/migrations"
 )
 
@@ -515,25 +515,6 @@ func newerDatabase(t *testing.T, path string) int64 {
 	return latest + 1
 }
 
-// dirState is each file of dir with the SHA-256 of its content and its mode.
-func dirState(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		info, _ := e.Info()
-		out[e.Name()] = fmt.Sprintf("%x %v", sha256.Sum256(b), info.Mode())
-	}
-	return out
-}
-
 // TestNewerSchemaLeftUntouched: a database written by a newer agentdesk (a schema version
 // above the highest this one knows) is refused with a message saying so, and left
 // exactly as it was: not a byte of it, nor of its directory, changes.
@@ -544,7 +525,7 @@ func TestNewerSchemaLeftUntouched(t *testing.T) {
 	if err := os.Chmod(path, 0o644); err != nil { // as an older agentdesk left it: Open narrows modes
 		t.Fatal(err)
 	}
-	before := dirState(t, dir)
+	before := fsstate.Dir(t, dir)
 
 	_, err := Open(context.Background(), path, Options{})
 	want := fmt.Sprintf("this database was written by a newer agentdesk (schema %d, this one knows up to %d): upgrade agentdesk", newer, newer-1)
@@ -555,7 +536,7 @@ func TestNewerSchemaLeftUntouched(t *testing.T) {
 	if !errors.As(err, &ne) || ne.Version != newer || ne.Known != newer-1 {
 		t.Fatalf("open: %#v, want a *NewerSchemaError", err)
 	}
-	if after := dirState(t, dir); !maps.Equal(before, after) {
+	if after := fsstate.Dir(t, dir); !maps.Equal(before, after) {
 		t.Fatalf("the data directory changed:\nbefore %v\nafter  %v", before, after)
 	}
 }
