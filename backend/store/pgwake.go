@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -94,6 +95,9 @@ type Listener struct {
 	opts   ListenerOptions
 	cancel context.CancelFunc
 	done   chan struct{}
+	// listening is true while the connection holds LISTEN: while it is false, other
+	// servers' commits go unnoticed, and a cache that relies on them must not be used.
+	listening atomic.Bool
 }
 
 // StartListener connects to the database at rawURL, LISTENs, and calls opts' callbacks
@@ -126,6 +130,7 @@ func StartListener(ctx context.Context, rawURL string, opts ListenerOptions) (*L
 	if err != nil {
 		return nil, err
 	}
+	l.listening.Store(true)
 	ctx, l.cancel = context.WithCancel(ctx)
 	go l.run(ctx, conn)
 	return l, nil
@@ -137,6 +142,11 @@ func (l *Listener) Close() error {
 	<-l.done
 	return nil
 }
+
+// Listening reports whether other servers' commits are being noticed now: false from
+// the moment the connection is found lost until it is made again (and after Close).
+// A read cache emptied by OnEvent must be bypassed while it is false.
+func (l *Listener) Listening() bool { return l.listening.Load() }
 
 // Done is closed when the listener has stopped.
 func (l *Listener) Done() <-chan struct{} { return l.done }
@@ -155,6 +165,7 @@ func (l *Listener) connect(ctx context.Context) (*pgx.Conn, error) {
 
 func (l *Listener) run(ctx context.Context, conn *pgx.Conn) {
 	defer close(l.done)
+	defer l.listening.Store(false)
 	defer func() {
 		if conn != nil {
 			conn.Close(context.Background())
@@ -171,6 +182,7 @@ func (l *Listener) run(ctx context.Context, conn *pgx.Conn) {
 		if ctx.Err() != nil {
 			return
 		}
+		l.listening.Store(false)
 		slog.Warn("postgres listener: connection lost; reconnecting", "err", err)
 		conn.Close(context.Background())
 		if conn = l.reconnect(ctx); conn == nil {
@@ -178,6 +190,7 @@ func (l *Listener) run(ctx context.Context, conn *pgx.Conn) {
 		}
 		// LISTEN holds again: anything committed from now on is notified; what was
 		// committed while it did not must be looked for.
+		l.listening.Store(true)
 		l.opts.Resync()
 	}
 }

@@ -227,7 +227,10 @@ func TestListenerReconnects(t *testing.T) {
 	ctx := context.Background()
 	rawURL := pgtest.DB(t)
 	db := openPlain(t, rawURL)
-	_, wakes, resyncs := startTestListener(t, ctx, rawURL, nil)
+	l, wakes, resyncs := startTestListener(t, ctx, rawURL, nil)
+	if !l.Listening() {
+		t.Fatal("Listening() is false after start")
+	}
 
 	notifyIn(t, db, map[string]int64{"p": 1}, true)
 	if w := nextWake(t, wakes); w != (wake{"p", 1}) {
@@ -247,6 +250,11 @@ func TestListenerReconnects(t *testing.T) {
 		t.Fatalf("terminate the listener's backend: %v %v", ok, err)
 	}
 	cl.waitListenerGone(t)
+	for deadline := time.Now().Add(waitFor); l.Listening(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("Listening() still true after the connection was lost")
+		}
+	}
 	select {
 	case <-resyncs:
 		t.Fatal("resync before the listener could connect again")
@@ -258,6 +266,9 @@ func TestListenerReconnects(t *testing.T) {
 	case <-resyncs:
 	case <-time.After(waitFor):
 		t.Fatalf("no resync within %s of the listener's connection being terminated", waitFor)
+	}
+	if !l.Listening() {
+		t.Error("Listening() is false after the resync")
 	}
 	if again := cl.listenerPID(t); again == 0 || again == first {
 		t.Fatalf("listener backend after reconnecting: %d (before: %d)", again, first)
@@ -284,6 +295,9 @@ func TestListenerClose(t *testing.T) {
 		case <-l.Done():
 		default:
 			t.Fatal("Close returned before the goroutine ended")
+		}
+		if l.Listening() {
+			t.Error("Listening() after Close")
 		}
 		cl.waitListenerGone(t)
 	})
