@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -345,4 +346,155 @@ func TestListenerClose(t *testing.T) {
 			t.Errorf("error shows the password: %v", err)
 		}
 	})
+}
+
+// TestPostgresWakeSeesCommittedEvents: the whole path across two servers. Writers on two
+// pools append events as a batch will (lockEventSeqs, insert, advance, notifyEvents,
+// commit); each server's listener wakes a follower that reads "seq > last" only when
+// woken, never on a timer. Every notification must find its events already readable
+// (delivered after the commit is visible), reads must be gapless, and the wakes alone
+// must bring each follower to the last event.
+func TestPostgresWakeSeesCommittedEvents(t *testing.T) {
+	ctx := context.Background()
+	rawURL := pgtest.DB(t)
+	var pools [2]*sql.DB
+	for i := range pools {
+		db, err := OpenPostgres(ctx, rawURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		pools[i] = db
+	}
+	projects := []string{"p1", "p2", "p3"}
+	for _, p := range projects {
+		if _, err := pools[0].Exec(`INSERT INTO projects (id, name, namespace, token_secret, created_at) VALUES ($1, $1, 'default', 's', '')`, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// One follower per server: woken by its listener, it reads each notified project.
+	type follower struct {
+		wakes chan wake
+		last  map[string]int64
+		done  chan struct{}
+	}
+	final := map[string]int64{} // filled once the writers are done
+	finalSet := make(chan struct{})
+	followers := make([]*follower, len(pools))
+	for i, db := range pools {
+		_, wakes, _ := startTestListener(t, ctx, rawURL, nil)
+		f := &follower{wakes: wakes, last: map[string]int64{}, done: make(chan struct{})}
+		followers[i] = f
+		go func() {
+			defer close(f.done)
+			for {
+				var w wake
+				select {
+				case w = <-f.wakes:
+				case <-time.After(waitFor):
+					t.Errorf("server %d: no wake-up for %s; read up to %v", i+1, waitFor, f.last)
+					return
+				}
+				rows, err := db.Query(`SELECT seq FROM events WHERE project_id = $1 AND seq > $2 ORDER BY seq`, w.project, f.last[w.project])
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for rows.Next() {
+					var seq int64
+					rows.Scan(&seq)
+					if seq != f.last[w.project]+1 {
+						t.Errorf("server %d, %s: read seq %d after %d", i+1, w.project, seq, f.last[w.project])
+					}
+					f.last[w.project] = seq
+				}
+				rows.Close()
+				if f.last[w.project] < w.seq {
+					t.Errorf("server %d: woken for %s:%d but read only up to %d: notified before visible", i+1, w.project, w.seq, f.last[w.project])
+				}
+				select {
+				case <-finalSet:
+					reached := true
+					for _, p := range projects {
+						reached = reached && f.last[p] == final[p]
+					}
+					if reached {
+						return
+					}
+				default:
+				}
+			}
+		}()
+	}
+
+	const writers, batches = 6, 30
+	var wg sync.WaitGroup
+	for w := range writers {
+		db := pools[w%2]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range batches {
+				names := []string{projects[(w+b)%3], projects[(w+2*b+1)%3]}
+				if names[0] == names[1] {
+					names = names[:1]
+				}
+				if err := appendNotified(ctx, db, names, 1+b%3); err != nil {
+					t.Errorf("writer %d: %v", w, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, p := range projects {
+		var seq int64
+		if err := pools[0].QueryRow(`SELECT event_seq FROM projects WHERE id = $1`, p).Scan(&seq); err != nil {
+			t.Fatal(err)
+		}
+		final[p] = seq
+	}
+	close(finalSet)
+	// A follower may have read everything before finalSet: one more wake-up lets it see
+	// that it is done (a batch with no new events reads nothing).
+	notifyIn(t, pools[0], map[string]int64{"p1": final["p1"]}, true)
+	for i, f := range followers {
+		<-f.done
+		for _, p := range projects {
+			if f.last[p] != final[p] {
+				t.Errorf("server %d read %s up to %d, want %d", i+1, p, f.last[p], final[p])
+			}
+		}
+	}
+	t.Logf("final seqs %v", final)
+}
+
+// appendNotified appends n events to each project as a PostgreSQL batch will: seq locks,
+// insert, advance, notify, commit.
+func appendNotified(ctx context.Context, db *sql.DB, projects []string, n int) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	last, err := lockEventSeqs(ctx, tx, projects)
+	if err != nil {
+		return err
+	}
+	for _, p := range projects {
+		for i := range n {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO events (project_id, seq, type, data, at) VALUES ($1, $2, 'test', '\x7b7d', '')`, p, last[p]+1+int64(i)); err != nil {
+				return err
+			}
+		}
+		last[p] += int64(n)
+		if _, err := tx.ExecContext(ctx, `UPDATE projects SET event_seq = $1 WHERE id = $2`, last[p], p); err != nil {
+			return err
+		}
+	}
+	if err := notifyEvents(ctx, tx, last); err != nil {
+		return err
+	}
+	return tx.Commit()
 }
