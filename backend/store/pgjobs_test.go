@@ -249,3 +249,45 @@ func TestPostgresClaimSkipsHeld(t *testing.T) {
 		t.Errorf("after the run was committed: %+v still due", got)
 	}
 }
+
+// TestPostgresClaimInSavepoint: the writer runs each write in a savepoint of the batch's
+// transaction (write.go). A claim by a write that succeeds (RELEASE) is held until the
+// batch commits; a claim by a write that fails (ROLLBACK TO) is let go at once, so
+// another server may run the job while the batch goes on.
+func TestPostgresClaimInSavepoint(t *testing.T) {
+	ctx := context.Background()
+	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	first, second := jobsDB(t, 1, t0)
+	claimedBy := func(db *sql.DB) bool {
+		t.Helper()
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		_, err = claimJob(ctx, tx, "p", 1, t0)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+	for _, end := range []string{"RELEASE w", "ROLLBACK TO w"} {
+		batch, err := first.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := batch.Exec("SAVEPOINT w"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := claimJob(ctx, batch, "p", 1, t0); err != nil {
+			t.Fatalf("%s: claim: %v", end, err)
+		}
+		if _, err := batch.Exec(end); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := claimedBy(second), end != "RELEASE w"; got != want {
+			t.Errorf("after %s, with the batch still open: the other server could claim the job: %v, want %v", end, got, want)
+		}
+		batch.Rollback()
+	}
+}
