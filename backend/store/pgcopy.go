@@ -419,7 +419,7 @@ func checkSourceTables(ctx context.Context, stx *sql.Tx, tables []pgTable) error
 		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite\_%' ESCAPE '\'
 		AND m.name NOT IN (SELECT v.name || s.suffix FROM sqlite_schema v,
 			(SELECT '' AS suffix UNION ALL SELECT '_config' UNION ALL SELECT '_data' UNION ALL SELECT '_docsize'
-			 UNION ALL SELECT '_idx' UNION ALL SELECT '_content')
+			 UNION ALL SELECT '_idx' UNION ALL SELECT '_content') s
 			WHERE v.sql LIKE 'CREATE VIRTUAL TABLE%')`)
 	if err != nil {
 		return fmt.Errorf("list the SQLite tables: %w", err)

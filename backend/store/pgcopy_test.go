@@ -139,8 +139,8 @@ func TestCopyToPostgres(t *testing.T) {
 }
 
 // TestCopyToPostgresFailureLeavesNothing: a copy that fails midway (its context ends
-// after the first tables) leaves no row in the target, and a second run then copies
-// everything into the schema the first one made.
+// after the first tables; a row PostgreSQL refuses) leaves no row in the target, and a
+// later run then copies everything into the schema the first one made.
 func TestCopyToPostgresFailureLeavesNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -162,15 +162,35 @@ func TestCopyToPostgresFailureLeavesNothing(t *testing.T) {
 	}
 	pg := openPG(t, url)
 	tables := pgColumns(t, pg)
-	for table := range tables {
-		var n int64
-		if err := pg.QueryRow(`SELECT count(*) FROM "` + table + `"`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n != 0 {
-			t.Errorf("%s has %d rows after a failed copy", table, n)
+	empty := func(when string) {
+		t.Helper()
+		for table := range tables {
+			var n int64
+			if err := pg.QueryRow(`SELECT count(*) FROM "` + table + `"`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("%s has %d rows after %s", table, n, when)
+			}
 		}
 	}
+	empty("a cancelled copy")
+
+	// A row PostgreSQL cannot take (SQLite's loose typing let it in): the error names it.
+	lite := openSQLite(t, path)
+	if _, err := lite.Exec(`UPDATE tasks SET steps = '[{"title": "a"' WHERE id = 2`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = store.CopyToPostgres(context.Background(), path, url, nil)
+	if err == nil || !strings.Contains(err.Error(), "tasks.steps, row id 2") {
+		t.Fatalf("a task whose steps are not JSON: %v", err)
+	}
+	t.Log(err)
+	empty("a copy that met a bad row")
+	if _, err := lite.Exec(`UPDATE tasks SET steps = '[]' WHERE id = 2`); err != nil {
+		t.Fatal(err)
+	}
+
 	res, err := store.CopyToPostgres(context.Background(), path, url, nil)
 	if err != nil {
 		t.Fatalf("second run: %v", err)
@@ -312,7 +332,6 @@ func fillEveryTable(t *testing.T) string {
 		Steps: []service.StepUpdate{{Index: intp(1), Status: "skipped"}},
 		Usage: &service.UsageInput{InputTokens: 1200, OutputTokens: 300, CostUSD: 0.0123, Model: "m-1"}}, "cb-1")
 	must("AgentCallback", err)
-	must("DeleteTask", svc.DeleteTask(ctx, owner, tasks[3])) // the newest: its id is never given again
 
 	kb := svc.Knowledge()
 	space, err := kb.CreateSpace(ctx, owner, service.CreateVectorSpaceInput{Name: str("handbook"), Description: str("how we work")})
@@ -349,6 +368,10 @@ func fillEveryTable(t *testing.T) string {
 	must("SetBudget", err)
 	must("IndexActivity", svc.IndexActivity(ctx))
 	must("FlushTokenUse", svc.FlushTokenUse(ctx))
+	// The newest task goes: its id is never given again.
+	tk, err := svc.CreateTask(ctx, owner, service.CreateTaskInput{Summary: "Temporary"}, "")
+	must("CreateTask", err)
+	must("DeleteTask", svc.DeleteTask(ctx, owner, tk.ID))
 	return path
 }
 
