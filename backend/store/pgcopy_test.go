@@ -508,3 +508,49 @@ func openPG(t *testing.T, url string) *sql.DB {
 	t.Cleanup(func() { db.Close() })
 	return db
 }
+
+// TestCopyToPostgresReadsOneSnapshot: the copy runs beside a server that keeps writing
+// (a task created after the first table is copied); what it copies is the database as
+// it was when the copy began: the new task is not there, and the counts, event seqs and
+// events agree with each other.
+func TestCopyToPostgresReadsOneSnapshot(t *testing.T) {
+	ctx := context.Background()
+	s := serve(t, t.TempDir())
+	owner := auth.Owner(s.project)
+	for i := range 3 {
+		if _, err := s.Service.CreateTask(ctx, owner, service.CreateTaskInput{Summary: fmt.Sprint("before ", i)}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	url := pgtest.DB(t)
+	wrote := false
+	_, err := store.CopyToPostgres(ctx, s.Service.Store().Path(), url, func(table string, rows int64, done bool) {
+		if done && !wrote {
+			wrote = true
+			if _, err := s.Service.CreateTask(ctx, owner, service.CreateTaskInput{Summary: "during"}, ""); err != nil {
+				t.Errorf("a write during the copy: %v", err)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := openPG(t, url)
+	var tasks, counted, events, lastSeq, eventSeq int64
+	pg.QueryRow(`SELECT count(*) FROM tasks`).Scan(&tasks)
+	pg.QueryRow(`SELECT coalesce(sum(n), 0) FROM task_counts`).Scan(&counted)
+	pg.QueryRow(`SELECT count(*), coalesce(max(seq), 0) FROM events WHERE project_id = $1`, s.project).Scan(&events, &lastSeq)
+	pg.QueryRow(`SELECT event_seq FROM projects WHERE id = $1`, s.project).Scan(&eventSeq)
+	if tasks != 3 || counted != 3 {
+		t.Errorf("copied %d tasks, counted %d; want the 3 of the snapshot", tasks, counted)
+	}
+	if lastSeq != eventSeq || events != eventSeq {
+		t.Errorf("events: %d, the last seq %d, the project's event_seq %d: not one snapshot", events, lastSeq, eventSeq)
+	}
+	lite := openSQLite(t, s.Service.Store().Path())
+	var now int64
+	lite.QueryRow(`SELECT count(*) FROM tasks`).Scan(&now)
+	if now != 4 {
+		t.Errorf("SQLite has %d tasks, want 4: the write during the copy did not happen", now)
+	}
+}
