@@ -296,7 +296,8 @@ func checkTargetEmpty(ctx context.Context, q pgQuerier) error {
 	if len(tables) == 0 {
 		return nil
 	}
-	if !slices.Contains(tables, "goose_db_version") {
+	// goose_db_version alone could be another goose user's: agentdesk's has projects beside it.
+	if !slices.Contains(tables, "goose_db_version") || !slices.Contains(tables, "projects") {
 		return fmt.Errorf("%w: it has tables that are not agentdesk's (%s); give an empty database (createdb)", ErrTargetNotEmpty, listSome(tables))
 	}
 	var full []string

@@ -214,7 +214,10 @@ func TestCopyToPostgresRefuses(t *testing.T) {
 	st.Close()
 	url := pgtest.DB(t)
 	pg := openPG(t, url)
-	if _, err := pg.Exec(`CREATE TABLE accounts (id int)`); err != nil {
+	// Another application's tables, even empty, and its own goose record.
+	if _, err := pg.Exec(`CREATE TABLE accounts (id int);
+		CREATE TABLE goose_db_version (id serial PRIMARY KEY, version_id bigint NOT NULL, is_applied boolean NOT NULL, tstamp timestamp DEFAULT now());
+		INSERT INTO goose_db_version (version_id, is_applied) VALUES (0, true), (3, true)`); err != nil {
 		t.Fatal(err)
 	}
 	_, err = store.CopyToPostgres(ctx, path, url, nil)
@@ -223,8 +226,8 @@ func TestCopyToPostgresRefuses(t *testing.T) {
 	}
 	var n int
 	pg.QueryRow(`SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()`).Scan(&n)
-	if n != 1 {
-		t.Errorf("the refused target has %d tables, want its 1", n)
+	if n != 2 {
+		t.Errorf("the refused target has %d tables, want its 2", n)
 	}
 
 	if _, err := store.CopyToPostgres(ctx, path, "mysql://u:p@h/db", nil); err == nil || !strings.Contains(err.Error(), "postgres://") {
