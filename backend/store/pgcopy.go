@@ -44,11 +44,11 @@ type TableRows struct {
 	Rows  int64
 }
 
-// CopyProgress hears about the copy: every progressEvery rows of a table, and once when
+// CopyProgress hears about the copy: every pgcopyProgressEvery rows of a table, and once when
 // the table is done.
 type CopyProgress func(table string, rows int64, done bool)
 
-const progressEvery = 50_000
+const pgcopyProgressEvery = 50_000
 
 // ErrTargetNotEmpty is a target database that holds data or other tables.
 var ErrTargetNotEmpty = errors.New("the target database is not empty")
@@ -60,25 +60,25 @@ func (e *OlderSchemaError) Error() string {
 	return fmt.Sprintf("the SQLite database has schema %d and this agentdesk's is %d: start this agentdesk once on the data directory (and stop it) so that it brings the database up to date, then migrate", e.Version, e.Known)
 }
 
-// sqliteOnly are the SQLite tables with no PostgreSQL twin, which are not copied: FTS5
+// pgcopySQLiteOnly are the SQLite tables with no PostgreSQL twin, which are not copied: FTS5
 // (and its shadow tables, found by name) is replaced by GIN indexes over the tasks and
 // vector_chunks tables themselves, and the rest is SQLite's or goose's bookkeeping.
-var sqliteOnly = map[string]bool{
+var pgcopySQLiteOnly = map[string]bool{
 	"tasks_fts_pending": true, // the FTS5 work list; PostgreSQL's indexes are kept by the writes
 	"goose_db_version":  true, // each engine has its own
 	"sqlite_sequence":   true, // read for the identity sequences, not copied
 }
 
-// pgColumn is a column of the PostgreSQL schema.
-type pgColumn struct {
+// pgcopyColumn is a column of the PostgreSQL schema.
+type pgcopyColumn struct {
 	name, typ string // typ as information_schema.columns.data_type says
 	identity  bool
 }
 
-// pgTable is a table of the PostgreSQL schema and its columns, in order.
-type pgTable struct {
+// pgcopyTable is a table of the PostgreSQL schema and its columns, in order.
+type pgcopyTable struct {
 	name    string
-	columns []pgColumn
+	columns []pgcopyColumn
 }
 
 // CopyToPostgres copies the agentdesk SQLite database at sqlitePath into the empty
@@ -95,7 +95,7 @@ func CopyToPostgres(ctx context.Context, sqlitePath, pgURL string, progress Copy
 	}
 
 	// The snapshot: one read transaction, held until the copy is committed.
-	src, err := openSQLiteSource(sqlitePath)
+	src, err := pgcopyOpenSource(sqlitePath)
 	if err != nil {
 		return nil, err
 	}
@@ -105,10 +105,10 @@ func CopyToPostgres(ctx context.Context, sqlitePath, pgURL string, progress Copy
 		return nil, fmt.Errorf("read %s: %w", sqlitePath, err)
 	}
 	defer stx.Rollback()
-	if err := checkSourceSchema(ctx, stx, sqlitePath); err != nil {
+	if err := pgcopyCheckSchema(ctx, stx, sqlitePath); err != nil {
 		return nil, err
 	}
-	sqliteSeqs, err := sqliteSequences(ctx, stx)
+	sqliteSeqs, err := pgcopySequences(ctx, stx)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func CopyToPostgres(ctx context.Context, sqlitePath, pgURL string, progress Copy
 		return nil, fmt.Errorf("connect to %s: %w", loc.Redacted(), err)
 	}
 	defer conn.Close(context.Background())
-	if err := checkTargetEmpty(ctx, conn); err != nil {
+	if err := pgcopyCheckEmpty(ctx, conn); err != nil {
 		return nil, err
 	}
 	schema, err := OpenPostgres(ctx, pgURL)
@@ -127,7 +127,7 @@ func CopyToPostgres(ctx context.Context, sqlitePath, pgURL string, progress Copy
 		return nil, fmt.Errorf("create the schema in %s: %w", loc.Redacted(), err)
 	}
 	schema.Close()
-	if err := checkSameVersion(ctx, stx, conn); err != nil {
+	if err := pgcopyCheckVersion(ctx, stx, conn); err != nil {
 		return nil, err
 	}
 
@@ -136,11 +136,11 @@ func CopyToPostgres(ctx context.Context, sqlitePath, pgURL string, progress Copy
 		return nil, err
 	}
 	defer tx.Rollback(context.Background())
-	tables, err := postgresTables(ctx, tx)
+	tables, err := pgcopyTables(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSourceTables(ctx, stx, tables); err != nil {
+	if err := pgcopyCheckTables(ctx, stx, tables); err != nil {
 		return nil, err
 	}
 	// Nobody writes the tables until the copy commits; checked empty again under the lock
@@ -152,10 +152,10 @@ func CopyToPostgres(ctx context.Context, sqlitePath, pgURL string, progress Copy
 	if _, err := tx.Exec(ctx, "LOCK TABLE "+strings.Join(names, ", ")+" IN EXCLUSIVE MODE"); err != nil {
 		return nil, fmt.Errorf("lock the target's tables: %w", err)
 	}
-	if err := checkTargetEmpty(ctx, tx); err != nil {
+	if err := pgcopyCheckEmpty(ctx, tx); err != nil {
 		return nil, err
 	}
-	triggered, err := tablesWithTriggers(ctx, tx)
+	triggered, err := pgcopyTriggered(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func CopyToPostgres(ctx context.Context, sqlitePath, pgURL string, progress Copy
 
 	res := &CopyResult{}
 	for _, t := range tables {
-		n, err := copyTable(ctx, stx, tx, t, progress)
+		n, err := pgcopyTableRows(ctx, stx, tx, t, progress)
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +181,7 @@ func CopyToPostgres(ctx context.Context, sqlitePath, pgURL string, progress Copy
 			return nil, err
 		}
 	}
-	if err := setIdentities(ctx, tx, tables, sqliteSeqs); err != nil {
+	if err := pgcopySetIdentities(ctx, tx, tables, sqliteSeqs); err != nil {
 		return nil, err
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -191,9 +191,9 @@ func CopyToPostgres(ctx context.Context, sqlitePath, pgURL string, progress Copy
 	return res, nil
 }
 
-// openSQLiteSource opens the database for reading, through its WAL like a server's
+// pgcopyOpenSource opens the database for reading, through its WAL like a server's
 // connection (not immutable: a server may write it meanwhile), without creating it.
-func openSQLiteSource(path string) (*sql.DB, error) {
+func pgcopyOpenSource(path string) (*sql.DB, error) {
 	st, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("there is no agentdesk database at %s: nothing to migrate (check --data or AGENTDESK_DATA)", path)
@@ -215,9 +215,9 @@ func openSQLiteSource(path string) (*sql.DB, error) {
 	return db, nil
 }
 
-// checkSourceSchema checks that the SQLite database is agentdesk's, at exactly this
+// pgcopyCheckSchema checks that the SQLite database is agentdesk's, at exactly this
 // agentdesk's schema: the PostgreSQL schema is made at that version.
-func checkSourceSchema(ctx context.Context, stx *sql.Tx, path string) error {
+func pgcopyCheckSchema(ctx context.Context, stx *sql.Tx, path string) error {
 	var n int
 	err := stx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table'
 		AND name IN ('goose_db_version', 'projects', 'tasks', 'events')`).Scan(&n)
@@ -246,8 +246,8 @@ func checkSourceSchema(ctx context.Context, stx *sql.Tx, path string) error {
 	return nil
 }
 
-// checkSameVersion: the PostgreSQL schema OpenPostgres made is the twin of SQLite's.
-func checkSameVersion(ctx context.Context, stx *sql.Tx, conn *pgx.Conn) error {
+// pgcopyCheckVersion: the PostgreSQL schema OpenPostgres made is the twin of SQLite's.
+func pgcopyCheckVersion(ctx context.Context, stx *sql.Tx, conn *pgx.Conn) error {
 	var sv, pv int64
 	if err := stx.QueryRowContext(ctx, `SELECT max(version_id) FROM goose_db_version`).Scan(&sv); err != nil {
 		return err
@@ -261,7 +261,7 @@ func checkSameVersion(ctx context.Context, stx *sql.Tx, conn *pgx.Conn) error {
 	return nil
 }
 
-func sqliteSequences(ctx context.Context, stx *sql.Tx) (map[string]int64, error) {
+func pgcopySequences(ctx context.Context, stx *sql.Tx) (map[string]int64, error) {
 	out := map[string]int64{}
 	rows, err := stx.QueryContext(ctx, `SELECT name, seq FROM sqlite_sequence`)
 	if err != nil {
@@ -279,16 +279,16 @@ func sqliteSequences(ctx context.Context, stx *sql.Tx) (map[string]int64, error)
 	return out, rows.Err()
 }
 
-// pgQuerier is a connection or a transaction.
-type pgQuerier interface {
+// pgcopyQuerier is a connection or a transaction.
+type pgcopyQuerier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-// checkTargetEmpty refuses a database with rows in any table of the current schema
+// pgcopyCheckEmpty refuses a database with rows in any table of the current schema
 // (goose's aside), or with tables that are not agentdesk's. An agentdesk schema with no
 // rows is fine: a migration that failed leaves one.
-func checkTargetEmpty(ctx context.Context, q pgQuerier) error {
-	tables, err := pgStrings(ctx, q, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+func pgcopyCheckEmpty(ctx context.Context, q pgcopyQuerier) error {
+	tables, err := pgcopyStrings(ctx, q, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') ORDER BY c.relname`)
 	if err != nil {
 		return fmt.Errorf("list the target's tables: %w", err)
@@ -298,14 +298,14 @@ func checkTargetEmpty(ctx context.Context, q pgQuerier) error {
 	}
 	// goose_db_version alone could be another goose user's: agentdesk's has projects beside it.
 	if !slices.Contains(tables, "goose_db_version") || !slices.Contains(tables, "projects") {
-		return fmt.Errorf("%w: it has tables that are not agentdesk's (%s); give an empty database (createdb)", ErrTargetNotEmpty, listSome(tables))
+		return fmt.Errorf("%w: it has tables that are not agentdesk's (%s); give an empty database (createdb)", ErrTargetNotEmpty, pgcopyList(tables))
 	}
 	var full []string
 	for _, t := range tables {
 		if t == "goose_db_version" {
 			continue
 		}
-		rows, err := pgStrings(ctx, q, `SELECT 'x' FROM `+pgx.Identifier{t}.Sanitize()+` LIMIT 1`)
+		rows, err := pgcopyStrings(ctx, q, `SELECT 'x' FROM `+pgx.Identifier{t}.Sanitize()+` LIMIT 1`)
 		if err != nil {
 			return fmt.Errorf("read the target's %s: %w", t, err)
 		}
@@ -314,19 +314,19 @@ func checkTargetEmpty(ctx context.Context, q pgQuerier) error {
 		}
 	}
 	if len(full) > 0 {
-		return fmt.Errorf("%w: it already holds agentdesk data (rows in %s); migrate copies into an empty database only: create a new one (createdb), or drop this one and create it again", ErrTargetNotEmpty, listSome(full))
+		return fmt.Errorf("%w: it already holds agentdesk data (rows in %s); migrate copies into an empty database only: create a new one (createdb), or drop this one and create it again", ErrTargetNotEmpty, pgcopyList(full))
 	}
 	return nil
 }
 
-func listSome(names []string) string {
+func pgcopyList(names []string) string {
 	if len(names) > 5 {
 		return strings.Join(names[:5], ", ") + fmt.Sprintf(" and %d more", len(names)-5)
 	}
 	return strings.Join(names, ", ")
 }
 
-func pgStrings(ctx context.Context, q pgQuerier, query string) ([]string, error) {
+func pgcopyStrings(ctx context.Context, q pgcopyQuerier, query string) ([]string, error) {
 	rows, err := q.Query(ctx, query)
 	if err != nil {
 		return nil, err
@@ -334,27 +334,27 @@ func pgStrings(ctx context.Context, q pgQuerier, query string) ([]string, error)
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-// postgresTables lists agentdesk's tables with their columns, parents before children
+// pgcopyTables lists agentdesk's tables with their columns, parents before children
 // (by foreign key), so that the copy meets every reference's target first.
-func postgresTables(ctx context.Context, tx pgx.Tx) ([]pgTable, error) {
+func pgcopyTables(ctx context.Context, tx pgx.Tx) ([]pgcopyTable, error) {
 	rows, err := tx.Query(ctx, `SELECT table_name::text, column_name::text, data_type::text, is_identity = 'YES'
 		FROM information_schema.columns WHERE table_schema = current_schema() AND table_name <> 'goose_db_version'
 		ORDER BY table_name, ordinal_position`)
 	if err != nil {
 		return nil, err
 	}
-	byName := map[string]*pgTable{}
+	byName := map[string]*pgcopyTable{}
 	var order []string
 	for rows.Next() {
 		var table string
-		var c pgColumn
+		var c pgcopyColumn
 		if err := rows.Scan(&table, &c.name, &c.typ, &c.identity); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		t := byName[table]
 		if t == nil {
-			t = &pgTable{name: table}
+			t = &pgcopyTable{name: table}
 			byName[table] = t
 			order = append(order, table)
 		}
@@ -387,7 +387,7 @@ func postgresTables(ctx context.Context, tx pgx.Tx) ([]pgTable, error) {
 	}
 
 	// Topological order; among the tables ready, by name, so that runs are alike.
-	var out []pgTable
+	var out []pgcopyTable
 	done := map[string]bool{}
 	for len(out) < len(order) {
 		progressed := false
@@ -412,10 +412,10 @@ func postgresTables(ctx context.Context, tx pgx.Tx) ([]pgTable, error) {
 	return out, nil
 }
 
-// checkSourceTables: every SQLite table is either copied, with the same columns, or one
+// pgcopyCheckTables: every SQLite table is either copied, with the same columns, or one
 // that PostgreSQL does without. Anything else is a schema twin gone wrong: refused
 // rather than dropped on the way.
-func checkSourceTables(ctx context.Context, stx *sql.Tx, tables []pgTable) error {
+func pgcopyCheckTables(ctx context.Context, stx *sql.Tx, tables []pgcopyTable) error {
 	rows, err := stx.QueryContext(ctx, `SELECT m.name, c.name FROM sqlite_schema m, pragma_table_info(m.name) c
 		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite\_%' ESCAPE '\'
 		AND m.name NOT IN (SELECT v.name || s.suffix FROM sqlite_schema v,
@@ -432,7 +432,7 @@ func checkSourceTables(ctx context.Context, stx *sql.Tx, tables []pgTable) error
 		if err := rows.Scan(&table, &column); err != nil {
 			return err
 		}
-		if !sqliteOnly[table] {
+		if !pgcopySQLiteOnly[table] {
 			have[table] = append(have[table], column)
 		}
 	}
@@ -462,14 +462,14 @@ func checkSourceTables(ctx context.Context, stx *sql.Tx, tables []pgTable) error
 	return nil
 }
 
-func tablesWithTriggers(ctx context.Context, tx pgx.Tx) ([]string, error) {
-	return pgStrings(ctx, tx, `SELECT DISTINCT c.relname::text FROM pg_trigger g
+func pgcopyTriggered(ctx context.Context, tx pgx.Tx) ([]string, error) {
+	return pgcopyStrings(ctx, tx, `SELECT DISTINCT c.relname::text FROM pg_trigger g
 		JOIN pg_class c ON c.oid = g.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE NOT g.tgisinternal AND n.nspname = current_schema() ORDER BY 1`)
 }
 
-// copyTable streams one table from SQLite into PostgreSQL with COPY.
-func copyTable(ctx context.Context, stx *sql.Tx, tx pgx.Tx, t pgTable, progress CopyProgress) (int64, error) {
+// pgcopyTableRows streams one table from SQLite into PostgreSQL with COPY.
+func pgcopyTableRows(ctx context.Context, stx *sql.Tx, tx pgx.Tx, t pgcopyTable, progress CopyProgress) (int64, error) {
 	cols := make([]string, len(t.columns))
 	quoted := make([]string, len(t.columns))
 	for i, c := range t.columns {
@@ -477,7 +477,7 @@ func copyTable(ctx context.Context, stx *sql.Tx, tx pgx.Tx, t pgTable, progress 
 		quoted[i] = `"` + c.name + `"`
 	}
 	query := "SELECT " + strings.Join(quoted, ", ") + " FROM " + `"` + t.name + `"`
-	if slices.ContainsFunc(t.columns, func(c pgColumn) bool { return c.name == "id" && c.identity }) {
+	if slices.ContainsFunc(t.columns, func(c pgcopyColumn) bool { return c.name == "id" && c.identity }) {
 		query += " ORDER BY id"
 	}
 	rows, err := stx.QueryContext(ctx, query)
@@ -485,7 +485,7 @@ func copyTable(ctx context.Context, stx *sql.Tx, tx pgx.Tx, t pgTable, progress 
 		return 0, fmt.Errorf("read %s: %w", t.name, err)
 	}
 	defer rows.Close()
-	s := &sqliteRows{rows: rows, table: t, progress: progress, raw: make([]any, len(cols)), ptrs: make([]any, len(cols))}
+	s := &pgcopyRows{rows: rows, table: t, progress: progress, raw: make([]any, len(cols)), ptrs: make([]any, len(cols))}
 	for i := range s.raw {
 		s.ptrs[i] = &s.raw[i]
 	}
@@ -502,36 +502,36 @@ func copyTable(ctx context.Context, stx *sql.Tx, tx pgx.Tx, t pgTable, progress 
 	return n, nil
 }
 
-// sqliteRows is pgx's CopyFromSource over a SQLite query, each value converted to its
+// pgcopyRows is pgx's CopyFromSource over a SQLite query, each value converted to its
 // PostgreSQL column's type.
-type sqliteRows struct {
+type pgcopyRows struct {
 	rows      *sql.Rows
-	table     pgTable
+	table     pgcopyTable
 	progress  CopyProgress
 	raw, ptrs []any
 	n         int64
 	err       error
 }
 
-func (s *sqliteRows) Next() bool {
+func (s *pgcopyRows) Next() bool {
 	if s.err != nil || !s.rows.Next() {
 		return false
 	}
 	s.n++
-	if s.n%progressEvery == 0 {
+	if s.n%pgcopyProgressEvery == 0 {
 		s.progress(s.table.name, s.n, false)
 	}
 	return true
 }
 
-func (s *sqliteRows) Values() ([]any, error) {
+func (s *pgcopyRows) Values() ([]any, error) {
 	if err := s.rows.Scan(s.ptrs...); err != nil {
 		s.err = fmt.Errorf("read %s: %w", s.table.name, err)
 		return nil, s.err
 	}
 	out := make([]any, len(s.raw))
 	for i, c := range s.table.columns {
-		v, err := convertValue(s.raw[i], c.typ)
+		v, err := pgcopyValue(s.raw[i], c.typ)
 		if err != nil {
 			s.err = fmt.Errorf("%s.%s, %s: %w", s.table.name, c.name, s.where(), err)
 			return nil, s.err
@@ -541,10 +541,10 @@ func (s *sqliteRows) Values() ([]any, error) {
 	return out, nil
 }
 
-func (s *sqliteRows) Err() error { return s.err }
+func (s *pgcopyRows) Err() error { return s.err }
 
 // where names the row in an error: its id, or its rank in the copy.
-func (s *sqliteRows) where() string {
+func (s *pgcopyRows) where() string {
 	for i, c := range s.table.columns {
 		if c.name == "id" {
 			return fmt.Sprintf("row id %v", s.raw[i])
@@ -553,10 +553,10 @@ func (s *sqliteRows) where() string {
 	return fmt.Sprintf("row %d", s.n)
 }
 
-// convertValue turns a value SQLite gave into what pgx writes to a column of type typ.
+// pgcopyValue turns a value SQLite gave into what pgx writes to a column of type typ.
 // SQLite's typing is loose: a TEXT column may hold a BLOB, an INTEGER one text; what
 // converts without loss is converted, anything else is an error naming the row.
-func convertValue(v any, typ string) (any, error) {
+func pgcopyValue(v any, typ string) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
@@ -580,7 +580,7 @@ func convertValue(v any, typ string) (any, error) {
 		}
 		return nil, fmt.Errorf("%v (%T) is not an integer", v, v)
 	case "text":
-		s, err := asText(v)
+		s, err := pgcopyText(v)
 		if err != nil {
 			return nil, err
 		}
@@ -600,7 +600,7 @@ func convertValue(v any, typ string) (any, error) {
 		}
 		return nil, fmt.Errorf("%v (%T) is not bytes", v, v)
 	case "jsonb":
-		s, err := asText(v)
+		s, err := pgcopyText(v)
 		if err != nil {
 			return nil, err
 		}
@@ -612,7 +612,7 @@ func convertValue(v any, typ string) (any, error) {
 	return nil, fmt.Errorf("the PostgreSQL type %s is not one the copy knows", typ)
 }
 
-func asText(v any) (string, error) {
+func pgcopyText(v any) (string, error) {
 	switch x := v.(type) {
 	case string:
 		return x, nil
@@ -626,9 +626,9 @@ func asText(v any) (string, error) {
 	return "", fmt.Errorf("%v (%T) is not text", v, v)
 }
 
-// setIdentities sets every identity sequence past the highest id SQLite gave, so that
+// pgcopySetIdentities sets every identity sequence past the highest id SQLite gave, so that
 // the next row's id is above every id that ever was.
-func setIdentities(ctx context.Context, tx pgx.Tx, tables []pgTable, sqliteSeqs map[string]int64) error {
+func pgcopySetIdentities(ctx context.Context, tx pgx.Tx, tables []pgcopyTable, sqliteSeqs map[string]int64) error {
 	for _, t := range tables {
 		for _, c := range t.columns {
 			if !c.identity {

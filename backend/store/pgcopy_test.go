@@ -29,7 +29,7 @@ import (
 // and a second copy into the now full database is refused and changes nothing.
 func TestCopyToPostgres(t *testing.T) {
 	ctx := context.Background()
-	path := fillEveryTable(t)
+	path := copyFillEveryTable(t)
 	url := pgtest.DB(t)
 
 	var heard []string
@@ -42,9 +42,9 @@ func TestCopyToPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	lite := openSQLite(t, path)
-	pg := openPG(t, url)
-	tables := pgColumns(t, pg)
+	lite := copyOpenSQLite(t, path)
+	pg := copyOpenPG(t, url)
+	tables := copyPGColumns(t, pg)
 	if len(tables) < 30 {
 		t.Fatalf("only %d PostgreSQL tables", len(tables))
 	}
@@ -54,8 +54,8 @@ func TestCopyToPostgres(t *testing.T) {
 	}
 	var total int64
 	for table, cols := range tables {
-		want := dump(t, lite, table, cols, false)
-		got := dump(t, pg, table, cols, true)
+		want := copyDump(t, lite, table, cols, false)
+		got := copyDump(t, pg, table, cols, true)
 		total += int64(len(got))
 		if len(got) == 0 {
 			t.Errorf("%s: no rows: the workload does not fill it, so its copy is not tested", table)
@@ -97,7 +97,7 @@ func TestCopyToPostgres(t *testing.T) {
 		t.Fatalf("the workload should delete the newest task (sqlite_sequence %d, max id %d)", deletedTask, maxTask)
 	}
 	for table, cols := range tables {
-		if !slices.ContainsFunc(cols, func(c pgCol) bool { return c.name == "id" && c.identity }) {
+		if !slices.ContainsFunc(cols, func(c copyCol) bool { return c.name == "id" && c.identity }) {
 			continue
 		}
 		var next, top int64
@@ -128,12 +128,12 @@ func TestCopyToPostgres(t *testing.T) {
 	}
 
 	// A second copy into the same database is refused and leaves it as it was.
-	before := dumpAll(t, pg, tables)
+	before := copyDumpAll(t, pg, tables)
 	_, err = store.CopyToPostgres(ctx, path, url, nil)
 	if !errors.Is(err, store.ErrTargetNotEmpty) || !strings.Contains(err.Error(), "already holds agentdesk data") {
 		t.Fatalf("copy into a full database: %v, want ErrTargetNotEmpty", err)
 	}
-	if after := dumpAll(t, pg, tables); !slices.Equal(before, after) {
+	if after := copyDumpAll(t, pg, tables); !slices.Equal(before, after) {
 		t.Error("the refused copy changed the target")
 	}
 }
@@ -144,7 +144,7 @@ func TestCopyToPostgres(t *testing.T) {
 func TestCopyToPostgresFailureLeavesNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	path := fillEveryTable(t)
+	path := copyFillEveryTable(t)
 	url := pgtest.DB(t)
 	done := 0
 	_, err := store.CopyToPostgres(ctx, path, url, func(table string, rows int64, last bool) {
@@ -160,8 +160,8 @@ func TestCopyToPostgresFailureLeavesNothing(t *testing.T) {
 	if done != 5 {
 		t.Fatalf("%d tables done before the error, want 5", done)
 	}
-	pg := openPG(t, url)
-	tables := pgColumns(t, pg)
+	pg := copyOpenPG(t, url)
+	tables := copyPGColumns(t, pg)
 	empty := func(when string) {
 		t.Helper()
 		for table := range tables {
@@ -177,7 +177,7 @@ func TestCopyToPostgresFailureLeavesNothing(t *testing.T) {
 	empty("a cancelled copy")
 
 	// A row PostgreSQL cannot take (SQLite's loose typing let it in): the error names it.
-	lite := openSQLite(t, path)
+	lite := copyOpenSQLite(t, path)
 	if _, err := lite.Exec(`UPDATE tasks SET steps = '[{"title": "a"' WHERE id = 2`); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestCopyToPostgresRefuses(t *testing.T) {
 	}
 	st.Close()
 	url := pgtest.DB(t)
-	pg := openPG(t, url)
+	pg := copyOpenPG(t, url)
 	// Another application's tables, even empty, and its own goose record.
 	if _, err := pg.Exec(`CREATE TABLE accounts (id int);
 		CREATE TABLE goose_db_version (id serial PRIMARY KEY, version_id bigint NOT NULL, is_applied boolean NOT NULL, tstamp timestamp DEFAULT now());
@@ -238,7 +238,7 @@ func TestCopyToPostgresRefuses(t *testing.T) {
 	}
 
 	// Older and newer schemas, by goose's own record of them.
-	lite := openSQLite(t, path)
+	lite := copyOpenSQLite(t, path)
 	known := store.KnownSchema()
 	if _, err := lite.Exec(`DELETE FROM goose_db_version WHERE version_id = ?`, known); err != nil {
 		t.Fatal(err)
@@ -256,10 +256,10 @@ func TestCopyToPostgresRefuses(t *testing.T) {
 	}
 }
 
-// fillEveryTable makes a SQLite database with rows in every table, through the service,
+// copyFillEveryTable makes a SQLite database with rows in every table, through the service,
 // and returns its path, closed. The newest task is deleted, so that sqlite_sequence is
 // above the highest task id.
-func fillEveryTable(t *testing.T) string {
+func copyFillEveryTable(t *testing.T) string {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "agentdesk.db")
@@ -378,13 +378,13 @@ func fillEveryTable(t *testing.T) string {
 	return path
 }
 
-type pgCol struct {
+type copyCol struct {
 	name, typ string
 	identity  bool
 }
 
-// pgColumns: the PostgreSQL tables (goose's aside) and their columns.
-func pgColumns(t *testing.T, pg *sql.DB) map[string][]pgCol {
+// copyPGColumns: the PostgreSQL tables (goose's aside) and their columns.
+func copyPGColumns(t *testing.T, pg *sql.DB) map[string][]copyCol {
 	t.Helper()
 	rows, err := pg.Query(`SELECT table_name, column_name, data_type, is_identity = 'YES' FROM information_schema.columns
 		WHERE table_schema = current_schema() AND table_name <> 'goose_db_version' ORDER BY table_name, ordinal_position`)
@@ -392,10 +392,10 @@ func pgColumns(t *testing.T, pg *sql.DB) map[string][]pgCol {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	out := map[string][]pgCol{}
+	out := map[string][]copyCol{}
 	for rows.Next() {
 		var table string
-		var c pgCol
+		var c copyCol
 		if err := rows.Scan(&table, &c.name, &c.typ, &c.identity); err != nil {
 			t.Fatal(err)
 		}
@@ -404,9 +404,9 @@ func pgColumns(t *testing.T, pg *sql.DB) map[string][]pgCol {
 	return out
 }
 
-// dump reads a table as sorted lines, each value normalised by its PostgreSQL type:
+// copyDump reads a table as sorted lines, each value normalised by its PostgreSQL type:
 // integers as numbers, text quoted, bytes in hex, JSON re-encoded (keys sorted).
-func dump(t *testing.T, db *sql.DB, table string, cols []pgCol, pg bool) []string {
+func copyDump(t *testing.T, db *sql.DB, table string, cols []copyCol, pg bool) []string {
 	t.Helper()
 	sel := make([]string, len(cols))
 	for i, c := range cols {
@@ -432,7 +432,7 @@ func dump(t *testing.T, db *sql.DB, table string, cols []pgCol, pg bool) []strin
 		}
 		line := make([]string, len(cols))
 		for i, c := range cols {
-			line[i] = normalise(t, vals[i], c.typ)
+			line[i] = copyNormalise(t, vals[i], c.typ)
 		}
 		out = append(out, strings.Join(line, " | "))
 	}
@@ -443,10 +443,10 @@ func dump(t *testing.T, db *sql.DB, table string, cols []pgCol, pg bool) []strin
 	return out
 }
 
-func dumpAll(t *testing.T, db *sql.DB, tables map[string][]pgCol) []string {
+func copyDumpAll(t *testing.T, db *sql.DB, tables map[string][]copyCol) []string {
 	var out []string
 	for table, cols := range tables {
-		for _, line := range dump(t, db, table, cols, true) {
+		for _, line := range copyDump(t, db, table, cols, true) {
 			out = append(out, table+": "+line)
 		}
 	}
@@ -454,7 +454,7 @@ func dumpAll(t *testing.T, db *sql.DB, tables map[string][]pgCol) []string {
 	return out
 }
 
-func normalise(t *testing.T, v any, typ string) string {
+func copyNormalise(t *testing.T, v any, typ string) string {
 	t.Helper()
 	if v == nil {
 		return "NULL"
@@ -492,7 +492,7 @@ func normalise(t *testing.T, v any, typ string) string {
 	return ""
 }
 
-func openSQLite(t *testing.T, path string) *sql.DB {
+func copyOpenSQLite(t *testing.T, path string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
@@ -502,7 +502,7 @@ func openSQLite(t *testing.T, path string) *sql.DB {
 	return db
 }
 
-func openPG(t *testing.T, url string) *sql.DB {
+func copyOpenPG(t *testing.T, url string) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("pgx", url)
 	if err != nil {
@@ -538,7 +538,7 @@ func TestCopyToPostgresReadsOneSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pg := openPG(t, url)
+	pg := copyOpenPG(t, url)
 	var tasks, counted, events, lastSeq, eventSeq int64
 	pg.QueryRow(`SELECT count(*) FROM tasks`).Scan(&tasks)
 	pg.QueryRow(`SELECT coalesce(sum(n), 0) FROM task_counts`).Scan(&counted)
@@ -550,7 +550,7 @@ func TestCopyToPostgresReadsOneSnapshot(t *testing.T) {
 	if lastSeq != eventSeq || events != eventSeq {
 		t.Errorf("events: %d, the last seq %d, the project's event_seq %d: not one snapshot", events, lastSeq, eventSeq)
 	}
-	lite := openSQLite(t, s.Service.Store().Path())
+	lite := copyOpenSQLite(t, s.Service.Store().Path())
 	var now int64
 	lite.QueryRow(`SELECT count(*) FROM tasks`).Scan(&now)
 	if now != 4 {
