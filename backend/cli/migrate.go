@@ -46,13 +46,16 @@ func migrate(args []string, dataDir string, stdout, stderr io.Writer) error {
 	defer stop()
 	from := server.DBPath(dataDir)
 	fmt.Fprintf(stderr, "agentdesk: copying %s into %s\n", from, loc.Redacted())
+	// Only big tables are worth lines (the store reports every 50,000 rows); the summary
+	// covers the rest.
+	big := map[string]bool{}
 	progress := func(table string, rows int64, done bool) {
-		// Only big tables are worth a line; the summary covers the rest.
 		switch {
 		case !done:
+			big[table] = true
 			fmt.Fprintf(stderr, "agentdesk: %s: %d rows so far\n", table, rows)
-		case rows >= 50_000:
-			fmt.Fprintf(stderr, "agentdesk: %s: %d rows\n", table, rows)
+		case big[table]:
+			fmt.Fprintf(stderr, "agentdesk: %s: %d rows, done\n", table, rows)
 		}
 	}
 	res, err := store.CopyToPostgres(ctx, from, *to, progress)

@@ -33,13 +33,13 @@ import (
 
 // CopyResult is what CopyToPostgres copied.
 type CopyResult struct {
-	Tables  []TableRows // in the order copied
+	Tables  []CopiedTable // in the order copied
 	Rows    int64
 	Elapsed time.Duration
 }
 
-// TableRows is one table's row count.
-type TableRows struct {
+// CopiedTable is one table's row count.
+type CopiedTable struct {
 	Table string
 	Rows  int64
 }
@@ -172,7 +172,7 @@ func CopyToPostgres(ctx context.Context, sqlitePath, pgURL string, progress Copy
 			return nil, err
 		}
 		progress(t.name, n, true)
-		res.Tables = append(res.Tables, TableRows{Table: t.name, Rows: n})
+		res.Tables = append(res.Tables, CopiedTable{Table: t.name, Rows: n})
 		res.Rows += n
 	}
 
