@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -89,11 +90,36 @@ func TestVectorCacheSeesOtherWriters(t *testing.T) {
 	}
 	want("b's delete", found([]float32{0.1, 1, 0}, 1), "blue sky")
 
-	// b deletes the space: a no longer finds it.
+	// b deletes the space and makes another, which uploads a document like the first
+	// one's: a finds the new space's chunk, never the deleted one's, even where SQLite
+	// would give the deleted space's id again.
 	if err := b.Knowledge().DeleteSpace(ctx, owner, sp.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := a.Knowledge().Search(ctx, owner, sp.ID, service.VectorSearchInput{Vector: []float32{1, 0, 0}}); errs.CodeOf(err) != errs.NotFound {
 		t.Fatalf("a searched a space that b deleted: %v", err)
+	}
+	sp, err = a.Knowledge().CreateSpace(ctx, owner, service.CreateVectorSpaceInput{Name: ptr("first")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	add(a, "old", []float32{1, 0, 0})
+	want("a's upload to the new space", found([]float32{1, 0, 0}, 3), "old")
+	if err := b.Knowledge().DeleteSpace(ctx, owner, sp.ID); err != nil {
+		t.Fatal(err)
+	}
+	first := sp.ID
+	sp, err = b.Knowledge().CreateSpace(ctx, owner, service.CreateVectorSpaceInput{Name: ptr("second")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	add(b, "new", []float32{0, 1, 0})
+	res, err := a.Knowledge().Search(ctx, owner, sp.ID, service.VectorSearchInput{Vector: []float32{0, 1, 0}, Mode: service.VectorModeVector})
+	if err != nil || len(res) != 1 || res[0].Chunk != "new" || res[0].Similarity == nil || *res[0].Similarity < 0.99 {
+		got := fmt.Sprintf("%+v", res)
+		if len(res) == 1 && res[0].Similarity != nil {
+			got = fmt.Sprintf("%q with similarity %.2f", res[0].Chunk, *res[0].Similarity)
+		}
+		t.Fatalf("the space b made after deleting space %d (now space %d): found %s (%v), want \"new\" with similarity 1", first, sp.ID, got, err)
 	}
 }
