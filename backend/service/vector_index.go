@@ -96,9 +96,13 @@ func (k *Knowledge) index(ctx context.Context, sp *model.VectorSpace) (*vector.I
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.tick++
-	v.cache[sp.ID] = &cachedIndex{ix: ix, version: sp.Version, lastUsed: v.tick}
-	v.evictLocked()
+	// A search that read the space before a newer load keeps its index to itself:
+	// versions only go up (space ids are never reused), so the cache keeps the newer.
+	if cur := v.cache[sp.ID]; cur == nil || cur.version < sp.Version {
+		v.tick++
+		v.cache[sp.ID] = &cachedIndex{ix: ix, version: sp.Version, lastUsed: v.tick}
+		v.evictLocked()
+	}
 	return ix, nil
 }
 
