@@ -19,7 +19,7 @@ import (
 // TestCrossProjectIsolation: a token of one project never reads, changes or counts
 // another project's tasks.
 func TestCrossProjectIsolation(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, "sqlite")
 	env := f.env
 	// Both projects get Done tasks; clearing Done in one must not touch the other.
 	for _, tok := range []string{f.rw, f.otherToken} {

@@ -13,7 +13,7 @@ import (
 // task in any status, with its author, and changes nothing else; a read-only token,
 // a blank comment and another project's task are refused.
 func TestCommentOnAnyTask(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, "sqlite")
 	for _, status := range model.TaskStatuses {
 		id := f.create(t, f.rw, `{"summary":"s"}`).ID
 		f.put(t, fmt.Sprintf("/api/tasks/%d/status", id), `{"status":"`+status+`"}`, http.StatusOK)
@@ -62,7 +62,7 @@ func TestCommentOnAnyTask(t *testing.T) {
 // how the UI shows every question in the thread; writing questions into the
 // conversation as entries would change what agents written against the contract read.
 func TestQuestionsStayOutOfTheConversation(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, "sqlite")
 	headers := f.env.AgentHeaders(t, f.project, "worker")
 	callback := func(body string) model.Task {
 		t.Helper()

@@ -29,7 +29,7 @@ import (
 // that is valid JSON but not an object, and changes nothing (a null agent body used to
 // unassign the task).
 func TestBodyMustBeAnObject(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, "sqlite")
 	data := f.env.TypedToken(t, f.project, model.TokenData, "vector:read", "vector:write")
 	msg := f.env.Token(t, f.project, "messaging:read", "messaging:write")
 	conv := f.env.Do(t, testenv.Request{Method: "POST", Path: "/api/projects/" + f.project + "/conversations", Token: msg, Body: `{"message":"hi"}`})
@@ -431,7 +431,7 @@ func TestGzip(t *testing.T) {
 // over-long waitingDetails beside waiting_details (the document bounds both), on the
 // status and in the agent callback.
 func TestPropertyFindings(t *testing.T) {
-	f := newFixture(t)
+	f := newFixture(t, "sqlite")
 	r := f.env.Do(t, testenv.Request{Method: "GET", Path: "/api/projects/" + f.project + "/tasks?assigned=", Token: f.ro})
 	if r.Status != http.StatusBadRequest || r.ErrorCode() != "invalid_argument" {
 		t.Errorf("assigned=: %d %s, want 400", r.Status, r.Body)

@@ -27,7 +27,7 @@ func (t *Tx) InsertVectorSpace(ctx context.Context, sp *model.VectorSpace) error
 	if !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	res, err := t.exec(ctx, `INSERT INTO vector_spaces (project_id, name, description, embedder, dimensions, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+	res, err := t.insert(ctx, `INSERT INTO vector_spaces (project_id, name, description, embedder, dimensions, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		sp.ProjectID, sp.Name, sp.Description, sp.Embedder, sp.Dimensions, fmtTime(sp.CreatedAt))
 	if err != nil {
 		return err
@@ -38,6 +38,9 @@ func (t *Tx) InsertVectorSpace(ctx context.Context, sp *model.VectorSpace) error
 
 const vectorSpaceColumns = `id, project_id, name, description, embedder, dimensions, document_count, chunk_count, created_at,
 	COALESCE((SELECT json_group_array(agent_id) FROM (SELECT agent_id FROM vector_space_agents a WHERE a.space_id = vector_spaces.id ORDER BY agent_id)), '[]')`
+
+var _ = postgresFragment(`COALESCE((SELECT json_group_array(agent_id) FROM (SELECT agent_id FROM vector_space_agents a WHERE a.space_id = vector_spaces.id ORDER BY agent_id)), '[]')`,
+	`COALESCE((SELECT json_agg(agent_id ORDER BY agent_id) FROM vector_space_agents a WHERE a.space_id = vector_spaces.id), '[]')`)
 
 func scanVectorSpace(row interface{ Scan(...any) error }) (*model.VectorSpace, error) {
 	var sp model.VectorSpace
@@ -92,7 +95,7 @@ type VectorChunkInput struct {
 // InsertVectorDocument stores a document with its chunks (indexed for keyword search
 // by a trigger), sets its id and updates the space's counts.
 func (t *Tx) InsertVectorDocument(ctx context.Context, d *model.VectorDocument, chunks []VectorChunkInput) error {
-	res, err := t.exec(ctx, `INSERT INTO vector_documents (space_id, name, mime_type, size, chunks, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+	res, err := t.insert(ctx, `INSERT INTO vector_documents (space_id, name, mime_type, size, chunks, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		d.SpaceID, d.Name, d.MimeType, d.Size, len(chunks), fmtTime(d.CreatedAt))
 	if err != nil {
 		return err
