@@ -14,6 +14,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // frozenEnv is a server whose clock never moves: every change happens at the same
@@ -166,8 +167,10 @@ func TestTaskETag(t *testing.T) {
 
 // TestIfMatchIsAtomic: concurrent changes that all carry the same current If-Match:
 // exactly one goes through, the others answer 412 (the check and the write are one).
-func TestIfMatchIsAtomic(t *testing.T) {
-	env := testenv.Start(t)
+func TestIfMatchIsAtomic(t *testing.T) { pgtest.Engines(t, testIfMatchIsAtomic) }
+
+func testIfMatchIsAtomic(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	tok := env.Token(t, env.Project.ID, auth.TaskRead, auth.TaskWrite)
 	var task model.Task
 	created := env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: tok, Body: `{"summary":"contended"}`})

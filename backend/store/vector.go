@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -218,6 +219,9 @@ func (r Reader) VectorKeywordSearch(ctx context.Context, spaceID int64, query st
 	if len(terms) == 0 || limit <= 0 {
 		return nil, nil
 	}
+	if r.pg {
+		return r.vectorKeywordSearchPostgres(ctx, spaceID, words, limit, documents)
+	}
 	match := `space : "s` + strconv.FormatInt(spaceID, 10) + `" AND text : (` + strings.Join(terms, " OR ") + `)`
 	q := `SELECT rowid FROM vector_chunks_fts WHERE vector_chunks_fts MATCH ? ORDER BY bm25(vector_chunks_fts, 1.0, 0.0) LIMIT ?`
 	args := []any{match, limit}
@@ -228,6 +232,39 @@ func (r Reader) VectorKeywordSearch(ctx context.Context, spaceID int64, query st
 			ORDER BY bm25(vector_chunks_fts, 1.0, 0.0) LIMIT ?`
 		args = []any{match, string(list), limit}
 	}
+	return r.ids(ctx, q, args...)
+}
+
+// vectorKeywordSearchPostgres is VectorKeywordSearch on PostgreSQL: the chunks that
+// hold any word, found through the GIN index vector_chunks_search (agentdesk_english:
+// Snowball stemming, accents ignored). PostgreSQL's own rankings weigh every word alike,
+// so the rank is BM25's: the sum of the inverse document frequencies (in the space) of
+// the words a chunk holds, ties broken by ts_rank_cd.
+func (r Reader) vectorKeywordSearchPostgres(ctx context.Context, spaceID int64, words []string, limit int, documents []int64) ([]int64, error) {
+	var terms []string
+	for _, w := range words { // letters and digits only: nothing to quote
+		if !slices.Contains(terms, w) && len(terms) < maxKeywordTerms {
+			terms = append(terms, w)
+		}
+	}
+	inDocuments := ""
+	args := []any{spaceID, terms, strings.Join(terms, " | "), limit}
+	if len(documents) > 0 {
+		list, _ := json.Marshal(documents)
+		inDocuments = ` AND c.document_id IN (SELECT value::bigint FROM jsonb_array_elements_text($5))`
+		args = append(args, string(list))
+	}
+	q := `WITH terms AS (
+			SELECT q, (SELECT count(*) FROM vector_chunks WHERE space_id = $1 AND to_tsvector('agentdesk_english', text) @@ q) AS df
+			FROM (SELECT to_tsquery('agentdesk_english', t) AS q FROM unnest($2::text[]) AS t) words WHERE numnode(q) > 0
+		), weights AS (
+			SELECT q, ln(1 + (GREATEST(s.chunk_count, 1) - df + 0.5) / (df + 0.5)) AS idf FROM terms, vector_spaces s WHERE s.id = $1
+		)
+		SELECT c.id FROM vector_chunks c
+		WHERE c.space_id = $1 AND to_tsvector('agentdesk_english', c.text) @@ to_tsquery('agentdesk_english', $3)` + inDocuments + `
+		ORDER BY (SELECT sum(w.idf) FROM weights w WHERE to_tsvector('agentdesk_english', c.text) @@ w.q) DESC,
+			ts_rank_cd(to_tsvector('agentdesk_english', c.text), to_tsquery('agentdesk_english', $3)) DESC, c.id
+		LIMIT $4`
 	return r.ids(ctx, q, args...)
 }
 

@@ -55,6 +55,13 @@ func StartOn(t testing.TB, engine string) *Env {
 	return StartWith(t, server.Config{DB: ParseDB(t, pgtest.DBFor(t, engine, MigratePostgres))})
 }
 
+// StartWithOn is StartWith on a new database of the engine (StartOn).
+func StartWithOn(t testing.TB, engine string, cfg server.Config) *Env {
+	t.Helper()
+	cfg.DB = ParseDB(t, pgtest.DBFor(t, engine, MigratePostgres))
+	return StartWith(t, cfg)
+}
+
 // MigratePostgres brings the schema of a new PostgreSQL test database up to date, for
 // pgtest.Migrated.
 func MigratePostgres(url string) error {

@@ -373,13 +373,24 @@ CREATE TABLE task_counts (
     PRIMARY KEY (project_id, status)
 );
 
+-- SQLite's unicode61 tokenizer ignores accents ("Cafe" finds "Café"): so do these two
+-- configurations, 'simple' and 'english' with the unaccent dictionary first (unaccent is
+-- a trusted extension: the database's owner may create it).
+CREATE EXTENSION IF NOT EXISTS unaccent;
+CREATE TEXT SEARCH CONFIGURATION agentdesk_simple (COPY = simple);
+ALTER TEXT SEARCH CONFIGURATION agentdesk_simple
+    ALTER MAPPING FOR hword, hword_part, word WITH unaccent, simple;
+CREATE TEXT SEARCH CONFIGURATION agentdesk_english (COPY = english);
+ALTER TEXT SEARCH CONFIGURATION agentdesk_english
+    ALTER MAPPING FOR hword, hword_part, word WITH unaccent, english_stem;
+
 -- Full-text search over tasks (SQLite: tasks_fts, unicode61, prefix search, no stemming):
--- the 'simple' configuration, queried as to_tsquery('simple', 'word:*').
-CREATE INDEX tasks_search ON tasks USING gin (to_tsvector('simple', summary || ' ' || details));
+-- the 'agentdesk_simple' configuration, queried as to_tsquery('agentdesk_simple', 'word:*').
+CREATE INDEX tasks_search ON tasks USING gin (to_tsvector('agentdesk_simple', summary || ' ' || details));
 
 -- Keyword ranking of knowledge base chunks (SQLite: vector_chunks_fts, porter stemming):
--- the 'english' configuration (Snowball stemming); the space is vector_chunks.space_id.
-CREATE INDEX vector_chunks_search ON vector_chunks USING gin (to_tsvector('english', text));
+-- the 'agentdesk_english' configuration (Snowball stemming); the space is vector_chunks.space_id.
+CREATE INDEX vector_chunks_search ON vector_chunks USING gin (to_tsvector('agentdesk_english', text));
 
 -- The number of tasks in each status of each project, kept by triggers as on SQLite.
 -- +goose StatementBegin
@@ -410,4 +421,5 @@ DROP TABLE task_counts, webhook_deliveries, webhooks, oidc_logins, sessions, act
     vector_space_agents, vector_chunks, vector_documents, vector_spaces, project_members,
     documents, reactions, messages, conversation_participants, events, idempotency_keys,
     task_messages, tokens, tasks, conversations, agents, users, projects;
+DROP TEXT SEARCH CONFIGURATION agentdesk_simple, agentdesk_english;
 DROP FUNCTION task_counts_change();
