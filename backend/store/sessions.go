@@ -58,10 +58,16 @@ type Membership struct {
 	Role        string `json:"role"`
 }
 
+// membershipsQuery: PostgreSQL has no rowid; project_members has no id column, so joins
+// at the same microsecond come in project id order there, in insertion order on SQLite.
+var membershipsQuery = postgresSQL(`SELECT m.project_id, p.name, m.role FROM project_members m JOIN projects p ON p.id = m.project_id
+		WHERE m.user_id = ? ORDER BY m.created_at, m.rowid`,
+	`SELECT m.project_id, p.name, m.role FROM project_members m JOIN projects p ON p.id = m.project_id
+		WHERE m.user_id = $1 ORDER BY m.created_at, m.project_id`)
+
 // Memberships lists the projects of a user, in the order the user joined them.
 func (r Reader) Memberships(ctx context.Context, userID int64) ([]Membership, error) {
-	rows, err := r.query(ctx, `SELECT m.project_id, p.name, m.role FROM project_members m JOIN projects p ON p.id = m.project_id
-		WHERE m.user_id = ? ORDER BY m.created_at, m.rowid`, userID)
+	rows, err := r.query(ctx, membershipsQuery, userID)
 	if err != nil {
 		return nil, err
 	}

@@ -244,7 +244,7 @@ func (f TaskFilter) where(pg bool) (string, []any) {
 		// project's index, so that search pages like any list (after_id, Link).
 		if pg {
 			// The GIN index tasks_search; no pending queue on PostgreSQL.
-			sb.WriteString(" AND to_tsvector('agentdesk_simple', t.summary || ' ' || t.details) @@ to_tsquery('agentdesk_simple', ?)")
+			sb.WriteString(" AND to_tsvector('agentdesk_simple', regexp_replace((t.summary || ' ' || t.details) COLLATE \"und-x-icu\", '[^[:alnum:]]+', ' ', 'g')) @@ to_tsquery('agentdesk_simple', ?)")
 			args = append(args, taskTSQuery(f.Query))
 		} else {
 			sb.WriteString(" AND t.id IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)")

@@ -237,9 +237,13 @@ func (r Reader) VectorKeywordSearch(ctx context.Context, spaceID int64, query st
 
 // vectorKeywordSearchPostgres is VectorKeywordSearch on PostgreSQL: the chunks that
 // hold any word, found through the GIN index vector_chunks_search (agentdesk_english:
-// Snowball stemming, accents ignored). PostgreSQL's own rankings weigh every word alike,
-// so the rank is BM25's: the sum of the inverse document frequencies (in the space) of
-// the words a chunk holds, ties broken by ts_rank_cd.
+// Snowball stemming, accents ignored), ranked by BM25 as FTS5 ranks them (k1 1.2,
+// b 0.75), from the words' positions in each chunk's tsvector: PostgreSQL's own
+// ts_rank_cd weighs every word alike, rare or common, and ranked worse here. The
+// document frequencies are counted among the candidates, which hold
+// every chunk with any of the words; a chunk's length relative to the space's mean is
+// measured in characters rather than words (close enough, and no tsvector of every
+// chunk of the space per search).
 func (r Reader) vectorKeywordSearchPostgres(ctx context.Context, spaceID int64, words []string, limit int, documents []int64) ([]int64, error) {
 	var terms []string
 	for _, w := range words { // letters and digits only: nothing to quote
@@ -254,16 +258,24 @@ func (r Reader) vectorKeywordSearchPostgres(ctx context.Context, spaceID int64, 
 		inDocuments = ` AND c.document_id IN (SELECT value::bigint FROM jsonb_array_elements_text($5))`
 		args = append(args, string(list))
 	}
-	q := `WITH terms AS (
-			SELECT q, (SELECT count(*) FROM vector_chunks WHERE space_id = $1 AND to_tsvector('agentdesk_english', text) @@ q) AS df
-			FROM (SELECT to_tsquery('agentdesk_english', t) AS q FROM unnest($2::text[]) AS t) words WHERE numnode(q) > 0
-		), weights AS (
-			SELECT q, ln(1 + (GREATEST(s.chunk_count, 1) - df + 0.5) / (df + 0.5)) AS idf FROM terms, vector_spaces s WHERE s.id = $1
+	q := `WITH candidates AS MATERIALIZED (
+			SELECT c.id, char_length(c.text) AS len,
+				to_tsvector('agentdesk_english', regexp_replace(c.text COLLATE "und-x-icu", '[^[:alnum:]]+', ' ', 'g')) AS v
+			FROM vector_chunks c
+			WHERE c.space_id = $1 AND to_tsvector('agentdesk_english', regexp_replace(c.text COLLATE "und-x-icu", '[^[:alnum:]]+', ' ', 'g')) @@ to_tsquery('agentdesk_english', $3)` + inDocuments + `
+		), words AS (
+			SELECT DISTINCT w.lexeme FROM unnest($2::text[]) AS t, unnest(to_tsvector('agentdesk_english', t)) AS w
+		), postings AS (
+			SELECT c.id, c.len, w.lexeme, cardinality(w.positions) AS tf
+			FROM candidates c, unnest(c.v) AS w WHERE w.lexeme IN (SELECT lexeme FROM words)
+		), stats AS (
+			SELECT GREATEST(count(*), 1) AS n, GREATEST(avg(char_length(text)), 1) AS avglen FROM vector_chunks WHERE space_id = $1
+		), idf AS (
+			SELECT lexeme, ln(1 + (stats.n - count(*) + 0.5) / (count(*) + 0.5)) AS idf FROM postings, stats GROUP BY lexeme, stats.n
 		)
-		SELECT c.id FROM vector_chunks c
-		WHERE c.space_id = $1 AND to_tsvector('agentdesk_english', c.text) @@ to_tsquery('agentdesk_english', $3)` + inDocuments + `
-		ORDER BY (SELECT sum(w.idf) FROM weights w WHERE to_tsvector('agentdesk_english', c.text) @@ w.q) DESC,
-			ts_rank_cd(to_tsvector('agentdesk_english', c.text), to_tsquery('agentdesk_english', $3)) DESC, c.id
+		SELECT p.id FROM postings p JOIN idf USING (lexeme), stats
+		GROUP BY p.id
+		ORDER BY sum(idf.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.len / stats.avglen))) DESC, p.id
 		LIMIT $4`
 	return r.ids(ctx, q, args...)
 }

@@ -62,6 +62,17 @@ func StartWithOn(t testing.TB, engine string, cfg server.Config) *Env {
 	return StartWith(t, cfg)
 }
 
+// OpenStore opens a store on a new database of the engine ("sqlite": in a temporary
+// directory; "postgres": pgtest.Migrated). The caller closes it.
+func OpenStore(t testing.TB, engine string, opts store.Options) *store.Store {
+	t.Helper()
+	st, err := store.OpenLocation(context.Background(), ParseDB(t, pgtest.DBFor(t, engine, MigratePostgres)), t.TempDir()+"/agentdesk.db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // MigratePostgres brings the schema of a new PostgreSQL test database up to date, for
 // pgtest.Migrated.
 func MigratePostgres(url string) error {

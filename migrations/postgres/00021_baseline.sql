@@ -380,17 +380,29 @@ CREATE EXTENSION IF NOT EXISTS unaccent;
 CREATE TEXT SEARCH CONFIGURATION agentdesk_simple (COPY = simple);
 ALTER TEXT SEARCH CONFIGURATION agentdesk_simple
     ALTER MAPPING FOR hword, hword_part, word WITH unaccent, simple;
+-- FTS5's porter tokenizer keeps stop words ("what", "a"): so does agentdesk_english, whose
+-- stemmer has no stop word list.
+CREATE TEXT SEARCH DICTIONARY agentdesk_english_stem (TEMPLATE = snowball, Language = english);
 CREATE TEXT SEARCH CONFIGURATION agentdesk_english (COPY = english);
 ALTER TEXT SEARCH CONFIGURATION agentdesk_english
-    ALTER MAPPING FOR hword, hword_part, word WITH unaccent, english_stem;
+    ALTER MAPPING FOR asciiword, asciihword, hword_asciipart WITH agentdesk_english_stem;
+ALTER TEXT SEARCH CONFIGURATION agentdesk_english
+    ALTER MAPPING FOR hword, hword_part, word WITH unaccent, agentdesk_english_stem;
+
+-- unicode61 also splits words at every character that is not a letter or a digit, where
+-- PostgreSQL's parser keeps "v1.61" or "a/b.go" whole: the text indexed has those
+-- characters turned to spaces first (under an ICU collation, so that [:alnum:] knows
+-- every script's letters, as the columns' "C" collation does not).
 
 -- Full-text search over tasks (SQLite: tasks_fts, unicode61, prefix search, no stemming):
 -- the 'agentdesk_simple' configuration, queried as to_tsquery('agentdesk_simple', 'word:*').
-CREATE INDEX tasks_search ON tasks USING gin (to_tsvector('agentdesk_simple', summary || ' ' || details));
+CREATE INDEX tasks_search ON tasks USING gin (to_tsvector('agentdesk_simple',
+    regexp_replace((summary || ' ' || details) COLLATE "und-x-icu", '[^[:alnum:]]+', ' ', 'g')));
 
 -- Keyword ranking of knowledge base chunks (SQLite: vector_chunks_fts, porter stemming):
 -- the 'agentdesk_english' configuration (Snowball stemming); the space is vector_chunks.space_id.
-CREATE INDEX vector_chunks_search ON vector_chunks USING gin (to_tsvector('agentdesk_english', text));
+CREATE INDEX vector_chunks_search ON vector_chunks USING gin (to_tsvector('agentdesk_english',
+    regexp_replace(text COLLATE "und-x-icu", '[^[:alnum:]]+', ' ', 'g')));
 
 -- The number of tasks in each status of each project, kept by triggers as on SQLite.
 -- +goose StatementBegin
@@ -422,4 +434,5 @@ DROP TABLE task_counts, webhook_deliveries, webhooks, oidc_logins, sessions, act
     documents, reactions, messages, conversation_participants, events, idempotency_keys,
     task_messages, tokens, tasks, conversations, agents, users, projects;
 DROP TEXT SEARCH CONFIGURATION agentdesk_simple, agentdesk_english;
+DROP TEXT SEARCH DICTIONARY agentdesk_english_stem;
 DROP FUNCTION task_counts_change();
