@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -134,7 +135,7 @@ func (r Reader) statementContext(ctx context.Context) context.Context {
 func (r Reader) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = r.statementContext(ctx)
 	if r.pg {
-		return r.q.ExecContext(ctx, postgresText(query), args...)
+		return r.q.ExecContext(ctx, postgresText(query), pgArgs(args)...)
 	}
 	if st := r.stmt(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
@@ -146,7 +147,7 @@ func (r Reader) query(ctx context.Context, query string, args ...any) (*sql.Rows
 	r.count(ctx)
 	ctx = r.statementContext(ctx)
 	if r.pg {
-		return r.q.QueryContext(ctx, postgresText(query), args...)
+		return r.q.QueryContext(ctx, postgresText(query), pgArgs(args)...)
 	}
 	if st := r.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
@@ -158,7 +159,7 @@ func (r Reader) queryRow(ctx context.Context, query string, args ...any) *sql.Ro
 	r.count(ctx)
 	ctx = r.statementContext(ctx)
 	if r.pg {
-		return r.q.QueryRowContext(ctx, postgresText(query), args...)
+		return r.q.QueryRowContext(ctx, postgresText(query), pgArgs(args)...)
 	}
 	if st := r.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
@@ -231,7 +232,7 @@ func (r Reader) insert(ctx context.Context, query string, args ...any) (sql.Resu
 	}
 	var id int64
 	ctx = r.statementContext(ctx) // not r.queryRow: an insert is not a counted query
-	if err := r.q.QueryRowContext(ctx, postgresText(query+" RETURNING id"), args...).Scan(&id); err != nil {
+	if err := r.q.QueryRowContext(ctx, postgresText(query+" RETURNING id"), pgArgs(args)...).Scan(&id); err != nil {
 		return nil, err
 	}
 	return insertedRow(id), nil
@@ -242,3 +243,28 @@ type insertedRow int64
 
 func (r insertedRow) LastInsertId() (int64, error) { return int64(r), nil }
 func (r insertedRow) RowsAffected() (int64, error) { return 1, nil }
+
+// pgArgs adapts arguments to PostgreSQL: SQLite stores a Go bool as the integer 0 or 1,
+// and the columns that hold them are bigint on PostgreSQL, which pgx will not encode a
+// bool into. The slice is copied only when it holds a bool.
+func pgArgs(args []any) []any {
+	for i, a := range args {
+		if _, ok := a.(bool); ok {
+			out := slices.Clone(args)
+			for j := i; j < len(out); j++ {
+				if b, ok := out[j].(bool); ok {
+					out[j] = boolInt(b)
+				}
+			}
+			return out
+		}
+	}
+	return args
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
