@@ -141,17 +141,12 @@ func newFlags(name string, dataDir *string) *flag.FlagSet {
 // noDatabase are the commands that never open the database: AGENTDESK_DB does not concern them.
 var noDatabase = map[string]bool{"version": true, "agent run": true}
 
-// checkDB reads the --db flag (or AGENTDESK_DB) of a parsed flag set, the one place where
-// it is read. Until the PostgreSQL engine passes the service tests (issue 21), a
-// postgres:// URL is refused rather than half served. Messages never repeat the value:
-// it may hold a password.
+// checkDB checks the --db flag (or AGENTDESK_DB) of a parsed flag set: empty (SQLite in
+// the data directory) or a postgres:// URL (dbLocation then reads it). Messages never
+// repeat the value: it may hold a password.
 func checkDB(fs *flag.FlagSet) error {
-	loc, err := store.ParseDB(fs.Lookup("db").Value.String())
-	if err != nil {
+	if _, err := store.ParseDB(fs.Lookup("db").Value.String()); err != nil {
 		return usagef("%v", err)
-	}
-	if loc.Engine == store.Postgres {
-		return usagef("--db %s: the PostgreSQL engine is not complete yet (issue 21; see docs/postgres.md): this agentdesk runs on SQLite only, so leave out --db and AGENTDESK_DB", loc.Redacted())
 	}
 	return nil
 }
@@ -244,7 +239,11 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 		if *serve {
 			return usagef("--serve takes no subcommand")
 		}
-		return runCommand(fs.Args(), dataDir, stdout, stderr)
+		args := fs.Args()
+		if dbGiven { // for the command, unless it gets a --db of its own
+			args = withDBFlag(args, fs.Lookup("db").Value.String())
+		}
+		return runCommand(args, dataDir, stdout, stderr)
 	}
 	switch *logFormat {
 	case "text":
@@ -293,6 +292,16 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return server.Run(ctx, cfg)
+}
+
+// withDBFlag puts --db=db after the command's words (one, or two as in "project list"),
+// before the command's own flags, which may give another.
+func withDBFlag(args []string, db string) []string {
+	words := 1
+	if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+		words = 2
+	}
+	return slices.Concat(args[:words], []string{"--db=" + db}, args[words:])
 }
 
 func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
