@@ -203,4 +203,13 @@ func isDeadlock(err error) bool {
 }
 
 // errBackupPostgres answers a backup asked of a PostgreSQL store.
-var errBackupPostgres = errors.New("agentdesk backs up only its SQLite database; on PostgreSQL use pg_dump (see docs/postgres.md)")
+var errBackupPostgres = errs.Conflicting("agentdesk's backup and export copy its SQLite database; this server runs on PostgreSQL: back it up with pg_dump (see docs/postgres.md)")
+
+// CanBackup says whether Backup can copy this store's database: nil on SQLite, the
+// reason on PostgreSQL.
+func (s *Store) CanBackup() error {
+	if s.pg {
+		return errBackupPostgres
+	}
+	return nil
+}

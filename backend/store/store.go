@@ -248,7 +248,7 @@ func (e *NewerSchemaError) Error() string {
 	return fmt.Sprintf("this database was written by a newer agentdesk (schema %d, this one knows up to %d): upgrade agentdesk", e.Version, e.Known)
 }
 
-// Path is the database file.
+// Path is the database file; on PostgreSQL, the database's URL without its password.
 func (s *Store) Path() string { return s.path }
 
 // Ping checks that the database answers and takes writes.
