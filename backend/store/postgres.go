@@ -81,7 +81,7 @@ func (l Location) Redacted() string {
 // OpenPostgres opens a pool on the PostgreSQL database at rawURL and brings its schema up
 // to date (migrations/postgres), under goose's advisory lock so that servers starting
 // together migrate once. A database of a newer agentdesk is refused. It is the first
-// piece of the PostgreSQL store, used by its tests; no Store runs on it yet.
+// step of OpenLocation, which then opens the Store's own pools.
 func OpenPostgres(ctx context.Context, rawURL string) (*sql.DB, error) {
 	db, err := sql.Open("pgx", rawURL)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // at its end (flushEvents), under a transaction-scoped advisory lock per project: the
 // next batch of the same project, from any server, waits for the commit before it reads
 // the last seq, so one project's seqs become visible in order. (PostgreSQL releases a
-// transaction's locks after its commit is visible.) Not wired into the Store yet.
+// transaction's locks after its commit is visible.) flushEvents (numberEvents) takes them.
 
 // seqLockKey is the advisory lock key of a project's event seq. Two projects whose keys
 // collide only wait for each other.
