@@ -32,7 +32,7 @@ func signInOptions(t *testing.T, env *testenv.Env) signInBody {
 func TestSignInOptions(t *testing.T) { pgtest.Engines(t, testSignInOptions) }
 
 func testSignInOptions(t *testing.T, engine string) {
-	tm := startTeam(t)
+	tm := startTeam(t, engine)
 	u, _ := url.Parse(tm.op)
 	if b := signInOptions(t, tm.env); b.OIDC == nil || b.OIDC.Name != u.Hostname() || b.OIDC.LoginURL != "/login" {
 		t.Errorf("team mode, no provider name: %+v", b.OIDC)
