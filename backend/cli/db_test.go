@@ -11,7 +11,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+// The package's TestMain (pgtest.Main) is migrate_test.go's, on main.
 
 // TestDBPostgres: --db and AGENTDESK_DB are read on --serve, the desktop and every
 // command that opens the database, and a postgres:// URL is that database: what one
