@@ -11,7 +11,8 @@ import (
 // statements whose SQL differs have their PostgreSQL text beside the SQLite one:
 // postgresSQL for a whole statement, postgresFragment for a piece that many statements
 // share (a column, a condition); both are registered when the package initialises, so
-// SQLite never looks at them. Statements built at run time choose with Reader.dialect.
+// SQLite never looks at them. Statements built at run time test Reader.pg (the task
+// filter's search, the knowledge base keyword search).
 
 var (
 	// postgresAlternates maps a SQLite statement text to its PostgreSQL text.
@@ -37,14 +38,6 @@ func postgresFragment(sqlite, postgres string) string {
 
 // A JSON array of ids as a set: SQLite's json_each, PostgreSQL's jsonb elements.
 var _ = postgresFragment(`SELECT value FROM json_each(`, `SELECT value::bigint FROM jsonb_array_elements_text(`)
-
-// dialect picks the text of a statement built at run time.
-func (r Reader) dialect(sqlite, postgres string) string {
-	if r.pg {
-		return postgres
-	}
-	return sqlite
-}
 
 // rebindCache maps a statement text to its PostgreSQL form. The store's texts are
 // constants or built from a few variants, so the map stays small.
