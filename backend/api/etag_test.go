@@ -19,9 +19,9 @@ import (
 
 // frozenEnv is a server whose clock never moves: every change happens at the same
 // instant, so nothing but the task's version can tell its states apart.
-func frozenEnv(t *testing.T) *testenv.Env {
+func frozenEnv(t *testing.T, engine string) *testenv.Env {
 	t.Helper()
-	return testenv.StartWith(t, server.Config{Clock: jobs.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))})
+	return testenv.StartWithOn(t, engine, server.Config{Clock: jobs.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))})
 }
 
 // TestTaskETag: GET sends a strong ETag that changes with every change of the task,
@@ -29,8 +29,10 @@ func frozenEnv(t *testing.T) *testenv.Env {
 // deleted); If-None-Match answers 304; every update's answer carries the new ETag; If-Match
 // that is not current answers 412 precondition_failed on every change of one task and
 // changes nothing; a current one, or *, lets the change through.
-func TestTaskETag(t *testing.T) {
-	env := frozenEnv(t)
+func TestTaskETag(t *testing.T) { pgtest.Engines(t, testTaskETag) }
+
+func testTaskETag(t *testing.T, engine string) {
+	env := frozenEnv(t, engine)
 	p := env.Project.ID
 	tok := env.Token(t, p, auth.TaskRead, auth.TaskWrite)
 	agent := env.Agent(t, p, "etag-agent")
