@@ -14,6 +14,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // beforeCallback runs hook (once) just before the first agent callback leaves.
@@ -34,7 +35,11 @@ func (b *beforeCallback) RoundTrip(r *http.Request) (*http.Response, error) {
 // overwriting the human's change, and the agent neither marks the task Failed nor
 // touches it again: Backlog is not work.
 func TestAgentRespectsAChangeMeanwhile(t *testing.T) {
-	env := testenv.Start(t)
+	pgtest.Engines(t, testAgentRespectsAChangeMeanwhile)
+}
+
+func testAgentRespectsAChangeMeanwhile(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	ctx := context.Background()
 	p := env.Project
 	owner := auth.Owner(p.ID)

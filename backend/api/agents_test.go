@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 func sha1hex(s string) string {
@@ -18,8 +19,10 @@ func sha1hex(s string) string {
 }
 
 // TestAgentAuthentication follows the spec's validation order on a project path.
-func TestAgentAuthentication(t *testing.T) {
-	env := testenv.Start(t)
+func TestAgentAuthentication(t *testing.T) { pgtest.Engines(t, testAgentAuthentication) }
+
+func testAgentAuthentication(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	a := env.Project
 	b := env.NewProject(t, "b")
 	env.Agent(t, a.ID, "worker")
@@ -80,8 +83,10 @@ func mustSecret(t *testing.T, env *testenv.Env, projectID string) string {
 }
 
 // TestAgentCallback: the callback is applied atomically and only by the assigned agent.
-func TestAgentCallback(t *testing.T) {
-	env := testenv.Start(t)
+func TestAgentCallback(t *testing.T) { pgtest.Engines(t, testAgentCallback) }
+
+func testAgentCallback(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	a := env.Project.ID
 	worker := env.Agent(t, a, "worker")
 	env.Agent(t, a, "bystander")

@@ -14,12 +14,15 @@ import (
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // TestCrossProjectIsolation: a token of one project never reads, changes or counts
 // another project's tasks.
-func TestCrossProjectIsolation(t *testing.T) {
-	f := newFixture(t)
+func TestCrossProjectIsolation(t *testing.T) { pgtest.Engines(t, testCrossProjectIsolation) }
+
+func testCrossProjectIsolation(t *testing.T, engine string) {
+	f := newFixture(t, engine)
 	env := f.env
 	// Both projects get Done tasks; clearing Done in one must not touch the other.
 	for _, tok := range []string{f.rw, f.otherToken} {
@@ -85,8 +88,10 @@ func TestCrossProjectIsolation(t *testing.T) {
 	}
 }
 
-func TestPaginationWithLinkHeader(t *testing.T) {
-	env := testenv.Start(t)
+func TestPaginationWithLinkHeader(t *testing.T) { pgtest.Engines(t, testPaginationWithLinkHeader) }
+
+func testPaginationWithLinkHeader(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
 	for i := range 7 {
 		status := "Backlog"
@@ -130,8 +135,10 @@ func TestPaginationWithLinkHeader(t *testing.T) {
 	}
 }
 
-func TestIdempotencyKey(t *testing.T) {
-	env := testenv.Start(t)
+func TestIdempotencyKey(t *testing.T) { pgtest.Engines(t, testIdempotencyKey) }
+
+func testIdempotencyKey(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
 	create := func(key, body string) *testenv.Response {
 		return env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: tok, Body: body,
@@ -179,8 +186,10 @@ func TestIdempotencyKey(t *testing.T) {
 // TestWaitingVersion: every new question bumps waiting_version: entering Waiting, and
 // new waiting details while the task stays Waiting, from PUT status and from the agent
 // callback alike; an answer to an earlier question is refused.
-func TestWaitingVersion(t *testing.T) {
-	env := testenv.Start(t)
+func TestWaitingVersion(t *testing.T) { pgtest.Engines(t, testWaitingVersion) }
+
+func testWaitingVersion(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
 	env.Agent(t, env.Project.ID, "asker")
 	var task model.Task
@@ -259,8 +268,10 @@ func TestWaitingVersion(t *testing.T) {
 
 // TestTokenLifecycle: revoked and expired tokens stop working at once, last use is
 // recorded, and tokens are stored hashed.
-func TestTokenLifecycle(t *testing.T) {
-	env := testenv.Start(t)
+func TestTokenLifecycle(t *testing.T) { pgtest.Engines(t, testTokenLifecycle) }
+
+func testTokenLifecycle(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	ctx := context.Background()
 	owner := auth.Owner(env.Project.ID)
 	value, tok, err := env.Service.CreateToken(ctx, owner, service.CreateTokenInput{Name: "ci", Scopes: []string{"task:read"}})
@@ -319,6 +330,8 @@ func TestTokenLifecycle(t *testing.T) {
 // TestTokensStoredHashed reads the database file itself and its WAL, as the server
 // left them (no copy that would drop free pages and old frames), and a backup: no token
 // value is in them, while the value's hash is, which shows the scan reads the right bytes.
+// It is about SQLite's files; on PostgreSQL the hash is what tokens.hash holds too
+// (the same store code), and pg_dump is PostgreSQL's backup.
 func TestTokensStoredHashed(t *testing.T) {
 	env := testenv.Start(t)
 	value := env.Token(t, env.Project.ID, "task:read")
@@ -346,7 +359,11 @@ func TestTokensStoredHashed(t *testing.T) {
 // reads afterwards, for every kind of update (the service builds the answer from the
 // changes it wrote rather than reading the task back, so this pins them together).
 func TestUpdateAnswerIsTheStoredTask(t *testing.T) {
-	env := testenv.Start(t)
+	pgtest.Engines(t, testUpdateAnswerIsTheStoredTask)
+}
+
+func testUpdateAnswerIsTheStoredTask(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	p := env.Project.ID
 	tok := env.Token(t, p, auth.TaskRead, auth.TaskWrite)
 	agent := env.Agent(t, p, "pinned")
@@ -383,8 +400,10 @@ func TestUpdateAnswerIsTheStoredTask(t *testing.T) {
 
 // TestIDsNeverReused: deleting the newest task or agent does not hand its id to the next
 // one (an agent holding the old id must never act on a stranger's task).
-func TestIDsNeverReused(t *testing.T) {
-	env := testenv.Start(t)
+func TestIDsNeverReused(t *testing.T) { pgtest.Engines(t, testIDsNeverReused) }
+
+func testIDsNeverReused(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	tok := env.Token(t, env.Project.ID, auth.TaskRead, auth.TaskWrite)
 	create := func() model.Task {
 		t.Helper()

@@ -7,13 +7,16 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // TestCommentOnAnyTask: POST /api/tasks/{id}/comments adds an entry to the thread of a
 // task in any status, with its author, and changes nothing else; a read-only token,
 // a blank comment and another project's task are refused.
-func TestCommentOnAnyTask(t *testing.T) {
-	f := newFixture(t)
+func TestCommentOnAnyTask(t *testing.T) { pgtest.Engines(t, testCommentOnAnyTask) }
+
+func testCommentOnAnyTask(t *testing.T, engine string) {
+	f := newFixture(t, engine)
 	for _, status := range model.TaskStatuses {
 		id := f.create(t, f.rw, `{"summary":"s"}`).ID
 		f.put(t, fmt.Sprintf("/api/tasks/%d/status", id), `{"status":"`+status+`"}`, http.StatusOK)
@@ -62,7 +65,11 @@ func TestCommentOnAnyTask(t *testing.T) {
 // how the UI shows every question in the thread; writing questions into the
 // conversation as entries would change what agents written against the contract read.
 func TestQuestionsStayOutOfTheConversation(t *testing.T) {
-	f := newFixture(t)
+	pgtest.Engines(t, testQuestionsStayOutOfTheConversation)
+}
+
+func testQuestionsStayOutOfTheConversation(t *testing.T, engine string) {
+	f := newFixture(t, engine)
 	headers := f.env.AgentHeaders(t, f.project, "worker")
 	callback := func(body string) model.Task {
 		t.Helper()

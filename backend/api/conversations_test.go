@@ -17,6 +17,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // convFixture is a server with a project holding a conversation (with a message, a
@@ -38,9 +39,9 @@ type convFixture struct {
 	otherConv              model.Conversation
 }
 
-func newConvFixture(t *testing.T) *convFixture {
+func newConvFixture(t *testing.T, engine string) *convFixture {
 	t.Helper()
-	env := testenv.Start(t)
+	env := testenv.StartOn(t, engine)
 	f := &convFixture{env: env, project: env.Project.ID}
 	f.all = env.Token(t, f.project, "messaging:read", "messaging:write", "task:read", "task:write")
 	f.ro = env.Token(t, f.project, "messaging:read")
@@ -166,8 +167,10 @@ func (f *convFixture) run(t *testing.T, sc scenario) *testenv.Response {
 
 // TestConversationEndpoints covers every Conversations endpoint with its errors. The
 // fixture is shared; scenarios that write only add.
-func TestConversationEndpoints(t *testing.T) {
-	f := newConvFixture(t)
+func TestConversationEndpoints(t *testing.T) { pgtest.Engines(t, testConversationEndpoints) }
+
+func testConversationEndpoints(t *testing.T, engine string) {
+	f := newConvFixture(t, engine)
 	const base = "/api/projects/{project}/conversations"
 	long := strings.Repeat("x", service.MaxMessageLen+1)
 	scenarios := []scenario{
@@ -281,8 +284,10 @@ func TestConversationEndpoints(t *testing.T) {
 
 // TestConversationUploadErrors: uploads without a file part, with a missing scope, to
 // an unknown conversation, and over 25 MiB.
-func TestConversationUploadErrors(t *testing.T) {
-	f := newConvFixture(t)
+func TestConversationUploadErrors(t *testing.T) { pgtest.Engines(t, testConversationUploadErrors) }
+
+func testConversationUploadErrors(t *testing.T, engine string) {
+	f := newConvFixture(t, engine)
 	path := "/api/projects/" + f.project + "/conversations/" + fmt.Sprint(f.conv.ID) + "/documents"
 	send := func(token string, body []byte, ctype string) *testenv.Response {
 		return f.env.Do(t, testenv.Request{Method: "POST", Path: path, Token: token, Body: body, Header: http.Header{"Content-Type": {ctype}}})
@@ -322,7 +327,11 @@ func TestConversationUploadErrors(t *testing.T) {
 // TestConversationDocumentRoundTrip: bytes come back exactly, with the stored type and
 // a safely quoted attachment name; the list describes each document.
 func TestConversationDocumentRoundTrip(t *testing.T) {
-	f := newConvFixture(t)
+	pgtest.Engines(t, testConversationDocumentRoundTrip)
+}
+
+func testConversationDocumentRoundTrip(t *testing.T, engine string) {
+	f := newConvFixture(t, engine)
 	ref := f.conv.UUID
 	content := make([]byte, 300_000)
 	if _, err := rand.Read(content); err != nil {
@@ -396,19 +405,21 @@ func TestConversationDocumentRoundTrip(t *testing.T) {
 			t.Fatalf("document without its fields: %+v", d)
 		}
 	}
-	// A backup holds the documents' bytes.
-	backup := t.TempDir() + "/backup.db"
-	if err := f.env.Service.Store().Backup(context.Background(), backup); err != nil {
-		t.Fatal(err)
-	}
-	copyStore, err := store.Open(context.Background(), backup, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer copyStore.Close()
-	last := docs[len(docs)-1]
-	if _, saved, err := copyStore.Read().DocumentContent(context.Background(), last.ConversationID, last.ID); err != nil || !bytes.Equal(saved, content) {
-		t.Fatalf("document in the backup: %d bytes, %v", len(saved), err)
+	// A backup holds the documents' bytes (SQLite's backup; PostgreSQL's is pg_dump).
+	if engine == "sqlite" {
+		backup := t.TempDir() + "/backup.db"
+		if err := f.env.Service.Store().Backup(context.Background(), backup); err != nil {
+			t.Fatal(err)
+		}
+		copyStore, err := store.Open(context.Background(), backup, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer copyStore.Close()
+		last := docs[len(docs)-1]
+		if _, saved, err := copyStore.Read().DocumentContent(context.Background(), last.ConversationID, last.ID); err != nil || !bytes.Equal(saved, content) {
+			t.Fatalf("document in the backup: %d bytes, %v", len(saved), err)
+		}
 	}
 
 	// The agent that shared a document became a participant.
@@ -423,7 +434,11 @@ func TestConversationDocumentRoundTrip(t *testing.T) {
 // TestConversationMessagesOrderAndPaging: messages come oldest first, agents and users
 // alike, and page with limit/after_id and a Link header.
 func TestConversationMessagesOrderAndPaging(t *testing.T) {
-	f := newConvFixture(t)
+	pgtest.Engines(t, testConversationMessagesOrderAndPaging)
+}
+
+func testConversationMessagesOrderAndPaging(t *testing.T, engine string) {
+	f := newConvFixture(t, engine)
 	base := "/api/projects/" + f.project + "/conversations/" + fmt.Sprint(f.conv.ID)
 	agentHeaders := f.env.AgentHeaders(t, f.project, "worker")
 	want := []string{"hello"}
@@ -503,8 +518,10 @@ func TestConversationMessagesOrderAndPaging(t *testing.T) {
 }
 
 // TestConversationListPaging: conversations come oldest first and page.
-func TestConversationListPaging(t *testing.T) {
-	f := newConvFixture(t)
+func TestConversationListPaging(t *testing.T) { pgtest.Engines(t, testConversationListPaging) }
+
+func testConversationListPaging(t *testing.T, engine string) {
+	f := newConvFixture(t, engine)
 	base := "/api/projects/" + f.project + "/conversations"
 	for i := range 4 {
 		f.createConv(t, f.wo, f.project, fmt.Sprintf(`{"message":"c%d","name":"n%d"}`, i, i))
@@ -540,8 +557,10 @@ func TestConversationListPaging(t *testing.T) {
 
 // TestConversationIdempotency: replays of conversation and message creation return the
 // first answer and create nothing; a reused key with another body is a conflict.
-func TestConversationIdempotency(t *testing.T) {
-	f := newConvFixture(t)
+func TestConversationIdempotency(t *testing.T) { pgtest.Engines(t, testConversationIdempotency) }
+
+func testConversationIdempotency(t *testing.T, engine string) {
+	f := newConvFixture(t, engine)
 	base := "/api/projects/" + f.project + "/conversations"
 	key := map[string]string{"Idempotency-Key": "conv-1"}
 	do := func(path, body string, header map[string]string) *testenv.Response {
@@ -596,8 +615,10 @@ func TestConversationIdempotency(t *testing.T) {
 }
 
 // TestConversationEvents: each change wrote its event row in the same transaction.
-func TestConversationEvents(t *testing.T) {
-	f := newConvFixture(t)
+func TestConversationEvents(t *testing.T) { pgtest.Engines(t, testConversationEvents) }
+
+func testConversationEvents(t *testing.T, engine string) {
+	f := newConvFixture(t, engine)
 	f.post(t, testenv.Request{Method: "POST", Path: "/api/projects/" + f.project + "/conversations/" + fmt.Sprint(f.conv.ID) + "/messages",
 		Header: f.env.AgentHeaders(t, f.project, "worker"), Body: `{"message":"agent here"}`}, http.StatusCreated)
 	events, err := f.env.Service.Store().Read().EventsSince(context.Background(), f.project, 0, 1000)

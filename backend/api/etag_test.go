@@ -14,13 +14,14 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // frozenEnv is a server whose clock never moves: every change happens at the same
 // instant, so nothing but the task's version can tell its states apart.
-func frozenEnv(t *testing.T) *testenv.Env {
+func frozenEnv(t *testing.T, engine string) *testenv.Env {
 	t.Helper()
-	return testenv.StartWith(t, server.Config{Clock: jobs.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))})
+	return testenv.StartWithOn(t, engine, server.Config{Clock: jobs.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))})
 }
 
 // TestTaskETag: GET sends a strong ETag that changes with every change of the task,
@@ -28,8 +29,10 @@ func frozenEnv(t *testing.T) *testenv.Env {
 // deleted); If-None-Match answers 304; every update's answer carries the new ETag; If-Match
 // that is not current answers 412 precondition_failed on every change of one task and
 // changes nothing; a current one, or *, lets the change through.
-func TestTaskETag(t *testing.T) {
-	env := frozenEnv(t)
+func TestTaskETag(t *testing.T) { pgtest.Engines(t, testTaskETag) }
+
+func testTaskETag(t *testing.T, engine string) {
+	env := frozenEnv(t, engine)
 	p := env.Project.ID
 	tok := env.Token(t, p, auth.TaskRead, auth.TaskWrite)
 	agent := env.Agent(t, p, "etag-agent")
@@ -166,8 +169,10 @@ func TestTaskETag(t *testing.T) {
 
 // TestIfMatchIsAtomic: concurrent changes that all carry the same current If-Match:
 // exactly one goes through, the others answer 412 (the check and the write are one).
-func TestIfMatchIsAtomic(t *testing.T) {
-	env := testenv.Start(t)
+func TestIfMatchIsAtomic(t *testing.T) { pgtest.Engines(t, testIfMatchIsAtomic) }
+
+func testIfMatchIsAtomic(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	tok := env.Token(t, env.Project.ID, auth.TaskRead, auth.TaskWrite)
 	var task model.Task
 	created := env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: tok, Body: `{"summary":"contended"}`})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 type streamEvent struct {
@@ -83,8 +84,10 @@ func createTasks(t *testing.T, env *testenv.Env, token string, n, clients int, b
 
 // TestEventsResumeWithSince: a client that reconnects with since misses nothing across
 // 1,000 changes made while it was away, and gets each exactly once, in order.
-func TestEventsResumeWithSince(t *testing.T) {
-	env := testenv.Start(t)
+func TestEventsResumeWithSince(t *testing.T) { pgtest.Engines(t, testEventsResumeWithSince) }
+
+func testEventsResumeWithSince(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
 	conn := dial(t, env, "", bearer(tok))
 	createTasks(t, env, tok, 1, 1, `{"summary":"first %d"}`)
@@ -120,8 +123,10 @@ func TestEventsResumeWithSince(t *testing.T) {
 }
 
 // TestEventsFiltering: callers get only the events their scopes and project allow.
-func TestEventsFiltering(t *testing.T) {
-	env := testenv.Start(t)
+func TestEventsFiltering(t *testing.T) { pgtest.Engines(t, testEventsFiltering) }
+
+func testEventsFiltering(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	p := env.Project.ID
 	writer := env.Token(t, p, "task:read", "task:write", "messaging:read", "messaging:write")
 	env.Agent(t, p, "worker")
@@ -165,8 +170,10 @@ func TestEventsFiltering(t *testing.T) {
 	nextIs(t, outsider, "task.created", `"summary":"other marker 0"`)
 }
 
-func TestEventsRefusals(t *testing.T) {
-	env := testenv.Start(t)
+func TestEventsRefusals(t *testing.T) { pgtest.Engines(t, testEventsRefusals) }
+
+func testEventsRefusals(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	url := strings.Replace(env.URL, "http://", "ws://", 1) + "/api/events"
 	cases := []struct {
 		name   string
@@ -201,8 +208,10 @@ func TestEventsRefusals(t *testing.T) {
 
 // TestEventsSlowClientDropped: a client that stops reading is disconnected with a
 // close reason, while the others get every event without waiting for it.
-func TestEventsSlowClientDropped(t *testing.T) {
-	env := testenv.Start(t)
+func TestEventsSlowClientDropped(t *testing.T) { pgtest.Engines(t, testEventsSlowClientDropped) }
+
+func testEventsSlowClientDropped(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
 	slow := dial(t, env, "", bearer(tok))
 	fast := dial(t, env, "", bearer(tok))
@@ -246,8 +255,10 @@ func TestEventsSlowClientDropped(t *testing.T) {
 }
 
 // TestEventsReset: a since older than the kept log gets a stream.reset to reload.
-func TestEventsReset(t *testing.T) {
-	env := testenv.Start(t)
+func TestEventsReset(t *testing.T) { pgtest.Engines(t, testEventsReset) }
+
+func testEventsReset(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
 	createTasks(t, env, tok, 3, 1, `{"summary":"t %d"}`)
 	// Drop the oldest events as retention would.
@@ -270,8 +281,10 @@ func TestEventsReset(t *testing.T) {
 // TestWebSocketOrigins: a browser page may open the WebSockets (/api/events and
 // /graphql's) only from a loopback host or a configured origin. A DNS rebinding page
 // sends an Origin that matches the Host it asked for, and must still be refused.
-func TestWebSocketOrigins(t *testing.T) {
-	env := testenv.Start(t)
+func TestWebSocketOrigins(t *testing.T) { pgtest.Engines(t, testWebSocketOrigins) }
+
+func testWebSocketOrigins(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	token := env.Token(t, env.Project.ID, "task:read")
 	_, port, _ := strings.Cut(strings.TrimPrefix(env.URL, "http://"), ":")
 	cases := []struct {

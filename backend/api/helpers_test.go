@@ -4,7 +4,11 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"os"
 	"testing"
+
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func readFile(t *testing.T, path string) string {
 	t.Helper()

@@ -19,6 +19,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // The HTTP conventions every route shares (RFC 9110; contract.md, "Round 2 decisions"):
@@ -28,8 +29,10 @@ import (
 // TestBodyMustBeAnObject: every endpoint that takes a JSON object answers 400 to a body
 // that is valid JSON but not an object, and changes nothing (a null agent body used to
 // unassign the task).
-func TestBodyMustBeAnObject(t *testing.T) {
-	f := newFixture(t)
+func TestBodyMustBeAnObject(t *testing.T) { pgtest.Engines(t, testBodyMustBeAnObject) }
+
+func testBodyMustBeAnObject(t *testing.T, engine string) {
+	f := newFixture(t, engine)
 	data := f.env.TypedToken(t, f.project, model.TokenData, "vector:read", "vector:write")
 	msg := f.env.Token(t, f.project, "messaging:read", "messaging:write")
 	conv := f.env.Do(t, testenv.Request{Method: "POST", Path: "/api/projects/" + f.project + "/conversations", Token: msg, Body: `{"message":"hi"}`})
@@ -258,8 +261,10 @@ func sameSet(a, b []string) bool {
 // TestCreatedLocation: every 201 that creates an object with a URL of its own carries
 // Location, that URL, and GET there (DELETE for a vector document, which has no GET)
 // reaches the same object.
-func TestCreatedLocation(t *testing.T) {
-	env := testenv.Start(t)
+func TestCreatedLocation(t *testing.T) { pgtest.Engines(t, testCreatedLocation) }
+
+func testCreatedLocation(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	all := env.Token(t, pid, "task:read", "task:write", "messaging:read", "messaging:write")
 	data := env.TypedToken(t, pid, model.TokenData, "vector:read", "vector:write")
@@ -306,8 +311,10 @@ func TestCreatedLocation(t *testing.T) {
 // TestGzip: text answers are gzipped when the client accepts it (and big enough to be
 // worth it), with Vary: Accept-Encoding whether gzipped or not; never a WebSocket
 // upgrade, a 204, or a type that is compressed already.
-func TestGzip(t *testing.T) {
-	env := testenv.Start(t)
+func TestGzip(t *testing.T) { pgtest.Engines(t, testGzip) }
+
+func testGzip(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	all := env.Token(t, pid, "task:read", "task:write", "messaging:read", "messaging:write")
 	raw := &http.Client{Transport: &http.Transport{DisableCompression: true}} // sees what is on the wire
@@ -430,8 +437,10 @@ func TestGzip(t *testing.T) {
 // a request the document refuses: an empty assigned= (the document: only "me"), and an
 // over-long waitingDetails beside waiting_details (the document bounds both), on the
 // status and in the agent callback.
-func TestPropertyFindings(t *testing.T) {
-	f := newFixture(t)
+func TestPropertyFindings(t *testing.T) { pgtest.Engines(t, testPropertyFindings) }
+
+func testPropertyFindings(t *testing.T, engine string) {
+	f := newFixture(t, engine)
 	r := f.env.Do(t, testenv.Request{Method: "GET", Path: "/api/projects/" + f.project + "/tasks?assigned=", Token: f.ro})
 	if r.Status != http.StatusBadRequest || r.ErrorCode() != "invalid_argument" {
 		t.Errorf("assigned=: %d %s, want 400", r.Status, r.Body)

@@ -45,6 +45,9 @@ const (
 type oaCase struct {
 	name   string
 	method string
+	// sqliteOnly, if set, says why the case holds on SQLite only (its database file);
+	// on PostgreSQL the case is skipped with that reason.
+	sqliteOnly string
 	// path, body and header values may hold placeholders: {project} {otherProject}
 	// {agent} {otherAgent} {other} (a task of the other project), {origin} (the
 	// server's own origin); conversations: {conv} and {convUUID} (with three messages,
@@ -171,11 +174,11 @@ func (s *oaSession) send(header http.Header) {
 
 const oaAgentName = "oa-worker"
 
-func newOAHarness(t *testing.T, router routers.Router, covered map[string]bool) *oaHarness {
+func newOAHarness(t *testing.T, engine string, router routers.Router, covered map[string]bool) *oaHarness {
 	t.Helper()
 	// Team mode on, for the session cookie's operations; the provider is never asked
 	// (sessions are made by the service's SignIn, as the callback does after verifying).
-	env := testenv.StartWith(t, server.Config{PublicURL: oaPublicURL, OIDC: auth.OIDC{PublicURL: oaPublicURL,
+	env := testenv.StartWithOn(t, engine, server.Config{PublicURL: oaPublicURL, OIDC: auth.OIDC{PublicURL: oaPublicURL,
 		Issuer: "http://id.agentdesk.test", ClientID: "agentdesk", Scopes: []string{"openid"}}})
 	h := &oaHarness{env: env, router: router, project: env.Project.ID, tokens: map[string]string{}, scopes: map[string][]string{},
 		agentHeaders: map[string]http.Header{}, covered: covered, cookies: map[string]bool{}}

@@ -24,7 +24,7 @@ func TestOpenAPIHead(t *testing.T) {
 	if err != nil {
 		t.Fatalf("router: %v", err)
 	}
-	h := newOAHarness(t, router, map[string]bool{})
+	h := newOAHarness(t, "sqlite", router, map[string]bool{})
 	n := 0
 	for _, c := range slices.Concat(oaScenarios(), oaConversationScenarios(), oaEventScenarios(), oaServiceScenarios(), oaVectorScenarios()) {
 		if c.method != http.MethodGet {

@@ -42,7 +42,7 @@ func TestOpenAPIProperties(t *testing.T) {
 	if err != nil {
 		t.Fatalf("router: %v", err)
 	}
-	h := newOAHarness(t, router, map[string]bool{})
+	h := newOAHarness(t, "sqlite", router, map[string]bool{})
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("AGENTDESK_PROPERTY_SEED"); s != "" {
 		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {

@@ -37,12 +37,14 @@ func oaServiceScenarios() []oaCase {
 	}
 	return []oaCase{
 		{name: "sign-in options", method: "GET", path: "/api/signin", auth: "none", status: 200, check: signInWith},
-		{name: "backup", method: "GET", path: "/api/backup", auth: "desktop", status: 200, check: sqliteFile},
+		{name: "backup", method: "GET", path: "/api/backup", auth: "desktop", status: 200, check: sqliteFile,
+			sqliteOnly: "the backup download is a copy of the SQLite file; on PostgreSQL it answers 409 and names pg_dump"},
 		{name: "backup by one project's admin", method: "GET", path: "/api/backup", auth: "admin", status: 403, code: "forbidden"},
 		{name: "backup without admin", method: "GET", path: "/api/backup", auth: "all", req: oaInvalid, status: 403, code: "forbidden"},
 		{name: "backup no credentials", method: "GET", path: "/api/backup", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
 		{name: "about", method: "GET", path: "/api/about", auth: "ro", status: 200, check: aboutFields(false)},
-		{name: "about as admin", method: "GET", path: "/api/about", auth: "admin", status: 200, check: aboutFields(true)},
+		{name: "about as admin", method: "GET", path: "/api/about", auth: "admin", status: 200, check: aboutFields(true),
+			sqliteOnly: "dataDir is the directory of the SQLite file; on PostgreSQL database is the URL without its password"},
 		{name: "about with a data token", method: "GET", path: "/api/about", auth: "data", status: 403, code: "forbidden"},
 		{name: "about no credentials", method: "GET", path: "/api/about", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
 		{name: "me", method: "GET", path: "/api/me", auth: "ro", status: 200, check: meVia("token")},

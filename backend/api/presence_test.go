@@ -13,16 +13,19 @@ import (
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // An agent's last contact (issue 20): any authenticated request of the agent, or its
 // open event stream, shows as lastSeenAt on GraphQL's Agent and last_seen_at on the
 // REST agent object, written at most every SeenEvery per agent and kept across restarts.
-func TestAgentLastSeen(t *testing.T) {
+func TestAgentLastSeen(t *testing.T) { pgtest.Engines(t, testAgentLastSeen) }
+
+func testAgentLastSeen(t *testing.T, engine string) {
 	start := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 	clock := jobs.NewManualClock(start)
 	dir := t.TempDir()
-	env := testenv.StartWith(t, server.Config{DataDir: dir, Clock: clock})
+	env := testenv.StartWithOn(t, engine, server.Config{DataDir: dir, Clock: clock})
 	tok := env.Token(t, env.Project.ID, "task:read", "admin")
 	env.Agent(t, env.Project.ID, "worker")
 	env.Agent(t, env.Project.ID, "idle")

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,7 +16,7 @@ import (
 // limitedServer is a team mode server behind a proxy on this machine (--trusted-proxies
 // 127.0.0.1/32, when proxied) with a manual clock. The provider is never asked: the
 // refused callbacks here fail before discovery.
-func limitedServer(t *testing.T, proxied bool) (*testenv.Env, *jobs.ManualClock) {
+func limitedServer(t *testing.T, engine string, proxied bool) (*testenv.Env, *jobs.ManualClock) {
 	t.Helper()
 	var proxies string
 	if proxied {
@@ -26,7 +27,7 @@ func limitedServer(t *testing.T, proxied bool) (*testenv.Env, *jobs.ManualClock)
 		t.Fatal(err)
 	}
 	clock := jobs.NewManualClock(time.Now())
-	env := testenv.StartWith(t, server.Config{Clock: clock, TrustedProxies: trusted, PublicURL: teamPublicURL,
+	env := testenv.StartWithOn(t, engine, server.Config{Clock: clock, TrustedProxies: trusted, PublicURL: teamPublicURL,
 		OIDC: auth.OIDC{PublicURL: teamPublicURL, Issuer: "http://127.0.0.1:1", ClientID: "agentdesk", Scopes: []string{"openid"}}})
 	return env, clock
 }
@@ -57,7 +58,11 @@ func expectLimited(t *testing.T, r *testenv.Response, what, retryAfter string) {
 // and loopback clients are not limited, and the client address is the rightmost
 // X-Forwarded-For address that is not the proxy.
 func TestRateLimitRefusedCredentials(t *testing.T) {
-	env, clock := limitedServer(t, true)
+	pgtest.Engines(t, testRateLimitRefusedCredentials)
+}
+
+func testRateLimitRefusedCredentials(t *testing.T, engine string) {
+	env, clock := limitedServer(t, engine, true)
 	good := env.Token(t, env.Project.ID, auth.TaskRead)
 	bad := "adk_" + strings.Repeat("0", 40)
 	tasks := func(xff, token string) *testenv.Response {
@@ -109,8 +114,10 @@ func TestRateLimitRefusedCredentials(t *testing.T) {
 }
 
 // TestRateLimitFailedSignIns: refused callbacks count like refused credentials.
-func TestRateLimitFailedSignIns(t *testing.T) {
-	env, _ := limitedServer(t, true)
+func TestRateLimitFailedSignIns(t *testing.T) { pgtest.Engines(t, testRateLimitFailedSignIns) }
+
+func testRateLimitFailedSignIns(t *testing.T, engine string) {
+	env, _ := limitedServer(t, engine, true)
 	const client = "198.51.100.20"
 	for i := range 10 {
 		r := env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/auth/callback?state=nope&code=x"}))
@@ -125,8 +132,10 @@ func TestRateLimitFailedSignIns(t *testing.T) {
 
 // TestRateLimitUntrustedProxy: without --trusted-proxies, X-Forwarded-For is ignored:
 // every request here comes from loopback, which is never limited.
-func TestRateLimitUntrustedProxy(t *testing.T) {
-	env, _ := limitedServer(t, false)
+func TestRateLimitUntrustedProxy(t *testing.T) { pgtest.Engines(t, testRateLimitUntrustedProxy) }
+
+func testRateLimitUntrustedProxy(t *testing.T, engine string) {
+	env, _ := limitedServer(t, engine, false)
 	bad := "adk_" + strings.Repeat("0", 40)
 	for i := range 30 {
 		r := env.Do(t, from("203.0.113.7", testenv.Request{Method: "GET", Path: "/api/tasks", Token: bad}))

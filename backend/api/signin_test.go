@@ -8,6 +8,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 type signInBody struct {
@@ -28,20 +29,22 @@ func signInOptions(t *testing.T, env *testenv.Env) signInBody {
 // TestSignInOptions: the sign-in page learns, without a credential, whether to offer
 // "Sign in with <provider>": the provider's name (--oidc-provider-name, by default the
 // issuer's host) and where to go.
-func TestSignInOptions(t *testing.T) {
-	tm := startTeam(t)
+func TestSignInOptions(t *testing.T) { pgtest.Engines(t, testSignInOptions) }
+
+func testSignInOptions(t *testing.T, engine string) {
+	tm := startTeam(t, engine)
 	u, _ := url.Parse(tm.op)
 	if b := signInOptions(t, tm.env); b.OIDC == nil || b.OIDC.Name != u.Hostname() || b.OIDC.LoginURL != "/login" {
 		t.Errorf("team mode, no provider name: %+v", b.OIDC)
 	}
 
-	named := testenv.StartWith(t, server.Config{PublicURL: teamPublicURL, OIDC: auth.OIDC{PublicURL: teamPublicURL,
+	named := testenv.StartWithOn(t, engine, server.Config{PublicURL: teamPublicURL, OIDC: auth.OIDC{PublicURL: teamPublicURL,
 		Issuer: "https://id.example.com/realms/acme", ClientID: "agentdesk", ProviderName: "Keycloak"}})
 	if b := signInOptions(t, named); b.OIDC == nil || b.OIDC.Name != "Keycloak" || b.OIDC.LoginURL != "/login" {
 		t.Errorf("named provider: %+v", b.OIDC)
 	}
 
-	if b := signInOptions(t, testenv.Start(t)); b.OIDC != nil {
+	if b := signInOptions(t, testenv.StartOn(t, engine)); b.OIDC != nil {
 		t.Errorf("without team mode: %+v", b.OIDC)
 	}
 }

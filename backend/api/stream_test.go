@@ -13,14 +13,17 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // TestStreamedListsSameBytes: every list asked for without limit is streamed row by row
 // now; its bytes must be those the list had when it was built whole in memory (the
 // service's Limit 0 read, encoded at once), for tasks of every shape, across several
 // of the pages the stream reads (500 rows each), with and without filters.
-func TestStreamedListsSameBytes(t *testing.T) {
-	env := testenv.Start(t)
+func TestStreamedListsSameBytes(t *testing.T) { pgtest.Engines(t, testStreamedListsSameBytes) }
+
+func testStreamedListsSameBytes(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	ctx := context.Background()
 	pid := env.Project.ID
 	owner := auth.Owner(pid)
@@ -171,8 +174,10 @@ func first[T any](v T, _ bool, err error) (T, error) { return v, err }
 
 // TestTaskCountsAndNewestFirst: the counts of GET /api/tasks/counts (and GraphQL
 // taskCounts) match the tasks; order=desc lists newest first, paged by Link and whole.
-func TestTaskCountsAndNewestFirst(t *testing.T) {
-	env := testenv.Start(t)
+func TestTaskCountsAndNewestFirst(t *testing.T) { pgtest.Engines(t, testTaskCountsAndNewestFirst) }
+
+func testTaskCountsAndNewestFirst(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	ctx := context.Background()
 	pid := env.Project.ID
 	owner := auth.Owner(pid)
@@ -239,8 +244,10 @@ func TestTaskCountsAndNewestFirst(t *testing.T) {
 // TestTaskSearch: GET /api/tasks?q= finds the tasks holding every word (by prefix),
 // with status, paging (Link) and order; counts?q= counts what it finds; GraphQL
 // tasks(q:) and taskCounts(q:) the same.
-func TestTaskSearch(t *testing.T) {
-	env := testenv.Start(t)
+func TestTaskSearch(t *testing.T) { pgtest.Engines(t, testTaskSearch) }
+
+func testTaskSearch(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	ctx := context.Background()
 	pid := env.Project.ID
 	owner := auth.Owner(pid)

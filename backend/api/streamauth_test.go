@@ -14,6 +14,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // streamClient is a live WebSocket of either kind: the event stream or a GraphQL
@@ -89,7 +90,11 @@ func (c *streamClient) expectTask(t *testing.T) {
 // agent close the event stream and GraphQL subscriptions with 4401 and a reason, and
 // nothing written after the end reaches them.
 func TestStreamsEndWithTheirCredential(t *testing.T) {
-	env := testenv.Start(t)
+	pgtest.Engines(t, testStreamsEndWithTheirCredential)
+}
+
+func testStreamsEndWithTheirCredential(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	ctx := context.Background()
 	pid := env.Project.ID
 	owner := auth.Owner(pid)

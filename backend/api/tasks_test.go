@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // fixture is a server with a project, an agent, tokens of each kind and a few tasks.
@@ -23,9 +24,9 @@ type fixture struct {
 	otherProject        string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, engine string) *fixture {
 	t.Helper()
-	env := testenv.Start(t)
+	env := testenv.StartOn(t, engine)
 	f := &fixture{env: env, project: env.Project.ID}
 	f.rw = env.Token(t, f.project, "task:read", "task:write")
 	f.ro = env.Token(t, f.project, "task:read")
@@ -93,7 +94,9 @@ func (f *fixture) run(t *testing.T, sc scenario) *testenv.Response {
 
 // TestTaskEndpoints covers every Tasks endpoint and every error row of the contract.
 // Each scenario runs on a fresh fixture, so that mutations do not leak between rows.
-func TestTaskEndpoints(t *testing.T) {
+func TestTaskEndpoints(t *testing.T) { pgtest.Engines(t, testTaskEndpoints) }
+
+func testTaskEndpoints(t *testing.T, engine string) {
 	scenarios := []scenario{
 		// GET /api/tasks
 		{name: "list", method: "GET", path: "/api/tasks", token: "rw", status: 200, contains: []string{`"summary":"build"`, `"summary":"ask"`}},
@@ -224,12 +227,12 @@ func TestTaskEndpoints(t *testing.T) {
 		{name: "health", method: "GET", path: "/healthz", status: 200, contains: []string{`"ok"`}},
 		{name: "openapi", method: "GET", path: "/api/openapi.json", status: 200, contains: []string{`"openapi"`}},
 	}
-	shared := newFixture(t) // reads share one server; each mutation gets a fresh one
+	shared := newFixture(t, engine) // reads share one server; each mutation gets a fresh one
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			f := shared
 			if sc.method != "GET" {
-				f = newFixture(t)
+				f = newFixture(t, engine)
 			}
 			f.run(t, sc)
 		})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"slices"
 	"strings"
 	"testing"
@@ -18,9 +19,11 @@ import (
 // their session is theirs: an answer (REST and GraphQL) is hers in the task's thread and
 // in the activity trail, and so are the tasks, conversations, messages and tokens she
 // makes.
-func TestTeamEveryActIsTheirs(t *testing.T) {
+func TestTeamEveryActIsTheirs(t *testing.T) { pgtest.Engines(t, testTeamEveryActIsTheirs) }
+
+func testTeamEveryActIsTheirs(t *testing.T, engine string) {
 	const dana = "Dana Test"
-	tm := startTeam(t)
+	tm := startTeam(t, engine)
 	tm.invite(t, "dana@example.com", model.RoleAdmin) // admin: she may make tokens
 	cookie := tm.signIn(t, tm.browser(t), "dana")
 	csrf := tm.csrf(t, cookie)

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,7 +17,11 @@ import (
 // carried her old role, closes with 4401); removed, her session gets nothing and her
 // open stream closes with 4401.
 func TestTeamMemberChangesTakeEffect(t *testing.T) {
-	tm := startTeam(t)
+	pgtest.Engines(t, testTeamMemberChangesTakeEffect)
+}
+
+func testTeamMemberChangesTakeEffect(t *testing.T, engine string) {
+	tm := startTeam(t, engine)
 	tm.invite(t, "dana@example.com", model.RoleMember)
 	cookie := tm.signIn(t, tm.browser(t), "dana")
 	status, m := tm.me(t, withCookie(testenv.Request{}, cookie, ""))

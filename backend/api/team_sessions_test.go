@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"net/http"
 	"strings"
 	"testing"
@@ -42,8 +43,10 @@ func (tm *team) csrf(t *testing.T, cookie string) string {
 // from, which is this one), ends another of theirs, and signs out everywhere: every
 // session's open event stream closes with 4401 and every cookie is refused after;
 // another person's sessions are not theirs to see or end.
-func TestTeamOwnSessions(t *testing.T) {
-	tm := startTeam(t)
+func TestTeamOwnSessions(t *testing.T) { pgtest.Engines(t, testTeamOwnSessions) }
+
+func testTeamOwnSessions(t *testing.T, engine string) {
+	tm := startTeam(t, engine)
 	tm.invite(t, "dana@example.com", model.RoleMember)
 	tm.invite(t, "eve@elsewhere.org", model.RoleMember)
 	laptop := tm.signIn(t, tm.browser(t), "dana")

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"errors"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"io"
 	"net"
 	"net/http"
@@ -44,7 +45,7 @@ type team struct {
 }
 
 // startTeam starts the provider (backend/testenv/oidcop) and a server in team mode.
-func startTeam(t *testing.T, allowedDomains ...string) *team {
+func startTeam(t *testing.T, engine string, allowedDomains ...string) *team {
 	t.Helper()
 	var users []oidcop.User
 	for _, u := range []struct{ id, name, email string }{
@@ -63,7 +64,7 @@ func startTeam(t *testing.T, allowedDomains ...string) *team {
 	issuer := p.Issuer
 
 	clock := jobs.NewManualClock(time.Now())
-	env := testenv.StartWith(t, server.Config{Clock: clock, PublicURL: teamPublicURL, OIDC: auth.OIDC{
+	env := testenv.StartWithOn(t, engine, server.Config{Clock: clock, PublicURL: teamPublicURL, OIDC: auth.OIDC{
 		PublicURL: teamPublicURL, Issuer: issuer, ClientID: "agentdesk", ClientSecret: "s3cret",
 		Scopes: []string{"openid", "email", "profile"}, AllowedDomains: allowedDomains}})
 	return &team{env: env, op: issuer, clock: clock, st: &opStorage{wrongKey: &p.WrongKey}}
@@ -209,8 +210,10 @@ func (tm *team) me(t *testing.T, r testenv.Request) (int, meBody) {
 // TestTeamSignIn: an invited person signs in through the provider, acts with the
 // cookie (changes need the CSRF token and the public origin), and signs out, which
 // closes their open event stream with 4401.
-func TestTeamSignIn(t *testing.T) {
-	tm := startTeam(t)
+func TestTeamSignIn(t *testing.T) { pgtest.Engines(t, testTeamSignIn) }
+
+func testTeamSignIn(t *testing.T, engine string) {
+	tm := startTeam(t, engine)
 	tm.invite(t, "dana@example.com", model.RoleMember)
 	c := tm.browser(t)
 	cookie := tm.signIn(t, c, "dana")
@@ -334,8 +337,10 @@ func callbackStatus(t *testing.T, c *http.Client, cb *url.URL) (int, string) {
 }
 
 // TestTeamSignInRefusals: what the callback must refuse, each against the real provider.
-func TestTeamSignInRefusals(t *testing.T) {
-	tm := startTeam(t, "corp.example")
+func TestTeamSignInRefusals(t *testing.T) { pgtest.Engines(t, testTeamSignInRefusals) }
+
+func testTeamSignInRefusals(t *testing.T, engine string) {
+	tm := startTeam(t, engine, "corp.example")
 	tm.invite(t, "dana@example.com", model.RoleMember)
 
 	t.Run("wrong state", func(t *testing.T) {
@@ -428,8 +433,10 @@ func TestTeamSignInRefusals(t *testing.T) {
 
 // TestTeamWronglySignedIDToken: the provider's JWKS holds another key under the signing
 // key's id, so the ID token's signature does not verify.
-func TestTeamWronglySignedIDToken(t *testing.T) {
-	tm := startTeam(t)
+func TestTeamWronglySignedIDToken(t *testing.T) { pgtest.Engines(t, testTeamWronglySignedIDToken) }
+
+func testTeamWronglySignedIDToken(t *testing.T, engine string) {
+	tm := startTeam(t, engine)
 	tm.invite(t, "dana@example.com", model.RoleMember)
 	tm.st.wrongKey.Store(true)
 	c := tm.browser(t)
@@ -441,8 +448,10 @@ func TestTeamWronglySignedIDToken(t *testing.T) {
 
 // TestTeamCookies: a tampered, idle-expired, too old or signed-out cookie is refused;
 // a removed member's stream closes; /api/me answers every credential kind.
-func TestTeamCookies(t *testing.T) {
-	tm := startTeam(t)
+func TestTeamCookies(t *testing.T) { pgtest.Engines(t, testTeamCookies) }
+
+func testTeamCookies(t *testing.T, engine string) {
+	tm := startTeam(t, engine)
 	tm.invite(t, "dana@example.com", model.RoleMember)
 	cookie := tm.signIn(t, tm.browser(t), "dana")
 	get := func(cookie string) int {
@@ -529,8 +538,10 @@ func TestTeamNeedsPublicURL(t *testing.T) {
 // TestTeamRolesAndProjects: a session acts in one project at a time (the header or the
 // path; by default the first membership) with its role's scopes there; an owner's
 // session manages owners.
-func TestTeamRolesAndProjects(t *testing.T) {
-	tm := startTeam(t)
+func TestTeamRolesAndProjects(t *testing.T) { pgtest.Engines(t, testTeamRolesAndProjects) }
+
+func testTeamRolesAndProjects(t *testing.T, engine string) {
+	tm := startTeam(t, engine)
 	tm.invite(t, "dana@example.com", model.RoleOwner)
 	side := tm.env.NewProject(t, "Side")
 	if _, err := tm.env.Service.AddMember(context.Background(), auth.Owner(side.ID),

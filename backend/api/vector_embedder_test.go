@@ -16,6 +16,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // fakeEmbeddings is a small server speaking the OpenAI /v1/embeddings API: each text's
@@ -47,11 +48,13 @@ func fakeEmbeddings(t *testing.T, calls *atomic.Int64, fail *atomic.Bool) *httpt
 	return srv
 }
 
-func TestVectorExternalEmbedder(t *testing.T) {
+func TestVectorExternalEmbedder(t *testing.T) { pgtest.Engines(t, testVectorExternalEmbedder) }
+
+func testVectorExternalEmbedder(t *testing.T, engine string) {
 	var calls atomic.Int64
 	var fail atomic.Bool
 	fake := fakeEmbeddings(t, &calls, &fail)
-	srv := testenv.StartWith(t, server.Config{EmbedderURL: fake.URL, EmbedderModel: "test-model"}).Server
+	srv := testenv.StartWithOn(t, engine, server.Config{EmbedderURL: fake.URL, EmbedderModel: "test-model"}).Server
 	projects, _ := srv.Service.Projects(context.Background(), auth.Owner(""))
 	token, _, err := srv.Service.CreateToken(context.Background(), auth.Owner(projects[0].ID),
 		service.CreateTokenInput{Name: "kb", Type: model.TokenData, Scopes: []string{auth.VectorRead, auth.VectorWrite}})

@@ -12,6 +12,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"github.com/agentdesk/agentdesk/backend/vector"
 )
 
@@ -38,8 +39,10 @@ type vectorResults struct {
 	Results []model.VectorResult `json:"results"`
 }
 
-func TestVectorREST(t *testing.T) {
-	env := testenv.Start(t)
+func TestVectorREST(t *testing.T) { pgtest.Engines(t, testVectorREST) }
+
+func testVectorREST(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	p := env.Project.ID
 	rw := env.TypedToken(t, p, model.TokenData, auth.VectorRead, auth.VectorWrite)
 	ro := env.TypedToken(t, p, model.TokenData, auth.VectorRead)

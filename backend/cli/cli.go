@@ -145,19 +145,20 @@ func newFlags(name string, dataDir *string) *flag.FlagSet {
 // noDatabase are the commands that never open the database: AGENTDESK_DB does not concern them.
 var noDatabase = map[string]bool{"version": true, "agent run": true, "migrate": true} // migrate takes --to
 
-// checkDB reads the --db flag (or AGENTDESK_DB) of a parsed flag set, the one place where
-// it is read. Until the PostgreSQL engine passes the service tests (issue 21), a
-// postgres:// URL is refused rather than half served. Messages never repeat the value:
-// it may hold a password.
+// checkDB checks the --db flag (or AGENTDESK_DB) of a parsed flag set: empty (SQLite in
+// the data directory) or a postgres:// URL (dbLocation then reads it). Messages never
+// repeat the value: it may hold a password.
 func checkDB(fs *flag.FlagSet) error {
-	loc, err := store.ParseDB(fs.Lookup("db").Value.String())
-	if err != nil {
+	if _, err := store.ParseDB(fs.Lookup("db").Value.String()); err != nil {
 		return usagef("%v", err)
 	}
-	if loc.Engine == store.Postgres {
-		return usagef("--db %s: the PostgreSQL engine is not complete yet (issue 21; see docs/postgres.md): this agentdesk runs on SQLite only, so leave out --db and AGENTDESK_DB", loc.Redacted())
-	}
 	return nil
+}
+
+// dbLocation is the --db of a flag set that checkDB has accepted.
+func dbLocation(fs *flag.FlagSet) store.Location {
+	loc, _ := store.ParseDB(fs.Lookup("db").Value.String())
+	return loc
 }
 
 // helpRequested is -h or --help given to a subcommand: Main prints its usage on stdout
@@ -242,7 +243,11 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 		if *serve {
 			return usagef("--serve takes no subcommand")
 		}
-		return runCommand(fs.Args(), dataDir, stdout, stderr)
+		args := fs.Args()
+		if dbGiven { // for the command, unless it gets a --db of its own
+			args = withDBFlag(args, fs.Lookup("db").Value.String())
+		}
+		return runCommand(args, dataDir, stdout, stderr)
 	}
 	switch *logFormat {
 	case "text":
@@ -268,7 +273,7 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	cfg := server.Config{DataDir: dataDir, Addr: *addr, Synchronous: strings.ToUpper(*synchronous), ActivityRetention: retention,
+	cfg := server.Config{DataDir: dataDir, DB: dbLocation(fs), Addr: *addr, Synchronous: strings.ToUpper(*synchronous), ActivityRetention: retention,
 		PublicURL: *publicURL, TrustedProxies: proxies, MetricsAddr: *metricsAddr}
 	if _, _, err := net.SplitHostPort(*metricsAddr); *metricsAddr != "" && err != nil {
 		return usagef("--metrics-addr must be host:port such as 127.0.0.1:9090, not %q", *metricsAddr)
@@ -291,6 +296,16 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return server.Run(ctx, cfg)
+}
+
+// withDBFlag puts --db=db after the command's words (one, or two as in "project list"),
+// before the command's own flags, which may give another.
+func withDBFlag(args []string, db string) []string {
+	words := 1
+	if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+		words = 2
+	}
+	return slices.Concat(args[:words], []string{"--db=" + db}, args[words:])
 }
 
 func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
@@ -342,13 +357,19 @@ func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
 // withService opens the data directory's database for one command. A database that
 // did not exist is created, and stderr says so, with where: a mistyped --data is
 // noticed at once instead of filling a second, empty database.
-func withService(dataDir string, stderr io.Writer, fn func(ctx context.Context, svc *service.Service) error) error {
+// With --db (or AGENTDESK_DB) it opens that PostgreSQL database instead.
+func withService(fs *flag.FlagSet, dataDir string, stderr io.Writer, fn func(ctx context.Context, svc *service.Service) error) error {
 	// The activity trail records every change a command makes as the local owner's, via the CLI.
 	ctx := audit.WithVia(audit.WithPrincipal(context.Background(), auth.Owner("")), audit.ViaCLI)
-	fresh := server.IsNewDatabase(dataDir)
-	st, err := store.Open(ctx, server.DBPath(dataDir), store.Options{})
+	loc := dbLocation(fs)
+	fresh := loc.Engine == store.SQLite && server.IsNewDatabase(dataDir)
+	st, err := store.OpenLocation(ctx, loc, server.DBPath(dataDir), store.Options{})
 	if err != nil {
-		return fmt.Errorf("open database %s: %w", server.DBPath(dataDir), err)
+		where := server.DBPath(dataDir)
+		if loc.Engine == store.Postgres {
+			where = loc.Redacted()
+		}
+		return fmt.Errorf("open database %s: %w", where, err)
 	}
 	if fresh {
 		fmt.Fprintln(stderr, server.NewDatabaseNote(dataDir))
@@ -388,7 +409,7 @@ func projectCreate(args []string, dataDir string, stdout, stderr io.Writer) erro
 	if err := required("name", *name); err != nil {
 		return err
 	}
-	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
+	return withService(fs, dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		p, err := svc.CreateProject(ctx, auth.Owner(""), *name, *namespace)
 		if err != nil {
 			return err
@@ -406,7 +427,7 @@ func projectRotateSecret(args []string, dataDir string, stdout, stderr io.Writer
 	if err := required("project", *project); err != nil {
 		return err
 	}
-	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
+	return withService(fs, dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		p, err := svc.RotateProjectSecret(ctx, auth.Owner(*project))
 		if err != nil {
 			return err
@@ -416,10 +437,11 @@ func projectRotateSecret(args []string, dataDir string, stdout, stderr io.Writer
 }
 
 func projectList(args []string, dataDir string, stdout, stderr io.Writer) error {
-	if err := parse(newFlags("project list", &dataDir), args); err != nil {
+	fs := newFlags("project list", &dataDir)
+	if err := parse(fs, args); err != nil {
 		return err
 	}
-	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
+	return withService(fs, dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		projects, err := svc.Projects(ctx, auth.Owner(""))
 		if err != nil {
 			return err
@@ -436,10 +458,11 @@ func projectList(args []string, dataDir string, stdout, stderr io.Writer) error 
 // projectID prints the default project's id (the first project, which every data
 // directory has), alone on its line: for $(agentdesk project id) in other commands.
 func projectID(args []string, dataDir string, stdout, stderr io.Writer) error {
-	if err := parse(newFlags("project id", &dataDir), args); err != nil {
+	fs := newFlags("project id", &dataDir)
+	if err := parse(fs, args); err != nil {
 		return err
 	}
-	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
+	return withService(fs, dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		projects, err := svc.Projects(ctx, auth.Owner(""))
 		if err != nil {
 			return err
@@ -462,7 +485,7 @@ func agentCreate(args []string, dataDir string, stdout, stderr io.Writer) error 
 	if err := errors.Join(required("project", *project), required("name", *name)); err != nil {
 		return usagef("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
-	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
+	return withService(fs, dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		a, err := svc.CreateAgent(ctx, auth.Owner(*project), *name)
 		if err != nil {
 			return err
@@ -488,7 +511,7 @@ func agentEnv(args []string, dataDir string, stdout, stderr io.Writer) error {
 	if *url == "" {
 		*url = "http://" + defaultAddr()
 	}
-	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
+	return withService(fs, dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		env, err := svc.AgentEnv(ctx, auth.Owner(*project), *name, *url)
 		if err != nil {
 			return err
@@ -570,7 +593,7 @@ func tokenCreate(args []string, dataDir string, stdout, stderr io.Writer) error 
 		at := time.Now().Add(d).UTC()
 		in.ExpiresAt = &at
 	}
-	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
+	return withService(fs, dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		value, _, err := svc.CreateToken(ctx, auth.Owner(*project), in)
 		if err != nil {
 			return err
@@ -610,7 +633,7 @@ func backup(args []string, dataDir string, stdout, stderr io.Writer) error {
 	if err := required("out", *out); err != nil {
 		return err
 	}
-	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
+	return withService(fs, dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		path, err := svc.Backup(ctx, auth.Owner(""), *out)
 		if err != nil {
 			return err
@@ -630,6 +653,9 @@ func restore(args []string, dataDir string, stdout, stderr io.Writer) error {
 	}
 	if err := required("from", *from); err != nil {
 		return err
+	}
+	if dbLocation(fs).Engine == store.Postgres {
+		return usagef("restore puts a SQLite backup in place of the data directory's database; on PostgreSQL restore with pg_restore or psql (see docs/postgres.md)")
 	}
 	if _, err := os.Stat(*from); err != nil {
 		return fmt.Errorf("restore: cannot read the backup: %w", err)
@@ -722,7 +748,7 @@ func userAdd(args []string, dataDir string, stdout, stderr io.Writer) error {
 	if err := errors.Join(required("project", *project), required("email", *email), required("role", *role)); err != nil {
 		return usagef("%s", strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
-	return withService(dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
+	return withService(fs, dataDir, stderr, func(ctx context.Context, svc *service.Service) error {
 		m, err := svc.AddMember(ctx, auth.Owner(*project), service.AddMemberInput{Email: *email, Role: *role})
 		if err != nil {
 			return err

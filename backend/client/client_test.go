@@ -9,12 +9,15 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/client"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // TestClient drives the SDK against a real server: a user and an agent through a task's
 // whole life, a conversation with a document, the event stream and typed errors.
-func TestClient(t *testing.T) {
-	env := testenv.Start(t)
+func TestClient(t *testing.T) { pgtest.Engines(t, testClient) }
+
+func testClient(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	ctx := context.Background()
 	p := env.Project
 	user := client.New(env.URL, client.WithToken(env.Token(t, p.ID, "task:read", "task:write", "messaging:read", "messaging:write")))

@@ -13,6 +13,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/client"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // hammerDuration is how long the agents and users of TestConcurrentAgentsAndUsers run.
@@ -26,9 +27,11 @@ const hammerDuration = 20 * time.Second
 // status each agent set, a current_step_num that agrees with the steps, and no error
 // but the 409s that concurrent answers to one question must produce (an SQLITE_BUSY
 // would reach a client as a 500). `make test` also runs it under -race.
-func TestConcurrentAgentsAndUsers(t *testing.T) {
+func TestConcurrentAgentsAndUsers(t *testing.T) { pgtest.Engines(t, testConcurrentAgentsAndUsers) }
+
+func testConcurrentAgentsAndUsers(t *testing.T, engine string) {
 	const agents, users, tasksPerAgent, steps = 8, 8, 3, 5
-	env := testenv.Start(t)
+	env := testenv.StartOn(t, engine)
 	ctx := context.Background()
 	p := env.Project
 	proj, err := env.Service.Project(ctx, auth.Owner(p.ID), p.ID)

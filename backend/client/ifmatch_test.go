@@ -7,13 +7,16 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/client"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // TestIfMatch: the client keeps the ETag of every task it reads or changes, and
 // IfMatch with it makes a read-then-write safe: a stale one is refused with
 // CodePreconditionFailed and changes nothing, the current one goes through.
-func TestIfMatch(t *testing.T) {
-	env := testenv.Start(t)
+func TestIfMatch(t *testing.T) { pgtest.Engines(t, testIfMatch) }
+
+func testIfMatch(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	ctx := context.Background()
 	p := env.Project
 	user := client.New(env.URL, client.WithToken(env.Token(t, p.ID, auth.TaskRead, auth.TaskWrite)))

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"slices"
 	"testing"
 	"time"
@@ -22,10 +23,14 @@ const hubProject = "prj_hub"
 
 // newHub opens a store in a temporary directory with one project, and a hub on it
 // that nothing runs: the test calls deliver itself.
-func newHub(t *testing.T, opts Options, check CheckFunc) *Hub {
+func newHub(t *testing.T, engine string, opts Options, check CheckFunc) *Hub {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, t.TempDir()+"/agentdesk.db", store.Options{Synchronous: "NORMAL"})
+	loc, err := store.ParseDB(pgtest.DBFor(t, engine, migratePostgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenLocation(ctx, loc, t.TempDir()+"/agentdesk.db", store.Options{Synchronous: "NORMAL"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +44,15 @@ func newHub(t *testing.T, opts Options, check CheckFunc) *Hub {
 	h := New(opts)
 	h.Attach(st, check)
 	return h
+}
+
+// migratePostgres migrates a new test database (pgtest.Migrated).
+func migratePostgres(url string) error {
+	db, err := store.OpenPostgres(context.Background(), url)
+	if err != nil {
+		return err
+	}
+	return db.Close()
 }
 
 // commit stores events of the given types in one write.
@@ -105,8 +119,10 @@ func isGone(sub *Subscriber) bool {
 	}
 }
 
-func TestDeliverFiltersByPermission(t *testing.T) {
-	h := newHub(t, Options{}, nil)
+func TestDeliverFiltersByPermission(t *testing.T) { pgtest.Engines(t, testDeliverFiltersByPermission) }
+
+func testDeliverFiltersByPermission(t *testing.T, engine string) {
+	h := newHub(t, engine, Options{}, nil)
 	tasks := subscribe(t, h, -1, auth.TaskRead)
 	messages := subscribe(t, h, -1, auth.MessagingRead)
 	admin := subscribe(t, h, -1, auth.Admin)
@@ -132,7 +148,11 @@ func TestDeliverFiltersByPermission(t *testing.T) {
 
 // Each event is delivered once, in order, however many pages it takes to read.
 func TestDeliverPagesAndNeverRepeats(t *testing.T) {
-	h := newHub(t, Options{BufferSize: 2000}, nil)
+	pgtest.Engines(t, testDeliverPagesAndNeverRepeats)
+}
+
+func testDeliverPagesAndNeverRepeats(t *testing.T, engine string) {
+	h := newHub(t, engine, Options{BufferSize: 2000}, nil)
 	sub := subscribe(t, h, -1, auth.TaskRead)
 	commit(t, h, repeat("task.updated", 1234)...)
 	h.deliver(context.Background())
@@ -155,8 +175,10 @@ func TestDeliverPagesAndNeverRepeats(t *testing.T) {
 
 // A subscriber whose buffer is full is dropped (Gone closed, no longer followed) and
 // the others still get everything.
-func TestDeliverDropsSlowSubscriber(t *testing.T) {
-	h := newHub(t, Options{BufferSize: 2}, nil)
+func TestDeliverDropsSlowSubscriber(t *testing.T) { pgtest.Engines(t, testDeliverDropsSlowSubscriber) }
+
+func testDeliverDropsSlowSubscriber(t *testing.T, engine string) {
+	h := newHub(t, engine, Options{BufferSize: 2}, nil)
 	slow := subscribe(t, h, -1, auth.TaskRead)
 	fast := subscribe(t, h, -1, auth.TaskRead)
 	other := subscribe(t, h, -1, auth.MessagingRead) // reads no task event: never full
@@ -196,7 +218,11 @@ func TestDeliverDropsSlowSubscriber(t *testing.T) {
 
 // A subscriber whose credential ended gets nothing more; the others are unaffected.
 func TestDeliverSkipsEndedCredential(t *testing.T) {
-	h := newHub(t, Options{}, nil)
+	pgtest.Engines(t, testDeliverSkipsEndedCredential)
+}
+
+func testDeliverSkipsEndedCredential(t *testing.T, engine string) {
+	h := newHub(t, engine, Options{}, nil)
 	ended := subscribe(t, h, -1, auth.TaskRead)
 	live := subscribe(t, h, -1, auth.TaskRead)
 	commit(t, h, "task.created")
@@ -216,6 +242,10 @@ func TestDeliverSkipsEndedCredential(t *testing.T) {
 // checkCredentials ends the watches whose credential is refused, with the refusal's
 // message as reason, asks once per credential, and ends nothing for other errors.
 func TestCheckCredentialsEndsRefused(t *testing.T) {
+	pgtest.Engines(t, testCheckCredentialsEndsRefused)
+}
+
+func testCheckCredentialsEndsRefused(t *testing.T, engine string) {
 	var asked []string
 	check := func(_ context.Context, p *auth.Principal) error {
 		asked = append(asked, p.Name)
@@ -227,7 +257,7 @@ func TestCheckCredentialsEndsRefused(t *testing.T) {
 		}
 		return nil
 	}
-	h := newHub(t, Options{}, check)
+	h := newHub(t, engine, Options{}, check)
 	watch := func(name string) *Watch {
 		w := h.Watch(&auth.Principal{Kind: auth.KindToken, ProjectID: hubProject, Name: name, TokenID: 1})
 		t.Cleanup(func() { h.Unwatch(w) })
@@ -255,8 +285,10 @@ func TestCheckCredentialsEndsRefused(t *testing.T) {
 // The replay hand-off: a subscriber with a replay gets the stored events up to upTo
 // from Replay and the later ones from deliver, each once and in order, even when
 // events committed before it subscribed were not delivered yet.
-func TestDeliverHandsOffFromReplay(t *testing.T) {
-	h := newHub(t, Options{}, nil)
+func TestDeliverHandsOffFromReplay(t *testing.T) { pgtest.Engines(t, testDeliverHandsOffFromReplay) }
+
+func testDeliverHandsOffFromReplay(t *testing.T, engine string) {
+	h := newHub(t, engine, Options{}, nil)
 	ctx := context.Background()
 	live := subscribe(t, h, -1, auth.TaskRead) // the project's feed starts at seq 0
 	commit(t, h, repeat("task.updated", 3)...)
@@ -285,7 +317,11 @@ func TestDeliverHandsOffFromReplay(t *testing.T) {
 // time it hands them out, the feed may have been emptied and made again by a new
 // subscriber at a later seq. Those events are not sent to it: they came before it.
 func TestDeliverStaleReadSendsNothingTwice(t *testing.T) {
-	h := newHub(t, Options{}, nil)
+	pgtest.Engines(t, testDeliverStaleReadSendsNothingTwice)
+}
+
+func testDeliverStaleReadSendsNothingTwice(t *testing.T, engine string) {
+	h := newHub(t, engine, Options{}, nil)
 	ctx := context.Background()
 	first := subscribe(t, h, -1, auth.TaskRead)
 	commit(t, h, repeat("task.updated", 3)...)
@@ -309,8 +345,10 @@ func TestDeliverStaleReadSendsNothingTwice(t *testing.T) {
 
 // TestPruneEventsEveryBatch: the hub's pass forgets every expired event however many
 // batches (of pruneBatch, a write each) it takes, and keeps the rest.
-func TestPruneEventsEveryBatch(t *testing.T) {
-	h := newHub(t, Options{Retention: time.Hour}, nil)
+func TestPruneEventsEveryBatch(t *testing.T) { pgtest.Engines(t, testPruneEventsEveryBatch) }
+
+func testPruneEventsEveryBatch(t *testing.T, engine string) {
+	h := newHub(t, engine, Options{Retention: time.Hour}, nil)
 	ctx := context.Background()
 	old := time.Now().Add(-2 * time.Hour)
 	const expired = 2*pruneBatch + 1

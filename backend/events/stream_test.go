@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/events"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // smallBufferDialer dials with a tiny socket receive buffer, so that a client that
@@ -63,7 +64,11 @@ func readAll(t *testing.T, conn *websocket.Conn) (count int, last int64, err err
 // server started, then a close frame 4008 naming the since to resume from: never a
 // bare drop (1006).
 func TestStalledClientGetsCloseFrame(t *testing.T) {
-	env := testenv.Start(t)
+	pgtest.Engines(t, testStalledClientGetsCloseFrame)
+}
+
+func testStalledClientGetsCloseFrame(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	hub := env.Server.Hub
 	events.SetWriteTimeout(hub, 300*time.Millisecond)
 	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
@@ -107,8 +112,10 @@ func TestStalledClientGetsCloseFrame(t *testing.T) {
 // connected and waits; live-only streams are not held up; once a slot frees, the
 // waiting stream gets every event after its since, those committed while it waited
 // included, in order and once.
-func TestReplaysWaitTheirTurn(t *testing.T) {
-	env := testenv.Start(t)
+func TestReplaysWaitTheirTurn(t *testing.T) { pgtest.Engines(t, testReplaysWaitTheirTurn) }
+
+func testReplaysWaitTheirTurn(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
 	create := func(name string) {
 		t.Helper()

@@ -5,11 +5,14 @@ import (
 	"testing"
 
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // Activity rows of task changes say what changed, from → to (issue 20, item 11).
-func TestActivitySaysWhatChanged(t *testing.T) {
-	env := testenv.Start(t)
+func TestActivitySaysWhatChanged(t *testing.T) { pgtest.Engines(t, testActivitySaysWhatChanged) }
+
+func testActivitySaysWhatChanged(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	env.Agent(t, pid, "worker")
 	admin := env.Token(t, pid, allScopes...)

@@ -11,6 +11,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	agql "github.com/agentdesk/agentdesk/backend/graphql"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 type member struct {
@@ -24,8 +25,10 @@ type member struct {
 
 const memberFields = `userId name email role scopes isLocalOwner createdAt updatedAt`
 
-func TestMembers(t *testing.T) {
-	env := testenv.Start(t)
+func TestMembers(t *testing.T) { pgtest.Engines(t, testMembers) }
+
+func testMembers(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	admin := env.Token(t, pid, allScopes...)
 	viewer := env.Token(t, pid, auth.TaskRead)
@@ -93,8 +96,10 @@ func TestMembers(t *testing.T) {
 	}
 }
 
-func TestAgentProfileAndDelete(t *testing.T) {
-	env := testenv.Start(t)
+func TestAgentProfileAndDelete(t *testing.T) { pgtest.Engines(t, testAgentProfileAndDelete) }
+
+func testAgentProfileAndDelete(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	admin := env.Token(t, pid, allScopes...)
 	agent := env.Agent(t, pid, "builder")
@@ -169,8 +174,10 @@ func TestAgentProfileAndDelete(t *testing.T) {
 	}
 }
 
-func TestRotateToken(t *testing.T) {
-	env := testenv.Start(t)
+func TestRotateToken(t *testing.T) { pgtest.Engines(t, testRotateToken) }
+
+func testRotateToken(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	admin := env.Token(t, pid, allScopes...)
 	const fields = `id name type scopes token createdAt expiresAt revokedAt`
@@ -234,8 +241,10 @@ func mustTime(t *testing.T, s string) time.Time {
 // TestListsCostFixedQueries proves that lists do not make one query per row: the same
 // query over 5 and over 60 tasks (each with steps and an agent whose profile is asked
 // for), and over 5 and 60 messages with reactions, runs the same number of store queries.
-func TestListsCostFixedQueries(t *testing.T) {
-	env := testenv.Start(t)
+func TestListsCostFixedQueries(t *testing.T) { pgtest.Engines(t, testListsCostFixedQueries) }
+
+func testListsCostFixedQueries(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	tok := env.Token(t, pid, allScopes...)
 	st := env.Service.Store()
@@ -301,8 +310,10 @@ func TestListsCostFixedQueries(t *testing.T) {
 
 // TestLimitsMillionNodes: a query asking for a million nodes is refused before it runs,
 // over HTTP and over WebSocket.
-func TestLimitsMillionNodes(t *testing.T) {
-	env := testenv.Start(t)
+func TestLimitsMillionNodes(t *testing.T) { pgtest.Engines(t, testLimitsMillionNodes) }
+
+func testLimitsMillionNodes(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	tok := env.Token(t, env.Project.ID, allScopes...)
 	var q strings.Builder
 	q.WriteString("{")

@@ -13,6 +13,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	agql "github.com/agentdesk/agentdesk/backend/graphql"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"github.com/agentdesk/agentdesk/frontend"
 )
 
@@ -71,8 +72,10 @@ func do(t *testing.T, env *testenv.Env, token, query string, vars map[string]any
 
 var allScopes = []string{auth.TaskRead, auth.TaskWrite, auth.MessagingRead, auth.MessagingWrite, auth.Admin}
 
-func TestSpecQueriesAsWritten(t *testing.T) {
-	env := testenv.Start(t)
+func TestSpecQueriesAsWritten(t *testing.T) { pgtest.Engines(t, testSpecQueriesAsWritten) }
+
+func testSpecQueriesAsWritten(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	agent := env.Agent(t, pid, "builder")
 	tok := env.Token(t, pid, auth.TaskRead)
@@ -93,8 +96,10 @@ func TestSpecQueriesAsWritten(t *testing.T) {
 	}
 }
 
-func TestAuthentication(t *testing.T) {
-	env := testenv.Start(t)
+func TestAuthentication(t *testing.T) { pgtest.Engines(t, testAuthentication) }
+
+func testAuthentication(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 
 	r := do(t, env, "", `{ projects { id } }`, nil)
@@ -118,8 +123,10 @@ func TestAuthentication(t *testing.T) {
 	}
 }
 
-func TestAgents(t *testing.T) {
-	env := testenv.Start(t)
+func TestAgents(t *testing.T) { pgtest.Engines(t, testAgents) }
+
+func testAgents(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	admin := env.Token(t, pid, allScopes...)
 
@@ -184,8 +191,10 @@ type task struct {
 const taskFields = `id summary details status steps { index title status } agent { id name }
 	waitingDetails waitingVersion conversation { role content createdAt question } createdAt updatedAt`
 
-func TestTasks(t *testing.T) {
-	env := testenv.Start(t)
+func TestTasks(t *testing.T) { pgtest.Engines(t, testTasks) }
+
+func testTasks(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	agent := env.Agent(t, pid, "builder")
 	w := env.Token(t, pid, auth.TaskRead, auth.TaskWrite)
@@ -340,8 +349,10 @@ type gqlToken struct {
 	RevokedAt  *string
 }
 
-func TestTokens(t *testing.T) {
-	env := testenv.Start(t)
+func TestTokens(t *testing.T) { pgtest.Engines(t, testTokens) }
+
+func testTokens(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	admin := env.Token(t, pid, allScopes...)
 
@@ -411,8 +422,10 @@ func TestTokens(t *testing.T) {
 	}
 }
 
-func TestConversations(t *testing.T) {
-	env := testenv.Start(t)
+func TestConversations(t *testing.T) { pgtest.Engines(t, testConversations) }
+
+func testConversations(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	env.Agent(t, pid, "helper")
 	tok := env.Token(t, pid, allScopes...)
@@ -510,8 +523,10 @@ func TestConversations(t *testing.T) {
 	}
 }
 
-func TestLimits(t *testing.T) {
-	env := testenv.Start(t)
+func TestLimits(t *testing.T) { pgtest.Engines(t, testLimits) }
+
+func testLimits(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	tok := env.Token(t, env.Project.ID, allScopes...)
 
 	// A refused query is refused before anything runs: it costs the store no more
@@ -615,8 +630,10 @@ func TestLimits(t *testing.T) {
 	check("syntax", `{ tasks { id `, nil, http.StatusBadRequest, "invalid_argument", "Syntax Error")
 }
 
-func TestHTTP(t *testing.T) {
-	env := testenv.Start(t)
+func TestHTTP(t *testing.T) { pgtest.Engines(t, testHTTP) }
+
+func testHTTP(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	tok := env.Token(t, env.Project.ID, allScopes...)
 
 	// With the UI built into the binary, the page is GraphiQL (its bundle from /assets/,
@@ -698,8 +715,10 @@ fragment TypeRef on __Type {
     ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } }
 }`
 
-func TestViewer(t *testing.T) {
-	env := testenv.Start(t)
+func TestViewer(t *testing.T) { pgtest.Engines(t, testViewer) }
+
+func testViewer(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	tok := env.Token(t, env.Project.ID, auth.TaskRead, auth.MessagingRead)
 	var v struct {
 		Kind, Name, ProjectID string

@@ -9,14 +9,17 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // TestErrorShape: request errors (syntax, validation, limits, variables, credentials)
 // come without a data key, executed requests with one, and no error anywhere carries
 // "locations": null. With Accept: application/graphql-response+json the answer has that
 // media type and the same statuses (GraphQL over HTTP).
-func TestErrorShape(t *testing.T) {
-	env := testenv.Start(t)
+func TestErrorShape(t *testing.T) { pgtest.Engines(t, testErrorShape) }
+
+func testErrorShape(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	tok := env.Token(t, env.Project.ID, auth.TaskRead)
 
 	cases := []struct {

@@ -9,13 +9,16 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // TestIdempotencyKey: createTask, respond, createConversation and sendMessage take
 // idempotencyKey with REST's Idempotency-Key semantics: the same key and arguments give
 // the first answer again and change nothing; other arguments are a conflict.
-func TestIdempotencyKey(t *testing.T) {
-	env := testenv.Start(t)
+func TestIdempotencyKey(t *testing.T) { pgtest.Engines(t, testIdempotencyKey) }
+
+func testIdempotencyKey(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	agent := env.Agent(t, pid, "builder")
 	tok := env.Token(t, pid, allScopes...)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // internalName matches what people should never read in an error: Go package
@@ -13,8 +14,10 @@ import (
 var internalName = regexp.MustCompile(`strconv\.|time: invalid|monthlyUsd|setBudget|Atoi|ParseInt`)
 
 // Messages the UI shows as they come say what is wrong in words.
-func TestMessagesSayItInWords(t *testing.T) {
-	env := testenv.Start(t)
+func TestMessagesSayItInWords(t *testing.T) { pgtest.Engines(t, testMessagesSayItInWords) }
+
+func testMessagesSayItInWords(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	admin := env.Token(t, env.Project.ID, auth.Admin, auth.TaskRead, auth.TaskWrite)
 	for _, c := range []struct{ name, query, want string }{
 		{"cron field not a number", `mutation { createJob(name: "a", cron: "x * * * *", summary: "s") { id } }`, `"x" is not a number`},

@@ -11,11 +11,14 @@ import (
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/graphql"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // Handler is a plain http.Handler: it serves on a bare net/http server, without gin.
-func TestHandlerOnPlainHTTP(t *testing.T) {
-	env := testenv.Start(t)
+func TestHandlerOnPlainHTTP(t *testing.T) { pgtest.Engines(t, testHandlerOnPlainHTTP) }
+
+func testHandlerOnPlainHTTP(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	tok := env.Token(t, env.Project.ID, auth.TaskRead)
 	token := func(r *http.Request) (string, error) {
 		if v, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
@@ -51,8 +54,10 @@ func TestHandlerOnPlainHTTP(t *testing.T) {
 
 // WithPage: a browser asking for /graphql gets the given GraphiQL page under
 // GraphiQLCSP (scripts from 'self' only, no inline script); without it, the plain page.
-func TestGraphiQLPage(t *testing.T) {
-	env := testenv.Start(t)
+func TestGraphiQLPage(t *testing.T) { pgtest.Engines(t, testGraphiQLPage) }
+
+func testGraphiQLPage(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	token := func(*http.Request) (string, error) { return "", errs.Unauth("missing credentials") }
 	page := []byte(`<!doctype html><script type="module" src="/assets/graphiql-x.js"></script>`)
 	for _, c := range []struct {

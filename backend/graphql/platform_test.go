@@ -13,6 +13,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/cli"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // namedToken creates a platform token with a name of its own, to find it in the activity.
@@ -25,8 +26,10 @@ func namedToken(t *testing.T, env *testenv.Env, pid, name string, scopes ...stri
 	return v
 }
 
-func TestSkillsAndRequiredSkills(t *testing.T) {
-	env := testenv.Start(t)
+func TestSkillsAndRequiredSkills(t *testing.T) { pgtest.Engines(t, testSkillsAndRequiredSkills) }
+
+func testSkillsAndRequiredSkills(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	admin := env.Token(t, pid, allScopes...)
 	reader := env.Token(t, pid, auth.TaskRead, auth.TaskWrite)
@@ -121,8 +124,10 @@ func TestSkillsAndRequiredSkills(t *testing.T) {
 	}
 }
 
-func TestJobsGraphQL(t *testing.T) {
-	env := testenv.Start(t)
+func TestJobsGraphQL(t *testing.T) { pgtest.Engines(t, testJobsGraphQL) }
+
+func testJobsGraphQL(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	admin := env.Token(t, pid, allScopes...)
 	reader := env.Token(t, pid, auth.TaskRead)
@@ -214,8 +219,10 @@ func TestJobsGraphQL(t *testing.T) {
 	}
 }
 
-func TestBudgetExceeded(t *testing.T) {
-	env := testenv.Start(t)
+func TestBudgetExceeded(t *testing.T) { pgtest.Engines(t, testBudgetExceeded) }
+
+func testBudgetExceeded(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	admin := env.Token(t, pid, allScopes...)
 	a := env.Agent(t, pid, "spender")
@@ -334,8 +341,10 @@ func TestBudgetExceeded(t *testing.T) {
 
 // TestActivityEveryInterface: a REST mutation, a GraphQL mutation (plain and from the
 // web UI) and a CLI command each land in the activity with their actor and interface.
-func TestActivityEveryInterface(t *testing.T) {
-	env := testenv.Start(t)
+func TestActivityEveryInterface(t *testing.T) { pgtest.Engines(t, testActivityEveryInterface) }
+
+func testActivityEveryInterface(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	rest := namedToken(t, env, pid, "ci-pipeline", auth.TaskWrite)
 	gql := namedToken(t, env, pid, "integration", allScopes...)
@@ -352,7 +361,7 @@ func TestActivityEveryInterface(t *testing.T) {
 		t.Fatalf("web: %s", web.Body)
 	}
 	var stdout, stderr bytes.Buffer
-	if code := cli.Main([]string{"agent", "create", "--project", pid, "--name", "from-cli", "--data", env.DataDir}, &stdout, &stderr, nil); code != 0 {
+	if code := cli.Main([]string{"agent", "create", "--project", pid, "--name", "from-cli", "--data", env.DataDir, "--db", env.DB.URL}, &stdout, &stderr, nil); code != 0 {
 		t.Fatalf("cli: %d %s", code, stderr.String())
 	}
 	// A knowledge base made through REST with a data token is that token's.

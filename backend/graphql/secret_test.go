@@ -7,13 +7,16 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // The project's secret lets its holder act as any agent, so agentEnv (which shows it)
 // and rotateProjectSecret (which replaces it) need admin plus every agent scope; a
 // rotation refuses the old digest at once, cache or no cache.
-func TestProjectSecret(t *testing.T) {
-	env := testenv.Start(t)
+func TestProjectSecret(t *testing.T) { pgtest.Engines(t, testProjectSecret) }
+
+func testProjectSecret(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	env.Agent(t, pid, "coder")
 	other := env.NewProject(t, "Other")

@@ -6,12 +6,15 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // updateTask changes a task's summary, details and step titles with createTask's rules;
 // statuses of the steps already there stay, status and agent do not change.
-func TestUpdateTask(t *testing.T) {
-	env := testenv.Start(t)
+func TestUpdateTask(t *testing.T) { pgtest.Engines(t, testUpdateTask) }
+
+func testUpdateTask(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	w := env.Token(t, pid, auth.TaskRead, auth.TaskWrite)
 	ro := env.Token(t, pid, auth.TaskRead)
@@ -54,8 +57,10 @@ func TestUpdateTask(t *testing.T) {
 
 // commentTask adds an entry to a task's conversation in any status (here Done), with
 // its author; nothing else changes. A blank comment and a read-only token are refused.
-func TestCommentTask(t *testing.T) {
-	env := testenv.Start(t)
+func TestCommentTask(t *testing.T) { pgtest.Engines(t, testCommentTask) }
+
+func testCommentTask(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	w := env.Token(t, pid, auth.TaskRead, auth.TaskWrite)
 	ro := env.Token(t, pid, auth.TaskRead)

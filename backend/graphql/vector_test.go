@@ -11,13 +11,16 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // TestVectorDomain: admin platform tokens (the web UI's) manage and search spaces;
 // platform tokens without admin and other projects are kept out; links reach the
 // agent's environment. Data tokens are refused on /graphql (TestDataTokensRefused).
-func TestVectorDomain(t *testing.T) {
-	env := testenv.Start(t)
+func TestVectorDomain(t *testing.T) { pgtest.Engines(t, testVectorDomain) }
+
+func testVectorDomain(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	p := env.Project.ID
 	admin := env.Token(t, p, auth.Admin)
 	plain := env.Token(t, p, auth.TaskRead, auth.TaskWrite)
@@ -123,8 +126,10 @@ func TestVectorDomain(t *testing.T) {
 // TestDataTokensRefused: data tokens (vector:read / vector:write) are for /api/vector
 // only; /graphql refuses them before anything runs, whatever the operation, over HTTP
 // (403 forbidden, no data) and over WebSocket (the upgrade, or connection_init: 4403).
-func TestDataTokensRefused(t *testing.T) {
-	env := testenv.Start(t)
+func TestDataTokensRefused(t *testing.T) { pgtest.Engines(t, testDataTokensRefused) }
+
+func testDataTokensRefused(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	p := env.Project.ID
 	data := env.TypedToken(t, p, model.TokenData, auth.VectorRead, auth.VectorWrite)
 	admin := env.Token(t, p, auth.Admin)

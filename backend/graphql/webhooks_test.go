@@ -9,12 +9,15 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // The webhooks' admin API as the contract fixes it: the secret shown once, the URL
 // checked and fixed, admin only.
-func TestWebhooksAdminAPI(t *testing.T) {
-	env := testenv.Start(t)
+func TestWebhooksAdminAPI(t *testing.T) { pgtest.Engines(t, testWebhooksAdminAPI) }
+
+func testWebhooksAdminAPI(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	admin := env.Token(t, pid, allScopes...)
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))

@@ -16,6 +16,7 @@ import (
 	agql "github.com/agentdesk/agentdesk/backend/graphql"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // wsClient speaks graphql-transport-ws by hand, to check the protocol message by message.
@@ -178,8 +179,10 @@ func (c *wsClient) change(id string) change {
 
 const taskChangedQuery = `subscription($since: Int) { taskChanged(since: $since) { seq kind taskId at task { id status agent { id } } } }`
 
-func TestSubscriptionTaskChanged(t *testing.T) {
-	env := testenv.Start(t)
+func TestSubscriptionTaskChanged(t *testing.T) { pgtest.Engines(t, testSubscriptionTaskChanged) }
+
+func testSubscriptionTaskChanged(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	w := env.Token(t, pid, auth.TaskRead, auth.TaskWrite)
 	other := env.NewProject(t, "Other")
@@ -236,8 +239,10 @@ func TestSubscriptionTaskChanged(t *testing.T) {
 	c.sync()
 }
 
-func TestSubscriptionMessageAdded(t *testing.T) {
-	env := testenv.Start(t)
+func TestSubscriptionMessageAdded(t *testing.T) { pgtest.Engines(t, testSubscriptionMessageAdded) }
+
+func testSubscriptionMessageAdded(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	w := env.Token(t, pid, auth.MessagingRead, auth.MessagingWrite)
 	P := "/api/projects/" + pid + "/conversations"
@@ -272,8 +277,10 @@ func TestSubscriptionMessageAdded(t *testing.T) {
 	}
 }
 
-func TestSubscriptionScopes(t *testing.T) {
-	env := testenv.Start(t)
+func TestSubscriptionScopes(t *testing.T) { pgtest.Engines(t, testSubscriptionScopes) }
+
+func testSubscriptionScopes(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	c := connect(t, env, env.Token(t, pid, auth.MessagingRead))
 	c.subscribe("t", `subscription { taskChanged { seq } }`, nil)
@@ -298,8 +305,10 @@ func TestSubscriptionScopes(t *testing.T) {
 	}
 }
 
-func TestSubscriptionProtocol(t *testing.T) {
-	env := testenv.Start(t)
+func TestSubscriptionProtocol(t *testing.T) { pgtest.Engines(t, testSubscriptionProtocol) }
+
+func testSubscriptionProtocol(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	tok := env.Token(t, pid, auth.TaskRead)
 

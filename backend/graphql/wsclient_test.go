@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // TestGraphQLWSClient runs a real third-party client, the graphql-ws npm package over
@@ -24,7 +25,9 @@ import (
 //
 // Without the npm client (a fresh clone) the test skips, so `go test ./...` needs no
 // npm; `make test` sets AGENTDESK_REQUIRE_WSCLIENT=1, and then a missing client fails.
-func TestGraphQLWSClient(t *testing.T) {
+func TestGraphQLWSClient(t *testing.T) { pgtest.Engines(t, testGraphQLWSClient) }
+
+func testGraphQLWSClient(t *testing.T, engine string) {
 	dir := filepath.Join("testdata", "wsclient")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "graphql-ws")); err != nil {
 		missing(t, "the graphql-ws client is not installed: run `make wsclient` (npm ci --prefix backend/graphql/"+filepath.ToSlash(dir)+")")
@@ -33,7 +36,7 @@ func TestGraphQLWSClient(t *testing.T) {
 	if err != nil {
 		missing(t, "node is not installed: this test runs the graphql-ws npm client with Node.js")
 	}
-	env := testenv.Start(t)
+	env := testenv.StartOn(t, engine)
 	pid := env.Project.ID
 	w := env.Token(t, pid, auth.TaskRead, auth.TaskWrite)
 

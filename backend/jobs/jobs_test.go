@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"strings"
 	"testing"
 	"time"
@@ -17,11 +19,26 @@ import (
 	"github.com/agentdesk/agentdesk/backend/store"
 )
 
-// start runs a real server (real SQLite file in dir, listening on 127.0.0.1) on the
-// manual clock.
-func start(t *testing.T, dir string, clock *jobs.ManualClock) *server.Server {
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// site is where a server's data lives: its data directory and, on PostgreSQL, the
+// database; a server started again on the same site finds its data.
+type site struct {
+	dir string
+	db  store.Location
+}
+
+// newSite is a new site of the engine (pgtest.Engines).
+func newSite(t *testing.T, engine string) site {
 	t.Helper()
-	srv, err := server.Start(context.Background(), server.Config{DataDir: dir, Addr: "127.0.0.1:0", Clock: clock})
+	return site{dir: t.TempDir(), db: testenv.ParseDB(t, pgtest.DBFor(t, engine, testenv.MigratePostgres))}
+}
+
+// start runs a real server (real SQLite file in the site's directory, or its
+// PostgreSQL database; listening on 127.0.0.1) on the manual clock.
+func start(t *testing.T, s site, clock *jobs.ManualClock) *server.Server {
+	t.Helper()
+	srv, err := server.Start(context.Background(), server.Config{DataDir: s.dir, DB: s.db, Addr: "127.0.0.1:0", Clock: clock})
 	if err != nil {
 		t.Fatalf("start server: %v", err)
 	}
@@ -92,9 +109,13 @@ func ptr[T any](v T) *T { return &v }
 
 // editDB changes the stopped server's database behind the service's back, as an older
 // version or a hand edit would.
-func editDB(t *testing.T, dir, query string, args ...any) {
+func editDB(t *testing.T, s site, query string, args ...any) {
 	t.Helper()
-	db, err := sql.Open("sqlite", server.DBPath(dir))
+	db, err := sql.Open("sqlite", server.DBPath(s.dir))
+	if s.db.Engine == store.Postgres {
+		db, err = sql.Open("pgx", s.db.URL)
+		query = strings.Replace(query, "?", "$1", 1) // the edits take one parameter
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,9 +127,11 @@ func editDB(t *testing.T, dir, query string, args ...any) {
 
 // TestEveryMinuteForAnHour: a job due every minute makes exactly 60 tasks across a
 // simulated hour, each with source job, the job's agent and its activity as the job's.
-func TestEveryMinuteForAnHour(t *testing.T) {
+func TestEveryMinuteForAnHour(t *testing.T) { pgtest.Engines(t, testEveryMinuteForAnHour) }
+
+func testEveryMinuteForAnHour(t *testing.T, engine string) {
 	clock := jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
-	srv := start(t, t.TempDir(), clock)
+	srv := start(t, newSite(t, engine), clock)
 	defer stop(t, srv)
 	svc := srv.Service
 	pid := project(t, svc)
@@ -187,10 +210,12 @@ func TestEveryMinuteForAnHour(t *testing.T) {
 // TestDowntimeCatchUp: the server stops for 30 minutes. With skip, starting again makes
 // no catch-up task and records the 30 missed runs as skipped; with run_once it makes
 // exactly one task. Then both carry on every minute.
-func TestDowntimeCatchUp(t *testing.T) {
+func TestDowntimeCatchUp(t *testing.T) { pgtest.Engines(t, testDowntimeCatchUp) }
+
+func testDowntimeCatchUp(t *testing.T, engine string) {
 	for _, policy := range []string{model.CatchUpSkip, model.CatchUpRunOnce} {
 		t.Run(policy, func(t *testing.T) {
-			dir := t.TempDir()
+			dir := newSite(t, engine)
 			clock := jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
 			srv := start(t, dir, clock)
 			svc := srv.Service
@@ -250,9 +275,11 @@ func TestDowntimeCatchUp(t *testing.T) {
 // TestSkillPickAndFailedRun: a job that picks its agent by skill gives the task to the
 // agent with that skill and the fewest open tasks; with no such agent the run is
 // recorded as failed, with the reason, and no task is made.
-func TestSkillPickAndFailedRun(t *testing.T) {
+func TestSkillPickAndFailedRun(t *testing.T) { pgtest.Engines(t, testSkillPickAndFailedRun) }
+
+func testSkillPickAndFailedRun(t *testing.T, engine string) {
 	clock := jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
-	srv := start(t, t.TempDir(), clock)
+	srv := start(t, newSite(t, engine), clock)
 	defer stop(t, srv)
 	svc := srv.Service
 	pid := project(t, svc)
@@ -308,7 +335,11 @@ func TestSkillPickAndFailedRun(t *testing.T) {
 // TestActivityFilledInTheBackground: a change reaches the activity trail within about a
 // second, with no read of the trail to prompt it.
 func TestActivityFilledInTheBackground(t *testing.T) {
-	srv := start(t, t.TempDir(), jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)))
+	pgtest.Engines(t, testActivityFilledInTheBackground)
+}
+
+func testActivityFilledInTheBackground(t *testing.T, engine string) {
+	srv := start(t, newSite(t, engine), jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)))
 	defer stop(t, srv)
 	svc := srv.Service
 	ctx := context.Background()
@@ -335,8 +366,10 @@ func TestActivityFilledInTheBackground(t *testing.T) {
 // refused on create and on update; a job stored by an older version with the zero time
 // as its next run is "never": the scheduler records no run for it and goes on waiting
 // for the other jobs instead of catching up since year 1 on every pass.
-func TestScheduleThatNeverFires(t *testing.T) {
-	dir := t.TempDir()
+func TestScheduleThatNeverFires(t *testing.T) { pgtest.Engines(t, testScheduleThatNeverFires) }
+
+func testScheduleThatNeverFires(t *testing.T, engine string) {
+	dir := newSite(t, engine)
 	clock := jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
 	srv := start(t, dir, clock)
 	svc := srv.Service
@@ -386,8 +419,10 @@ func TestScheduleThatNeverFires(t *testing.T) {
 // TestFailingPassIsRetriedLater: a job whose run keeps failing (here a cron expression
 // made unreadable behind the service's back; a database refusing writes does the same)
 // stays due; the scheduler tries it again after RetryAfter instead of spinning.
-func TestFailingPassIsRetriedLater(t *testing.T) {
-	dir := t.TempDir()
+func TestFailingPassIsRetriedLater(t *testing.T) { pgtest.Engines(t, testFailingPassIsRetriedLater) }
+
+func testFailingPassIsRetriedLater(t *testing.T, engine string) {
+	dir := newSite(t, engine)
 	start0 := time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC)
 	clock := jobs.NewManualClock(start0)
 	srv := start(t, dir, clock)
@@ -410,7 +445,11 @@ func TestFailingPassIsRetriedLater(t *testing.T) {
 // their retention (7 days, by real time) and the Idempotency-Keys past theirs (24 hours,
 // by the server's clock), without waiting for the hourly pass.
 func TestOldEventsAndKeysPrunedAtStart(t *testing.T) {
-	dir := t.TempDir()
+	pgtest.Engines(t, testOldEventsAndKeysPrunedAtStart)
+}
+
+func testOldEventsAndKeysPrunedAtStart(t *testing.T, engine string) {
+	dir := newSite(t, engine)
 	ctx := context.Background()
 	srv := start(t, dir, jobs.NewManualClock(time.Now().Add(-10*24*time.Hour)))
 	pid := project(t, srv.Service)

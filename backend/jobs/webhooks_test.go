@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -231,9 +232,11 @@ func waitRetry(t *testing.T, svc *service.Service, pid string, id int64, attempt
 
 // A receiver that fails then recovers gets every event, in seq order, each signed;
 // retries carry the same webhook-id; none is sent again after a 2xx.
-func TestWebhookFailsThenRecovers(t *testing.T) {
+func TestWebhookFailsThenRecovers(t *testing.T) { pgtest.Engines(t, testWebhookFailsThenRecovers) }
+
+func testWebhookFailsThenRecovers(t *testing.T, engine string) {
 	clock := jobs.NewManualClock(testNow())
-	srv := start(t, t.TempDir(), clock)
+	srv := start(t, newSite(t, engine), clock)
 	defer stop(t, srv)
 	svc, pid := srv.Service, project(t, srv.Service)
 	rcv := newReceiver(t)
@@ -294,9 +297,11 @@ func TestWebhookFailsThenRecovers(t *testing.T) {
 
 // Stopped in the middle of its retries, the server resumes from the webhook's cursor
 // when started again on the same directory: the failed event first, then the rest.
-func TestWebhookResumesAfterRestart(t *testing.T) {
+func TestWebhookResumesAfterRestart(t *testing.T) { pgtest.Engines(t, testWebhookResumesAfterRestart) }
+
+func testWebhookResumesAfterRestart(t *testing.T, engine string) {
 	clock := jobs.NewManualClock(testNow())
-	dir := t.TempDir()
+	dir := newSite(t, engine)
 	srv := start(t, dir, clock)
 	svc, pid := srv.Service, project(t, srv.Service)
 	rcv := newReceiver(t)
@@ -346,9 +351,13 @@ func TestWebhookResumesAfterRestart(t *testing.T) {
 // A webhook failing for three days is disabled, with a webhook.disabled event; its
 // attempts follow the backoff.
 func TestWebhookDisabledAfterThreeDays(t *testing.T) {
+	pgtest.Engines(t, testWebhookDisabledAfterThreeDays)
+}
+
+func testWebhookDisabledAfterThreeDays(t *testing.T, engine string) {
 	start0 := testNow()
 	clock := jobs.NewManualClock(start0)
-	srv := start(t, t.TempDir(), clock)
+	srv := start(t, newSite(t, engine), clock)
 	defer stop(t, srv)
 	svc, pid := srv.Service, project(t, srv.Service)
 	rcv := newReceiver(t)
@@ -401,8 +410,10 @@ func TestWebhookDisabledAfterThreeDays(t *testing.T) {
 }
 
 // redeliver sends a delivery's event again, with its webhook-id, and logs attempt 0.
-func TestWebhookRedeliver(t *testing.T) {
-	env := startEnv(t)
+func TestWebhookRedeliver(t *testing.T) { pgtest.Engines(t, testWebhookRedeliver) }
+
+func testWebhookRedeliver(t *testing.T, engine string) {
+	env := startEnv(t, engine)
 	svc, pid := env.svc, env.pid
 	rcv := newReceiver(t)
 	hook := createWebhook(t, svc, pid, rcv)
@@ -429,8 +440,10 @@ func TestWebhookRedeliver(t *testing.T) {
 }
 
 // A redirect is a failed attempt: its target is never asked.
-func TestWebhookNoRedirect(t *testing.T) {
-	env := startEnv(t)
+func TestWebhookNoRedirect(t *testing.T) { pgtest.Engines(t, testWebhookNoRedirect) }
+
+func testWebhookNoRedirect(t *testing.T, engine string) {
+	env := startEnv(t, engine)
 	svc, pid := env.svc, env.pid
 	target := newReceiver(t)
 	rcv := newReceiver(t)
@@ -453,8 +466,10 @@ func TestWebhookNoRedirect(t *testing.T) {
 }
 
 // An endless answer is read only so far: the attempt succeeds at once and keeps 1 KiB.
-func TestWebhookAnswerCapped(t *testing.T) {
-	env := startEnv(t)
+func TestWebhookAnswerCapped(t *testing.T) { pgtest.Engines(t, testWebhookAnswerCapped) }
+
+func testWebhookAnswerCapped(t *testing.T, engine string) {
+	env := startEnv(t, engine)
 	svc, pid := env.svc, env.pid
 	rcv := newReceiver(t)
 	stopWriting := make(chan struct{})
@@ -486,7 +501,11 @@ func TestWebhookAnswerCapped(t *testing.T) {
 // A receiver that never answers holds up only its own webhook: writes are answered and
 // another webhook gets every event meanwhile.
 func TestWebhookSlowReceiverHoldsOnlyItself(t *testing.T) {
-	env := startEnv(t)
+	pgtest.Engines(t, testWebhookSlowReceiverHoldsOnlyItself)
+}
+
+func testWebhookSlowReceiverHoldsOnlyItself(t *testing.T, engine string) {
+	env := startEnv(t, engine)
 	svc, pid := env.svc, env.pid
 	slow, fast := newReceiver(t), newReceiver(t)
 	release := make(chan struct{})
@@ -513,8 +532,10 @@ func TestWebhookSlowReceiverHoldsOnlyItself(t *testing.T) {
 }
 
 // webhook.test goes to its webhook only; a filter sends only its events.
-func TestWebhookTestEventAndFilter(t *testing.T) {
-	env := startEnv(t)
+func TestWebhookTestEventAndFilter(t *testing.T) { pgtest.Engines(t, testWebhookTestEventAndFilter) }
+
+func testWebhookTestEventAndFilter(t *testing.T, engine string) {
+	env := startEnv(t, engine)
 	svc, pid := env.svc, env.pid
 	all, tasksOnly := newReceiver(t), newReceiver(t)
 	hookAll := createWebhook(t, svc, pid, all)
@@ -548,8 +569,8 @@ type webhookEnv struct {
 	pid, other string
 }
 
-func startEnv(t *testing.T) webhookEnv {
-	srv := start(t, t.TempDir(), jobs.NewManualClock(testNow()))
+func startEnv(t *testing.T, engine string) webhookEnv {
+	srv := start(t, newSite(t, engine), jobs.NewManualClock(testNow()))
 	t.Cleanup(func() { stop(t, srv) })
 	pid := project(t, srv.Service)
 	other, err := srv.Service.CreateProject(context.Background(), auth.Owner(""), "other", "")

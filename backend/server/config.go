@@ -9,12 +9,16 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/jobs"
+	"github.com/agentdesk/agentdesk/backend/store"
 )
 
 // Config is how a server runs.
 type Config struct {
 	DataDir string // holds agentdesk.db
-	Addr    string // host:port to listen on
+	// DB is where the data lives (--db, store.ParseDB): the zero value is SQLite in
+	// DataDir; a PostgreSQL location puts it in that database instead.
+	DB   store.Location
+	Addr string // host:port to listen on
 	// Synchronous is SQLite's synchronous mode: FULL (default) makes every acknowledged
 	// write survive power loss; NORMAL survives a crash or kill -9 of agentdesk only,
 	// and saves an fsync per commit.

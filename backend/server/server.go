@@ -74,9 +74,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if m != nil {
 		storeOpts.OnBatch = m.Batch
 	}
-	st, err := store.Open(ctx, DBPath(cfg.DataDir), storeOpts)
+	st, err := store.OpenLocation(ctx, cfg.DB, DBPath(cfg.DataDir), storeOpts)
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", DBPath(cfg.DataDir), err)
+		where := DBPath(cfg.DataDir)
+		if cfg.DB.Engine == store.Postgres {
+			where = cfg.DB.Redacted()
+		}
+		return nil, fmt.Errorf("open database %s: %w", where, err)
 	}
 	var now func() time.Time
 	if cfg.Clock != nil {

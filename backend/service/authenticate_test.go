@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
+	"github.com/agentdesk/agentdesk/backend/testenv"
 )
 
 // authWorld is a service on a real database with one project, an agent, and tokens of
@@ -26,13 +28,10 @@ type authWorld struct {
 	owner                             *auth.Principal
 }
 
-func newAuthWorld(t *testing.T) *authWorld {
+func newAuthWorld(t *testing.T, engine string) *authWorld {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, t.TempDir()+"/agentdesk.db", store.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := testenv.OpenStore(t, engine, store.Options{Synchronous: "NORMAL"})
 	w := &authWorld{now: &atomic.Int64{}}
 	w.now.Store(time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC).UnixNano())
 	w.svc = service.New(st, service.Options{Now: func() time.Time { return time.Unix(0, w.now.Load()) }})
@@ -102,7 +101,11 @@ func (w *authWorld) check(t *testing.T, name string, c service.Credentials, code
 // TestAuthenticateEveryCredential: each kind of credential, at each place, by the one
 // function every interface calls.
 func TestAuthenticateEveryCredential(t *testing.T) {
-	w := newAuthWorld(t)
+	pgtest.Engines(t, testAuthenticateEveryCredential)
+}
+
+func testAuthenticateEveryCredential(t *testing.T, engine string) {
+	w := newAuthWorld(t, engine)
 	bearer := func(v string) string { return "Bearer " + v }
 	all := []service.Where{service.WhereREST, service.WhereVector, service.WhereGraphQL, service.WhereEvents, service.WhereCallback}
 
@@ -192,8 +195,10 @@ func TestAuthenticateEveryCredential(t *testing.T) {
 
 // TestAuthenticateVia: the principal says through which interface it came, for the
 // activity trail.
-func TestAuthenticateVia(t *testing.T) {
-	w := newAuthWorld(t)
+func TestAuthenticateVia(t *testing.T) { pgtest.Engines(t, testAuthenticateVia) }
+
+func testAuthenticateVia(t *testing.T, engine string) {
+	w := newAuthWorld(t, engine)
 	for _, tc := range []struct {
 		where  service.Where
 		client string
@@ -216,8 +221,12 @@ func TestAuthenticateVia(t *testing.T) {
 // TestCheckCredentialsFollowsAuthenticate: the re-check of open sockets refuses what
 // Authenticate would now refuse, and nothing else.
 func TestCheckCredentialsFollowsAuthenticate(t *testing.T) {
+	pgtest.Engines(t, testCheckCredentialsFollowsAuthenticate)
+}
+
+func testCheckCredentialsFollowsAuthenticate(t *testing.T, engine string) {
 	ctx := context.Background()
-	w := newAuthWorld(t)
+	w := newAuthWorld(t, engine)
 	tok := w.check(t, "token", service.Credentials{Where: service.WhereEvents, Token: w.expiring}, "", "")
 	ag := w.check(t, "agent", service.Credentials{Where: service.WhereEvents, AgentDigest: w.digest, AgentName: "builder", ProjectID: w.project}, "", "")
 	if tok == nil || ag == nil {
@@ -258,9 +267,11 @@ func TestCheckCredentialsFollowsAuthenticate(t *testing.T) {
 // TestServiceStampsTheActor: the activity trail records the principal a service
 // method is given, and the interface it authenticated at, whatever the context says:
 // no interface has to put them there.
-func TestServiceStampsTheActor(t *testing.T) {
+func TestServiceStampsTheActor(t *testing.T) { pgtest.Engines(t, testServiceStampsTheActor) }
+
+func testServiceStampsTheActor(t *testing.T, engine string) {
 	ctx := context.Background()
-	w := newAuthWorld(t)
+	w := newAuthWorld(t, engine)
 	ci, _, err := w.svc.CreateToken(ctx, w.owner, service.CreateTokenInput{Name: "ci", Scopes: []string{auth.TaskWrite}})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,10 +29,10 @@ type convWorld struct {
 	otherAgentID int64           // an agent of another project
 }
 
-func newConvWorld(t *testing.T) *convWorld {
+func newConvWorld(t *testing.T, engine string) *convWorld {
 	t.Helper()
 	ctx := context.Background()
-	svc := openService(t)
+	svc := openService(t, engine)
 	p, err := svc.CreateProject(ctx, auth.Owner(""), "p", "")
 	if err != nil {
 		t.Fatal(err)
@@ -98,8 +99,10 @@ func (w *convWorld) eventCounts(t *testing.T) map[string]int {
 	return out
 }
 
-func TestParticipants(t *testing.T) {
-	w := newConvWorld(t)
+func TestParticipants(t *testing.T) { pgtest.Engines(t, testParticipants) }
+
+func testParticipants(t *testing.T, engine string) {
+	w := newConvWorld(t, engine)
 	ctx := context.Background()
 	conv, err := w.svc.CreateConversation(ctx, w.user, service.CreateConversationInput{Message: ptr("hi")}, "")
 	if err != nil {
@@ -186,8 +189,10 @@ func TestParticipants(t *testing.T) {
 	}
 }
 
-func TestReactions(t *testing.T) {
-	w := newConvWorld(t)
+func TestReactions(t *testing.T) { pgtest.Engines(t, testReactions) }
+
+func testReactions(t *testing.T, engine string) {
+	w := newConvWorld(t, engine)
 	ctx := context.Background()
 	conv, err := w.svc.CreateConversation(ctx, w.user, service.CreateConversationInput{Message: ptr("first"), Name: ptr("r")}, "")
 	if err != nil {
@@ -286,8 +291,10 @@ func TestReactions(t *testing.T) {
 	}
 }
 
-func TestConversationInputRules(t *testing.T) {
-	w := newConvWorld(t)
+func TestConversationInputRules(t *testing.T) { pgtest.Engines(t, testConversationInputRules) }
+
+func testConversationInputRules(t *testing.T, engine string) {
+	w := newConvWorld(t, engine)
 	ctx := context.Background()
 	// Scope is checked before the input.
 	_, err := w.svc.CreateConversation(ctx, w.reader, service.CreateConversationInput{}, "")

@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"fmt"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"testing"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
@@ -12,9 +13,11 @@ import (
 // TestDeleteDoneInBatches: DeleteDoneTasks removes every Done task, in writes of at most
 // deleteDoneBatch (5 here), each with its task.deleted events, and says how many in all
 // (12: two full batches and a short one); the other tasks stay, the counts follow.
-func TestDeleteDoneInBatches(t *testing.T) {
+func TestDeleteDoneInBatches(t *testing.T) { pgtest.Engines(t, testDeleteDoneInBatches) }
+
+func testDeleteDoneInBatches(t *testing.T, engine string) {
 	defer service.SetDeleteDoneBatch(5)()
-	svc := newService(t)
+	svc := newService(t, engine)
 	ctx := context.Background()
 	projects, err := svc.Projects(ctx, auth.Owner(""))
 	if err != nil {

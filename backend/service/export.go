@@ -43,6 +43,9 @@ func (s *Service) ExportDatabase(ctx context.Context, p *auth.Principal) (*Expor
 				"use the desktop window's Export, or `agentdesk backup --out FILE` on the server")
 		}
 	}
+	if err := s.store.CanBackup(); err != nil {
+		return nil, err
+	}
 	dir := filepath.Dir(s.store.Path())
 	tmp, err := os.CreateTemp(dir, ".export-*.db")
 	if err != nil {
@@ -90,11 +93,14 @@ func (s *Service) About(ctx context.Context, p *auth.Principal) (*About, error) 
 	}
 	a := &About{Version: version.Version}
 	if p.Has(auth.Admin) {
-		db, err := filepath.Abs(s.store.Path())
-		if err != nil {
-			db = s.store.Path()
+		db := s.store.Path()
+		if s.store.CanBackup() == nil { // a file (SQLite), in the data directory
+			if abs, err := filepath.Abs(db); err == nil {
+				db = abs
+			}
+			a.DataDir = filepath.Dir(db)
 		}
-		a.Database, a.DataDir = db, filepath.Dir(db)
+		a.Database = db
 	}
 	return a, nil
 }

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"slices"
 	"strings"
 	"testing"
@@ -12,9 +13,11 @@ import (
 	"github.com/agentdesk/agentdesk/backend/service"
 )
 
-func TestMembersOwnerRules(t *testing.T) {
+func TestMembersOwnerRules(t *testing.T) { pgtest.Engines(t, testMembersOwnerRules) }
+
+func testMembersOwnerRules(t *testing.T, engine string) {
 	ctx := context.Background()
-	svc := newService(t)
+	svc := newService(t, engine)
 	projects, _ := svc.Projects(ctx, auth.Owner(""))
 	pid := projects[0].ID
 	owner := auth.Owner(pid)
@@ -101,8 +104,12 @@ func TestMembersOwnerRules(t *testing.T) {
 // addMember by name matches only among the caller's project's members: a user that only
 // another project knows is neither found (with that project's email) nor counted.
 func TestAddMemberByNameStaysInProject(t *testing.T) {
+	pgtest.Engines(t, testAddMemberByNameStaysInProject)
+}
+
+func testAddMemberByNameStaysInProject(t *testing.T, engine string) {
 	ctx := context.Background()
-	svc := newService(t) // the local owner, a member of every project
+	svc := newService(t, engine) // the local owner, a member of every project
 	a, err := svc.CreateProject(ctx, auth.Owner(""), "A", "")
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"strings"
 	"testing"
 
@@ -11,8 +12,12 @@ import (
 )
 
 func TestDesktopSessionSignsInToPersonalWithEveryPlatformScope(t *testing.T) {
+	pgtest.Engines(t, testDesktopSessionSignsInToPersonalWithEveryPlatformScope)
+}
+
+func testDesktopSessionSignsInToPersonalWithEveryPlatformScope(t *testing.T, engine string) {
 	ctx := context.Background()
-	svc := newService(t)
+	svc := newService(t, engine)
 	owner := auth.Owner("")
 	// A later project must not change which project the window opens on.
 	if _, err := svc.CreateProject(ctx, owner, "Later", ""); err != nil {
@@ -68,8 +73,12 @@ func TestDesktopSessionSignsInToPersonalWithEveryPlatformScope(t *testing.T) {
 }
 
 func TestDesktopSessionEndsRevokedAndStaleSessionsAreSwept(t *testing.T) {
+	pgtest.Engines(t, testDesktopSessionEndsRevokedAndStaleSessionsAreSwept)
+}
+
+func testDesktopSessionEndsRevokedAndStaleSessionsAreSwept(t *testing.T, engine string) {
 	ctx := context.Background()
-	svc := newService(t)
+	svc := newService(t, engine)
 	owner := auth.Owner("")
 
 	first, err := svc.StartDesktopSession(ctx, owner)
@@ -105,8 +114,12 @@ func TestDesktopSessionEndsRevokedAndStaleSessionsAreSwept(t *testing.T) {
 }
 
 func TestDesktopSessionIsTheOwnersOnly(t *testing.T) {
+	pgtest.Engines(t, testDesktopSessionIsTheOwnersOnly)
+}
+
+func testDesktopSessionIsTheOwnersOnly(t *testing.T, engine string) {
 	ctx := context.Background()
-	svc := newService(t)
+	svc := newService(t, engine)
 	owner := auth.Owner("")
 	sess, err := svc.StartDesktopSession(ctx, owner)
 	if err != nil {

@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -13,9 +14,11 @@ import (
 
 // TestOwnSessions: a session records where it signed in from (the User-Agent cut to
 // 200 characters); only a session has sessions, and only its owner's are found.
-func TestOwnSessions(t *testing.T) {
+func TestOwnSessions(t *testing.T) { pgtest.Engines(t, testOwnSessions) }
+
+func testOwnSessions(t *testing.T, engine string) {
 	ctx := context.Background()
-	svc := teamService(t)
+	svc := teamService(t, engine)
 	signIn := func(subject, agent string) *auth.Principal {
 		t.Helper()
 		v, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: subject, Email: subject + "@corp.example",

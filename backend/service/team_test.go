@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"database/sql"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"testing"
 	"time"
 
@@ -10,14 +11,12 @@ import (
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
+	"github.com/agentdesk/agentdesk/backend/testenv"
 )
 
-func teamService(t *testing.T) *service.Service {
+func teamService(t *testing.T, engine string) *service.Service {
 	t.Helper()
-	st, err := store.Open(context.Background(), t.TempDir()+"/agentdesk.db", store.Options{Synchronous: "NORMAL"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := testenv.OpenStore(t, engine, store.Options{Synchronous: "NORMAL"})
 	svc := service.New(st, service.Options{OIDC: auth.OIDC{PublicURL: "https://agentdesk.example.com",
 		Issuer: "https://id.example.com", ClientID: "agentdesk", AllowedDomains: []string{"corp.example"}}})
 	t.Cleanup(func() {
@@ -34,9 +33,11 @@ func teamService(t *testing.T) *service.Service {
 // verified matches no invitation and no allowed domain; one it does not speak of is
 // taken as the provider's (Entra ID, for one, never says). Email and name are
 // refreshed at every sign-in.
-func TestSignInPeople(t *testing.T) {
+func TestSignInPeople(t *testing.T) { pgtest.Engines(t, testSignInPeople) }
+
+func testSignInPeople(t *testing.T, engine string) {
 	ctx := context.Background()
-	svc := teamService(t)
+	svc := teamService(t, engine)
 	no, yes := false, true
 	if _, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s1",
 		Email: "una@corp.example", EmailVerified: &no, Name: "Una"}); errs.CodeOf(err) != errs.Forbidden {
@@ -76,6 +77,7 @@ func TestSignInPeople(t *testing.T) {
 
 // TestPruneSessions: sessions that can no longer be used (signed out, idle too long,
 // too old) are deleted; a live one stays and keeps working.
+// It counts the rows in SQLite's file: SQLite only.
 func TestPruneSessions(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()

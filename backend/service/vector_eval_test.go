@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,9 +21,11 @@ var spaces = regexp.MustCompile(`\s+`)
 // three modes, and reports MRR@10: the mean of 1/rank of the first chunk that holds the
 // answer (0 past rank 10), and recall@5. Each mode must stay above its floors, and the
 // fusion must not be worse than either ranking alone.
-func TestVectorSearchQuality(t *testing.T) {
+func TestVectorSearchQuality(t *testing.T) { pgtest.Engines(t, testVectorSearchQuality) }
+
+func testVectorSearchQuality(t *testing.T, engine string) {
 	ctx := context.Background()
-	svc := newService(t)
+	svc := newService(t, engine)
 	projects, _ := svc.Projects(ctx, auth.Owner(""))
 	owner := auth.Owner(projects[0].ID)
 	name := "eval"

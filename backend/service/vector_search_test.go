@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"strings"
 	"testing"
 
@@ -14,9 +15,11 @@ import (
 // TestVectorSearchEdges pins the corners of a search that the REST and GraphQL tests
 // do not reach: empty filters, which rankings give a similarity, empty spaces, and
 // which error wins when a request has several faults.
-func TestVectorSearchEdges(t *testing.T) {
+func TestVectorSearchEdges(t *testing.T) { pgtest.Engines(t, testVectorSearchEdges) }
+
+func testVectorSearchEdges(t *testing.T, engine string) {
 	ctx := context.Background()
-	svc := newService(t)
+	svc := newService(t, engine)
 	projects, _ := svc.Projects(ctx, auth.Owner(""))
 	owner := auth.Owner(projects[0].ID)
 	kb := svc.Knowledge()

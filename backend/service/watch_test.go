@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"testing"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
@@ -52,9 +53,11 @@ func TestMayReceive(t *testing.T) {
 
 // TestWatchFollowsMayReceive: opening the stream or a subscription is refused exactly
 // when MayReceive would send it nothing of what it follows.
-func TestWatchFollowsMayReceive(t *testing.T) {
+func TestWatchFollowsMayReceive(t *testing.T) { pgtest.Engines(t, testWatchFollowsMayReceive) }
+
+func testWatchFollowsMayReceive(t *testing.T, engine string) {
 	ctx := context.Background()
-	svc := newService(t)
+	svc := newService(t, engine)
 	for _, scopes := range [][]string{{auth.TaskRead}, {auth.MessagingRead}, {auth.Admin}, {auth.TaskWrite}, {auth.TaskRead, auth.MessagingRead}} {
 		p := &auth.Principal{Kind: auth.KindToken, ProjectID: "prj_x", Scopes: scopes}
 		stream := svc.WatchEvents(ctx, p)

@@ -85,14 +85,19 @@ func (r Reader) ActivityBehind(ctx context.Context) (bool, error) {
 // activity trail, in one statement. Events already pruned have nothing to copy. The
 // object's type is the event type's prefix (task.updated: task).
 func (t *Tx) copyActivity(ctx context.Context, projectID string, from, upTo int64) error {
-	_, err := t.exec(ctx, `INSERT INTO activity (project_id, at, actor_kind, actor, via, action, object_type, object_id, event_seq)
-		SELECT project_id, at, actor_kind, actor, via, type, IIF(instr(type, '.') > 0, substr(type, 1, instr(type, '.') - 1), type), object_id, seq
-		FROM events WHERE project_id = ? AND seq > ? AND seq <= ? ORDER BY seq`, projectID, from, upTo)
+	_, err := t.exec(ctx, copyActivity, projectID, from, upTo)
 	if err != nil {
 		return fmt.Errorf("store activity: %w", err)
 	}
 	return nil
 }
+
+var copyActivity = postgresSQL(`INSERT INTO activity (project_id, at, actor_kind, actor, via, action, object_type, object_id, event_seq)
+		SELECT project_id, at, actor_kind, actor, via, type, IIF(instr(type, '.') > 0, substr(type, 1, instr(type, '.') - 1), type), object_id, seq
+		FROM events WHERE project_id = ? AND seq > ? AND seq <= ? ORDER BY seq`,
+	`INSERT INTO activity (project_id, at, actor_kind, actor, via, action, object_type, object_id, event_seq)
+		SELECT project_id, at, actor_kind, actor, via, type, split_part(type, '.', 1), object_id, seq
+		FROM events WHERE project_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`)
 
 // objectID finds the id of the object an event is about in its data: id, else the
 // first of the usual reference fields. It decodes those fields alone: the rest of the

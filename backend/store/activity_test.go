@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"testing"
 	"time"
 
@@ -13,8 +14,10 @@ import (
 // TestIndexActivity: the activity trail is filled from the event log, project by
 // project, in passes of the given size, with each event's actor, interface and object;
 // events pruned before they were copied leave no entry and no hole in the count.
-func TestIndexActivity(t *testing.T) {
-	s := openTest(t)
+func TestIndexActivity(t *testing.T) { pgtest.Engines(t, testIndexActivity) }
+
+func testIndexActivity(t *testing.T, engine string) {
+	s := openTestOn(t, engine)
 	ctx := context.Background()
 	if err := s.Write(ctx, func(tx *Tx) error {
 		return tx.InsertProject(ctx, &model.Project{ID: "q", Name: "q", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})

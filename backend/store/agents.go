@@ -22,7 +22,7 @@ func (t *Tx) InsertAgent(ctx context.Context, a *model.Agent) error {
 	if !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	res, err := t.exec(ctx, `INSERT INTO agents (project_id, name, created_at) VALUES (?, ?, ?)`,
+	res, err := t.insert(ctx, `INSERT INTO agents (project_id, name, created_at) VALUES (?, ?, ?)`,
 		a.ProjectID, a.Name, fmtTime(a.CreatedAt))
 	if err != nil {
 		return err

@@ -28,7 +28,7 @@ func (r Reader) ConversationID(ctx context.Context, projectID, ref string) (int6
 
 // InsertConversation stores a new conversation, without participants, and sets its id.
 func (t *Tx) InsertConversation(ctx context.Context, c *model.Conversation) error {
-	res, err := t.exec(ctx, `INSERT INTO conversations (uuid, project_id, name, created_at) VALUES (?, ?, ?, ?)`,
+	res, err := t.insert(ctx, `INSERT INTO conversations (uuid, project_id, name, created_at) VALUES (?, ?, ?, ?)`,
 		c.UUID, c.ProjectID, c.Name, fmtTime(c.CreatedAt))
 	if err != nil {
 		return err
@@ -199,7 +199,7 @@ func (r Reader) Participants(ctx context.Context, conversationID int64) ([]model
 
 // InsertMessage stores a new message and sets its id.
 func (t *Tx) InsertMessage(ctx context.Context, m *model.Message) error {
-	res, err := t.exec(ctx,
+	res, err := t.insert(ctx,
 		`INSERT INTO messages (conversation_id, author, author_type, agent_id, content, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		m.ConversationID, m.Author, m.AuthorType, m.AgentID, m.Content, fmtTime(m.CreatedAt))
 	if err != nil {
@@ -344,7 +344,11 @@ func (r Reader) ReactionCounts(ctx context.Context, projectID string, messageIDs
 	sb.WriteString(`) GROUP BY r.message_id, r.emoji ORDER BY r.message_id, MIN(r.created_at), r.emoji`)
 	// The text varies with the number of ids: run it unprepared rather than fill the
 	// statement cache with one variant per list length.
-	rows, err := r.q.QueryContext(ctx, sb.String(), args...)
+	q := sb.String()
+	if r.pg {
+		q = rebind(q) // not cached either
+	}
+	rows, err := r.q.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -7,21 +7,55 @@ import (
 )
 
 // The store's SQL is written for SQLite. On PostgreSQL each statement text is rebound
-// once (its parameters ? and ?N become $N) and the result cached by text; the few
-// statements whose SQL differs between the engines (json_set, json_each, INSERT OR
-// IGNORE, PRAGMA, FTS5 MATCH...) will get a PostgreSQL text of their own. Not wired into
-// the Store yet: see docs/postgres.md.
+// once (its parameters ? and ?N become $N) and the result cached by text. The few
+// statements whose SQL differs have their PostgreSQL text beside the SQLite one:
+// postgresSQL for a whole statement, postgresFragment for a piece that many statements
+// share (a column, a condition); both are registered when the package initialises, so
+// SQLite never looks at them. Statements built at run time test Reader.pg (the task
+// filter's search, the knowledge base keyword search).
+
+var (
+	// postgresAlternates maps a SQLite statement text to its PostgreSQL text.
+	postgresAlternates = map[string]string{}
+	// postgresFragments are pieces of SQLite text and their PostgreSQL text, replaced in
+	// every statement that holds them.
+	postgresFragments [][2]string
+)
+
+// postgresSQL registers the PostgreSQL text of a statement and returns the SQLite one.
+// Call it only in package-level variable declarations.
+func postgresSQL(sqlite, postgres string) string {
+	postgresAlternates[sqlite] = postgres
+	return sqlite
+}
+
+// postgresFragment registers the PostgreSQL text of a piece of statements and returns
+// the SQLite one. Call it only in package-level variable declarations.
+func postgresFragment(sqlite, postgres string) string {
+	postgresFragments = append(postgresFragments, [2]string{sqlite, postgres})
+	return sqlite
+}
+
+// A JSON array of ids as a set: SQLite's json_each, PostgreSQL's jsonb elements.
+var _ = postgresFragment(`SELECT value FROM json_each(`, `SELECT value::bigint FROM jsonb_array_elements_text(`)
 
 // rebindCache maps a statement text to its PostgreSQL form. The store's texts are
 // constants or built from a few variants, so the map stays small.
 var rebindCache sync.Map
 
-// postgresText is query with PostgreSQL's parameter markers, from the cache.
+// postgresText is query as it runs on PostgreSQL, from the cache.
 func postgresText(query string) string {
 	if v, ok := rebindCache.Load(query); ok {
 		return v.(string)
 	}
-	out := rebind(query)
+	out, ok := postgresAlternates[query]
+	if !ok {
+		out = query
+		for _, f := range postgresFragments {
+			out = strings.ReplaceAll(out, f[0], f[1])
+		}
+	}
+	out = rebind(out)
 	rebindCache.Store(query, out)
 	return out
 }

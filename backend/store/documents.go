@@ -14,7 +14,7 @@ func (t *Tx) InsertDocument(ctx context.Context, d *model.Document, content []by
 	if content == nil {
 		content = []byte{} // a nil slice would be NULL
 	}
-	res, err := t.exec(ctx,
+	res, err := t.insert(ctx,
 		`INSERT INTO documents (conversation_id, name, mime_type, size, content, uploaded_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		d.ConversationID, d.Name, d.MimeType, int64(len(content)), content, d.UploadedBy, fmtTime(d.CreatedAt))
 	if err != nil {

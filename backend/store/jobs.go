@@ -75,7 +75,7 @@ func (t *Tx) InsertJob(ctx context.Context, j *model.Job) error {
 	if err != nil {
 		return err
 	}
-	res, err := t.exec(ctx,
+	res, err := t.insert(ctx,
 		`INSERT INTO jobs (project_id, name, cron, timezone, summary, details, steps, agent_id, skill_id, catch_up, paused, next_run_at, last_run_at, created_at, updated_at)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		j.ProjectID, j.Name, j.Cron, j.Timezone, j.Summary, j.Details, string(steps), j.AgentID, j.SkillID, j.CatchUp, j.Paused,
@@ -147,7 +147,7 @@ func (r Reader) NextJobRun(ctx context.Context) (at time.Time, ok bool, err erro
 
 // InsertJobRun records a run of a job and sets its id.
 func (t *Tx) InsertJobRun(ctx context.Context, run *model.JobRun) error {
-	res, err := t.exec(ctx,
+	res, err := t.insert(ctx,
 		`INSERT INTO job_runs (job_id, scheduled_for, ran_at, outcome, task_id, reason, trigger) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		run.JobID, fmtTime(run.ScheduledFor), fmtTime(run.RanAt), run.Outcome, run.TaskID, run.Reason, run.Trigger)
 	if err != nil {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"testing"
 	"time"
 
@@ -12,8 +13,10 @@ import (
 // holds it, whatever statement made the last change. (The writer once kept the tasks it
 // saved and trusted marks placed by hand in every statement that changed one; a change
 // without its mark was then written over by the next save: a lost update.)
-func TestWriteLoadsTheCommittedTask(t *testing.T) {
-	s := openTest(t)
+func TestWriteLoadsTheCommittedTask(t *testing.T) { pgtest.Engines(t, testWriteLoadsTheCommittedTask) }
+
+func testWriteLoadsTheCommittedTask(t *testing.T, engine string) {
+	s := openTestOn(t, engine)
 	ctx := context.Background()
 	now := time.Now()
 	task := &model.Task{ProjectID: "p", Summary: "first", Status: "Todo", Source: "user", TaskType: "standard", CreatedAt: now, UpdatedAt: now}

@@ -70,7 +70,7 @@ func (r Reader) CountMembersNamed(ctx context.Context, projectID, name string) (
 
 // InsertUser stores a new (not owner) user and returns its id. email may be nil.
 func (t *Tx) InsertUser(ctx context.Context, name string, email *string, at time.Time) (int64, error) {
-	res, err := t.exec(ctx, `INSERT INTO users (name, email, is_owner, created_at) VALUES (?, ?, 0, ?)`, name, email, fmtTime(at))
+	res, err := t.insert(ctx, `INSERT INTO users (name, email, is_owner, created_at) VALUES (?, ?, 0, ?)`, name, email, fmtTime(at))
 	if err != nil {
 		return 0, err
 	}

@@ -6,21 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"runtime"
 	"strings"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" driver
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/database"
 	"github.com/pressly/goose/v3/lock"
 
+	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/migrations"
 )
 
-// PostgreSQL as the second engine (issue 21) is being built: today this file has the
-// choice of engine and the PostgreSQL schema; the Store itself runs on SQLite only, and
-// the command line refuses --db postgres:// until the engine passes the service tests.
-// docs/postgres.md says what is done and what is left.
+// PostgreSQL as the second engine (issue 21): the choice of engine, the PostgreSQL
+// schema, and a Store on it (OpenLocation). The service sees the same Reader and Tx
+// methods on both engines; the Store's pg field picks the few things that differ
+// (dialect.go, events.go). docs/postgres.md says what is done and what is left.
 
 // Engine is the database under the store.
 type Engine int
@@ -77,7 +81,7 @@ func (l Location) Redacted() string {
 // OpenPostgres opens a pool on the PostgreSQL database at rawURL and brings its schema up
 // to date (migrations/postgres), under goose's advisory lock so that servers starting
 // together migrate once. A database of a newer agentdesk is refused. It is the first
-// piece of the PostgreSQL store, used by its tests; no Store runs on it yet.
+// step of OpenLocation, which then opens the Store's own pools.
 func OpenPostgres(ctx context.Context, rawURL string) (*sql.DB, error) {
 	db, err := sql.Open("pgx", rawURL)
 	if err != nil {
@@ -110,6 +114,102 @@ func migratePostgres(ctx context.Context, db *sql.DB) error {
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("migrate database: %w", err)
+	}
+	return nil
+}
+
+// OpenLocation opens the store where loc says: SQLite at path (Open), or the PostgreSQL
+// database of loc.URL, whose schema it brings up to date.
+func OpenLocation(ctx context.Context, loc Location, path string, opts Options) (*Store, error) {
+	if loc.Engine != Postgres {
+		return Open(ctx, path, opts)
+	}
+	return openPostgresStore(ctx, loc, opts)
+}
+
+// openPostgresStore is Open on PostgreSQL: the same single writer with its group commit
+// (one transaction a batch, a savepoint a write) and a pool of readers, without SQLite's
+// machinery. No WAL syncer: with synchronous_commit on, a COMMIT that returned is
+// durable, so the syncer only acknowledges batches in order. No checkpointer, no
+// data_version watch, no disk-full probe.
+func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store, error) {
+	connect := func(params map[string]string) (*sql.DB, error) {
+		cfg, err := pgx.ParseConfig(loc.URL)
+		if err != nil {
+			return nil, errors.New("--db: not a valid postgres:// URL") // never the URL: it may hold a password
+		}
+		for k, v := range params {
+			cfg.RuntimeParams[k] = v
+		}
+		return stdlib.OpenDB(*cfg), nil
+	}
+	// Migrate on a pool of its own, under goose's advisory lock (servers starting together).
+	migrator, err := OpenPostgres(ctx, loc.URL)
+	if err != nil {
+		return nil, err
+	}
+	migrator.Close()
+	writer, err := connect(map[string]string{"synchronous_commit": "on"})
+	if err != nil {
+		return nil, err
+	}
+	writer.SetMaxOpenConns(1)
+	writer.SetMaxIdleConns(1)
+	writer.SetConnMaxLifetime(0)
+	writer.SetConnMaxIdleTime(0)
+	// The readers refuse writes, as SQLite's query_only readers do.
+	reader, err := connect(map[string]string{"default_transaction_read_only": "on"})
+	if err != nil {
+		writer.Close()
+		return nil, err
+	}
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	reader.SetMaxOpenConns(n)
+	reader.SetMaxIdleConns(n)
+	if err := errors.Join(writer.PingContext(ctx), reader.PingContext(ctx)); err != nil {
+		writer.Close()
+		reader.Close()
+		return nil, fmt.Errorf("connect to %s: %w", loc.Redacted(), err)
+	}
+	s := &Store{
+		path: loc.Redacted(), pg: true, writer: writer, reader: reader, opts: opts,
+		jobs:            make(chan *job, 1024),
+		committed:       make(chan committed, 64),
+		syncReady:       make(chan struct{}, 1),
+		walGrew:         make(chan struct{}, 1),
+		checkpointerEnd: make(chan struct{}),
+		stop:            make(chan struct{}),
+		writerEnd:       make(chan struct{}),
+		readStmts:       newStmtCache(reader),
+		writeStmts:      newStmtCache(writer),
+	}
+	close(s.checkpointerEnd) // no checkpointer
+	go s.writeLoop()
+	go s.syncLoop() // acknowledges in commit order; no fsync on PostgreSQL
+	return s, nil
+}
+
+// errDeadlock answers the writes PostgreSQL cancelled to break a deadlock (40P01) or a
+// serialization failure (40001) with another server's batch. They are not run again by
+// the writer: a write function may keep what it read in the caller's variables, so
+// running it twice is not known to be safe. Nothing of them was stored.
+var errDeadlock = errs.Unavailable("the database cancelled this change to resolve a conflict with a change made at the same " +
+	"time through another agentdesk server; nothing of it was saved: send it again")
+
+// isDeadlock reports PostgreSQL's deadlock and serialization failures.
+func isDeadlock(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}
+
+// errBackupPostgres answers a backup asked of a PostgreSQL store.
+var errBackupPostgres = errs.Conflicting("agentdesk's backup and export copy its SQLite database; this server runs on PostgreSQL: back it up with pg_dump (see docs/postgres.md)")
+
+// CanBackup says whether Backup can copy this store's database: nil on SQLite, the
+// reason on PostgreSQL.
+func (s *Store) CanBackup() error {
+	if s.pg {
+		return errBackupPostgres
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -13,7 +14,7 @@ import (
 // at its end (flushEvents), under a transaction-scoped advisory lock per project: the
 // next batch of the same project, from any server, waits for the commit before it reads
 // the last seq, so one project's seqs become visible in order. (PostgreSQL releases a
-// transaction's locks after its commit is visible.) Not wired into the Store yet.
+// transaction's locks after its commit is visible.) flushEvents (numberEvents) takes them.
 
 // seqLockKey is the advisory lock key of a project's event seq. Two projects whose keys
 // collide only wait for each other.
@@ -59,8 +60,25 @@ func lockEventSeqs(ctx context.Context, tx queryer, projects []string) (map[stri
 	}
 	for _, p := range projects {
 		if _, ok := last[p]; !ok {
-			return nil, fmt.Errorf("event of unknown project %q", p)
+			return nil, fmt.Errorf("event of unknown project %q: %w", p, ErrNotFound)
 		}
 	}
 	return last, nil
+}
+
+// lastEventSeqLocked is LastEventSeq on PostgreSQL, where the batch numbers its events
+// only as it commits: it takes the project's seq lock now (the batch keeps it to its
+// commit, so no other server's batch numbers events of the project meanwhile), and adds
+// the events this batch has counted so far. Taking a lock mid-batch, out of key order,
+// can deadlock with another server's batch; PostgreSQL then cancels one of them with
+// 40P01, and its writes fail with errDeadlock. Creating a webhook is rare enough.
+func (t *Tx) lastEventSeqLocked(ctx context.Context, projectID string) (int64, error) {
+	last, err := lockEventSeqs(ctx, t.q, []string{projectID})
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return 0, ErrNotFound
+		}
+		return 0, err
+	}
+	return last[projectID] + t.b.seqs[projectID], nil
 }

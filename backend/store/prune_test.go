@@ -2,14 +2,17 @@ package store
 
 import (
 	"context"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"testing"
 	"time"
 )
 
 // TestPruneByAge: events and activity are pruned in rowid order; what expired goes,
 // however many batches it takes, and nothing newer than the cut does.
-func TestPruneByAge(t *testing.T) {
-	s := openTest(t)
+func TestPruneByAge(t *testing.T) { pgtest.Engines(t, testPruneByAge) }
+
+func testPruneByAge(t *testing.T, engine string) {
+	s := openTestOn(t, engine)
 	ctx := context.Background()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	const n = 25_000 // more than one batch of each prune
@@ -56,8 +59,10 @@ func TestPruneByAge(t *testing.T) {
 // that the server's pass (events.Hub.PruneEvents, a batch a write) never holds the
 // writer for more than limit rows; fewer than limit gone means the expired ones are
 // done; the expired ones not yet in the activity trail are copied there first.
-func TestPruneEventsBatchBounded(t *testing.T) {
-	s := openTest(t)
+func TestPruneEventsBatchBounded(t *testing.T) { pgtest.Engines(t, testPruneEventsBatchBounded) }
+
+func testPruneEventsBatchBounded(t *testing.T, engine string) {
+	s := openTestOn(t, engine)
 	ctx := context.Background()
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	const n = 12_000

@@ -14,6 +14,9 @@ import (
 // a correlated subquery on task_skills' primary key, so a list of tasks stays one query.
 const taskSkillsColumn = `(SELECT json_group_array(name) FROM (SELECT s.name FROM task_skills ts JOIN skills s ON s.id = ts.skill_id WHERE ts.task_id = t.id ORDER BY s.name))`
 
+var _ = postgresFragment(taskSkillsColumn,
+	`COALESCE((SELECT json_agg(s.name ORDER BY s.name) FROM task_skills ts JOIN skills s ON s.id = ts.skill_id WHERE ts.task_id = t.id), '[]')`)
+
 func parseSkillNames(raw string) ([]string, error) {
 	if raw == "" || raw == "[]" {
 		return []string{}, nil
@@ -48,7 +51,7 @@ func (t *Tx) InsertSkill(ctx context.Context, s *model.Skill) error {
 	} else if !errors.Is(err, ErrNotFound) {
 		return err
 	}
-	res, err := t.exec(ctx, `INSERT INTO skills (project_id, name, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+	res, err := t.insert(ctx, `INSERT INTO skills (project_id, name, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
 		s.ProjectID, s.Name, s.Description, fmtTime(s.CreatedAt), fmtTime(s.UpdatedAt))
 	if err != nil {
 		return err

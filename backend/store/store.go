@@ -45,6 +45,7 @@ type Options struct {
 // Store is the database: one writer connection, a pool of readers.
 type Store struct {
 	path   string
+	pg     bool // the engine is PostgreSQL (postgres.go); SQLite otherwise
 	writer *sql.DB
 	reader *sql.DB
 	opts   Options
@@ -247,7 +248,7 @@ func (e *NewerSchemaError) Error() string {
 	return fmt.Sprintf("this database was written by a newer agentdesk (schema %d, this one knows up to %d): upgrade agentdesk", e.Version, e.Known)
 }
 
-// Path is the database file.
+// Path is the database file; on PostgreSQL, the database's URL without its password.
 func (s *Store) Path() string { return s.path }
 
 // Ping checks that the database answers and takes writes.
@@ -269,6 +270,9 @@ func (s *Store) Close() error {
 	<-s.checkpointerEnd
 	s.readStmts.close()
 	s.writeStmts.close()
+	if s.pg {
+		return errors.Join(s.reader.Close(), s.writer.Close())
+	}
 	// The writer's connection closes last: SQLite then checkpoints and removes the WAL.
 	return errors.Join(s.watch.close(), s.reader.Close(), s.writer.Close(), s.wal.close())
 }
@@ -276,6 +280,9 @@ func (s *Store) Close() error {
 // Backup writes a consistent copy of the live database to path, which must not exist.
 // The copy is private (mode 0600), like the database.
 func (s *Store) Backup(ctx context.Context, path string) (err error) {
+	if s.pg {
+		return errBackupPostgres
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -307,7 +314,7 @@ func (s *Store) Backup(ctx context.Context, path string) (err error) {
 
 // Read gives the queries that run on the read pool.
 func (s *Store) Read() Reader {
-	return Reader{q: s.reader, cache: s.readStmts, tasks: &s.taskCache, horizon: &s.horizon, watch: s.watch}
+	return Reader{q: s.reader, cache: s.readStmts, tasks: &s.taskCache, horizon: &s.horizon, watch: s.watch, pg: s.pg}
 }
 
 // Timestamps are stored as fixed-width UTC text, so that they sort as strings.

@@ -127,7 +127,7 @@ func (r Reader) TasksJSON(ctx context.Context, f TaskFilter) ([]model.EncodedTas
 		// query would only come before the read of the tasks themselves.
 		return r.encodeTasks(ctx, f, since)
 	}
-	q, args := f.page(`SELECT t.id FROM tasks t`)
+	q, args := f.page(`SELECT t.id FROM tasks t`, r.pg)
 	ids, err := r.ids(ctx, q, args...)
 	if err != nil {
 		return nil, false, err

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"testing"
 	"time"
 
@@ -12,8 +13,10 @@ import (
 // TestTaskCacheFollowsChanges: lists served from the task cache show every change that
 // alters a task: its fields, a step, its skills, a skill renamed, its agent deleted, the
 // task deleted; and a read that raced a change does not cache what it read.
-func TestTaskCacheFollowsChanges(t *testing.T) {
-	s := openTest(t)
+func TestTaskCacheFollowsChanges(t *testing.T) { pgtest.Engines(t, testTaskCacheFollowsChanges) }
+
+func testTaskCacheFollowsChanges(t *testing.T, engine string) {
+	s := openTestOn(t, engine)
 	ctx := context.Background()
 	now := time.Now()
 	write := func(fn func(tx *Tx) error) {

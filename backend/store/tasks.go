@@ -19,7 +19,7 @@ func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
 	if err != nil {
 		return err
 	}
-	res, err := t.exec(ctx,
+	res, err := t.insert(ctx,
 		`INSERT INTO tasks (project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps, version)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
 		task.ProjectID, task.AgentID, task.ConversationID, task.Summary, task.Details, task.Status, task.Source, task.TaskType,
@@ -98,9 +98,13 @@ func (t *Tx) TaskVersion(ctx context.Context, projectID string, id int64) (int64
 // UpdateStepStatus sets the status of the step at position (0-based) of a task.
 func (t *Tx) UpdateStepStatus(ctx context.Context, taskID int64, position int, status string) error {
 	t.taskChanged(taskID)
-	return t.execOne(ctx, `UPDATE tasks SET steps = json_set(steps, '$[' || ?2 || '].status', ?1)
-		WHERE id = ?3 AND ?2 BETWEEN 0 AND json_array_length(steps) - 1`, status, position, taskID)
+	return t.execOne(ctx, updateStepStatus, status, position, taskID)
 }
+
+var updateStepStatus = postgresSQL(`UPDATE tasks SET steps = json_set(steps, '$[' || ?2 || '].status', ?1)
+		WHERE id = ?3 AND ?2 BETWEEN 0 AND json_array_length(steps) - 1`,
+	`UPDATE tasks SET steps = jsonb_set(steps, ARRAY[$2::bigint::text, 'status'], to_jsonb($1::text))
+		WHERE id = $3 AND $2::bigint BETWEEN 0 AND jsonb_array_length(steps) - 1`)
 
 // AppendTaskMessage adds an entry to a task's conversation.
 func (t *Tx) AppendTaskMessage(ctx context.Context, taskID int64, m model.TaskMessage) error {
@@ -157,8 +161,8 @@ type TaskFilter struct {
 
 // page completes selectFrom (over tasks t) into the query of f's page, oldest first, with
 // one task more than the limit: its presence says more remain.
-func (f TaskFilter) page(selectFrom string) (string, []any) {
-	where, args := f.where()
+func (f TaskFilter) page(selectFrom string, pg bool) (string, []any) {
+	where, args := f.where(pg)
 	var q string
 	switch {
 	case !f.Desc:
@@ -185,16 +189,16 @@ func (r Reader) TaskCounts(ctx context.Context, f TaskFilter) (map[string]int64,
 		return r.countRows(ctx, `SELECT status, n FROM task_counts WHERE project_id = ? AND n > 0`, f.ProjectID)
 	}
 	f.Status = ""
-	where, args := f.where()
-	return r.countRows(ctx, taskCountsQuery(f, where), args...)
+	where, args := f.where(r.pg)
+	return r.countRows(ctx, taskCountsQuery(f, where, r.pg), args...)
 }
 
 // taskCountsQuery counts the filtered tasks per status. With a search, the count starts
 // from the index's matches, each task read by id: the unary + keeps SQLite off the
 // project's index, which it would otherwise walk whole (at 1,000,000 tasks, 340-570 ms
 // against 5-9 ms). where begins with the project's condition.
-func taskCountsQuery(f TaskFilter, where string) string {
-	if f.Query != "" {
+func taskCountsQuery(f TaskFilter, where string, pg bool) string {
+	if f.Query != "" && !pg { // PostgreSQL has no unary + on text, nor the need
 		where = "+" + where
 	}
 	return `SELECT t.status, COUNT(*) FROM tasks t WHERE ` + where + ` GROUP BY t.status`
@@ -219,7 +223,7 @@ func (r Reader) countRows(ctx context.Context, q string, args ...any) (map[strin
 	return out, rows.Err()
 }
 
-func (f TaskFilter) where() (string, []any) {
+func (f TaskFilter) where(pg bool) (string, []any) {
 	var sb strings.Builder
 	args := []any{f.ProjectID}
 	sb.WriteString("t.project_id = ?")
@@ -238,8 +242,14 @@ func (f TaskFilter) where() (string, []any) {
 	if f.Query != "" {
 		// The matches come from the index; the page is still read in id order over the
 		// project's index, so that search pages like any list (after_id, Link).
-		sb.WriteString(" AND t.id IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)")
-		args = append(args, taskMatch(f.Query))
+		if pg {
+			// The GIN index tasks_search; no pending queue on PostgreSQL.
+			sb.WriteString(" AND to_tsvector('agentdesk_simple', regexp_replace((t.summary || ' ' || t.details) COLLATE \"und-x-icu\", '[^[:alnum:]]+', ' ', 'g')) @@ to_tsquery('agentdesk_simple', ?)")
+			args = append(args, taskTSQuery(f.Query))
+		} else {
+			sb.WriteString(" AND t.id IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)")
+			args = append(args, taskMatch(f.Query))
+		}
 	}
 	return sb.String(), args
 }
@@ -249,6 +259,9 @@ func (f TaskFilter) where() (string, []any) {
 // says whether some remain: each noted task's entry goes, and comes back with its
 // current text unless the task is gone. One FTS5 segment for the whole pass.
 func (t *Tx) IndexTaskSearch(ctx context.Context, limit int) (more bool, err error) {
+	if t.pg {
+		return false, nil // the GIN index tasks_search is kept by every write
+	}
 	ids, err := t.ids(ctx, `SELECT task_id FROM tasks_fts_pending ORDER BY task_id LIMIT ?`, limit+1)
 	if err != nil || len(ids) == 0 {
 		return false, err
@@ -271,6 +284,9 @@ func (t *Tx) IndexTaskSearch(ctx context.Context, limit int) (more bool, err err
 
 // TaskSearchBehind says whether tasks wait to be indexed for search.
 func (r Reader) TaskSearchBehind(ctx context.Context) (bool, error) {
+	if r.pg {
+		return false, nil // no pending queue on PostgreSQL
+	}
 	var behind bool
 	err := r.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tasks_fts_pending)`).Scan(&behind)
 	return behind, err
@@ -295,6 +311,15 @@ func TaskSearchTerms(q string) []string {
 
 // taskMatch is the FTS5 query of a search: every word, each as a quoted prefix (so that
 // nothing the user types is FTS5 syntax), in summary or details.
+// taskTSQuery is taskMatch for PostgreSQL's to_tsquery: every word, by prefix.
+func taskTSQuery(q string) string {
+	terms := TaskSearchTerms(q)
+	for i, w := range terms {
+		terms[i] = w + ":*" // letters and digits only: nothing to quote
+	}
+	return strings.Join(terms, " & ")
+}
+
 func taskMatch(q string) string {
 	terms := TaskSearchTerms(q)
 	for i, w := range terms {
@@ -377,7 +402,7 @@ func (r Reader) taskConversation(ctx context.Context, taskID int64) ([]model.Tas
 // Tasks lists the tasks that match f, oldest first, with their steps, in one query.
 // more reports whether tasks remain after the last one returned.
 func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, more bool, err error) {
-	q, args := f.page(`SELECT ` + taskColumns + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`)
+	q, args := f.page(`SELECT `+taskColumns+` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`, r.pg)
 	rows, err := r.query(ctx, q, args...)
 	if err != nil {
 		return nil, false, err

@@ -12,7 +12,7 @@ import (
 
 // InsertToken stores a token by the hash of its value and sets its id.
 func (t *Tx) InsertToken(ctx context.Context, tok *model.Token, hash []byte) error {
-	res, err := t.exec(ctx,
+	res, err := t.insert(ctx,
 		`INSERT INTO tokens (project_id, name, type, scopes, hash, hint, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
 		tok.ProjectID, tok.Name, tok.Type, strings.Join(tok.Scopes, " "), hash, tok.Hint,
 		fmtTime(tok.CreatedAt), fmtTimePtr(tok.ExpiresAt))

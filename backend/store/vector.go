@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +28,7 @@ func (t *Tx) InsertVectorSpace(ctx context.Context, sp *model.VectorSpace) error
 	if !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	res, err := t.exec(ctx, `INSERT INTO vector_spaces (project_id, name, description, embedder, dimensions, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+	res, err := t.insert(ctx, `INSERT INTO vector_spaces (project_id, name, description, embedder, dimensions, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		sp.ProjectID, sp.Name, sp.Description, sp.Embedder, sp.Dimensions, fmtTime(sp.CreatedAt))
 	if err != nil {
 		return err
@@ -38,6 +39,9 @@ func (t *Tx) InsertVectorSpace(ctx context.Context, sp *model.VectorSpace) error
 
 const vectorSpaceColumns = `id, project_id, name, description, embedder, dimensions, document_count, chunk_count, created_at, version,
 	COALESCE((SELECT json_group_array(agent_id) FROM (SELECT agent_id FROM vector_space_agents a WHERE a.space_id = vector_spaces.id ORDER BY agent_id)), '[]')`
+
+var _ = postgresFragment(`COALESCE((SELECT json_group_array(agent_id) FROM (SELECT agent_id FROM vector_space_agents a WHERE a.space_id = vector_spaces.id ORDER BY agent_id)), '[]')`,
+	`COALESCE((SELECT json_agg(agent_id ORDER BY agent_id) FROM vector_space_agents a WHERE a.space_id = vector_spaces.id), '[]')`)
 
 func scanVectorSpace(row interface{ Scan(...any) error }) (*model.VectorSpace, error) {
 	var sp model.VectorSpace
@@ -96,7 +100,7 @@ type VectorChunkInput struct {
 // InsertVectorDocument stores a document with its chunks (indexed for keyword search
 // by a trigger), sets its id and updates the space's counts.
 func (t *Tx) InsertVectorDocument(ctx context.Context, d *model.VectorDocument, chunks []VectorChunkInput) error {
-	res, err := t.exec(ctx, `INSERT INTO vector_documents (space_id, name, mime_type, size, chunks, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+	res, err := t.insert(ctx, `INSERT INTO vector_documents (space_id, name, mime_type, size, chunks, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		d.SpaceID, d.Name, d.MimeType, d.Size, len(chunks), fmtTime(d.CreatedAt))
 	if err != nil {
 		return err
@@ -219,6 +223,9 @@ func (r Reader) VectorKeywordSearch(ctx context.Context, spaceID int64, query st
 	if len(terms) == 0 || limit <= 0 {
 		return nil, nil
 	}
+	if r.pg {
+		return r.vectorKeywordSearchPostgres(ctx, spaceID, words, limit, documents)
+	}
 	match := `space : "s` + strconv.FormatInt(spaceID, 10) + `" AND text : (` + strings.Join(terms, " OR ") + `)`
 	q := `SELECT rowid FROM vector_chunks_fts WHERE vector_chunks_fts MATCH ? ORDER BY bm25(vector_chunks_fts, 1.0, 0.0) LIMIT ?`
 	args := []any{match, limit}
@@ -229,6 +236,51 @@ func (r Reader) VectorKeywordSearch(ctx context.Context, spaceID int64, query st
 			ORDER BY bm25(vector_chunks_fts, 1.0, 0.0) LIMIT ?`
 		args = []any{match, string(list), limit}
 	}
+	return r.ids(ctx, q, args...)
+}
+
+// vectorKeywordSearchPostgres is VectorKeywordSearch on PostgreSQL: the chunks that
+// hold any word, found through the GIN index vector_chunks_search (agentdesk_english:
+// Snowball stemming, accents ignored), ranked by BM25 as FTS5 ranks them (k1 1.2,
+// b 0.75), from the words' positions in each chunk's tsvector: PostgreSQL's own
+// ts_rank_cd weighs every word alike, rare or common, and ranked worse here. The
+// document frequencies are counted among the candidates, which hold
+// every chunk with any of the words; a chunk's length relative to the space's mean is
+// measured in characters rather than words (close enough, and no tsvector of every
+// chunk of the space per search).
+func (r Reader) vectorKeywordSearchPostgres(ctx context.Context, spaceID int64, words []string, limit int, documents []int64) ([]int64, error) {
+	var terms []string
+	for _, w := range words { // letters and digits only: nothing to quote
+		if !slices.Contains(terms, w) && len(terms) < maxKeywordTerms {
+			terms = append(terms, w)
+		}
+	}
+	inDocuments := ""
+	args := []any{spaceID, terms, strings.Join(terms, " | "), limit}
+	if len(documents) > 0 {
+		list, _ := json.Marshal(documents)
+		inDocuments = ` AND c.document_id IN (SELECT value::bigint FROM jsonb_array_elements_text($5))`
+		args = append(args, string(list))
+	}
+	q := `WITH candidates AS MATERIALIZED (
+			SELECT c.id, char_length(c.text) AS len,
+				to_tsvector('agentdesk_english', regexp_replace(c.text COLLATE "und-x-icu", '[^[:alnum:]]+', ' ', 'g')) AS v
+			FROM vector_chunks c
+			WHERE c.space_id = $1 AND to_tsvector('agentdesk_english', regexp_replace(c.text COLLATE "und-x-icu", '[^[:alnum:]]+', ' ', 'g')) @@ to_tsquery('agentdesk_english', $3)` + inDocuments + `
+		), words AS (
+			SELECT DISTINCT w.lexeme FROM unnest($2::text[]) AS t, unnest(to_tsvector('agentdesk_english', t)) AS w
+		), postings AS (
+			SELECT c.id, c.len, w.lexeme, cardinality(w.positions) AS tf
+			FROM candidates c, unnest(c.v) AS w WHERE w.lexeme IN (SELECT lexeme FROM words)
+		), stats AS (
+			SELECT GREATEST(count(*), 1) AS n, GREATEST(avg(char_length(text)), 1) AS avglen FROM vector_chunks WHERE space_id = $1
+		), idf AS (
+			SELECT lexeme, ln(1 + (stats.n - count(*) + 0.5) / (count(*) + 0.5)) AS idf FROM postings, stats GROUP BY lexeme, stats.n
+		)
+		SELECT p.id FROM postings p JOIN idf USING (lexeme), stats
+		GROUP BY p.id
+		ORDER BY sum(idf.idf * p.tf * 2.2 / (p.tf + 1.2 * (0.25 + 0.75 * p.len / stats.avglen))) DESC, p.id
+		LIMIT $4`
 	return r.ids(ctx, q, args...)
 }
 

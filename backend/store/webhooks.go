@@ -39,6 +39,9 @@ func scanWebhook(row rowScanner) (*model.Webhook, error) {
 // LastEventSeq is the project's last event seq, counting the events of this write and
 // of its batch that are not stored yet.
 func (t *Tx) LastEventSeq(ctx context.Context, projectID string) (int64, error) {
+	if t.pg {
+		return t.lastEventSeqLocked(ctx, projectID)
+	}
 	if last, ok := t.b.seqs[projectID]; ok {
 		return last, nil
 	}
@@ -56,7 +59,7 @@ func (t *Tx) InsertWebhook(ctx context.Context, w *model.Webhook) error {
 	if err != nil {
 		return err
 	}
-	res, err := t.exec(ctx,
+	res, err := t.insert(ctx,
 		`INSERT INTO webhooks (project_id, url, events, secret, description, enabled, created_at, updated_at, cursor)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.ProjectID, w.URL, string(events), w.Secret, w.Description, w.Enabled, fmtTime(w.CreatedAt), fmtTime(w.UpdatedAt), w.Cursor)
@@ -85,9 +88,12 @@ func (t *Tx) UpdateWebhook(ctx context.Context, w *model.Webhook) error {
 // AdvanceWebhook moves the webhook's cursor to seq (never back) and clears its failures:
 // the events up to seq are done with.
 func (t *Tx) AdvanceWebhook(ctx context.Context, id, seq int64) error {
-	return t.execOne(ctx,
-		`UPDATE webhooks SET cursor = MAX(cursor, ?), attempts = 0, failing_since = NULL, next_attempt_at = NULL WHERE id = ?`, seq, id)
+	return t.execOne(ctx, advanceWebhook, seq, id)
 }
+
+var advanceWebhook = postgresSQL(
+	`UPDATE webhooks SET cursor = MAX(cursor, ?), attempts = 0, failing_since = NULL, next_attempt_at = NULL WHERE id = ?`,
+	`UPDATE webhooks SET cursor = GREATEST(cursor, $1), attempts = 0, failing_since = NULL, next_attempt_at = NULL WHERE id = $2`)
 
 // DeleteWebhook removes a webhook of the project with its deliveries.
 func (t *Tx) DeleteWebhook(ctx context.Context, projectID string, id int64) error {
@@ -139,7 +145,7 @@ func (r Reader) NextWebhookAttempt(ctx context.Context, now time.Time) (at time.
 
 // InsertWebhookDelivery records an attempt and sets its id.
 func (t *Tx) InsertWebhookDelivery(ctx context.Context, d *model.WebhookDelivery) error {
-	res, err := t.exec(ctx,
+	res, err := t.insert(ctx,
 		`INSERT INTO webhook_deliveries (webhook_id, seq, event_type, attempt, status, duration_ms, response, error, at)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		d.WebhookID, d.Seq, d.EventType, d.Attempt, d.Status, d.DurationMS, d.Response, d.Error, fmtTime(d.At))

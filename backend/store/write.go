@@ -104,6 +104,7 @@ func (s *Store) writeLoop() {
 
 // batch is the writer's open transaction and the writes it holds.
 type batch struct {
+	pg              bool // on PostgreSQL (the Store's pg)
 	tx              *sql.Tx
 	stmts           *batchStmts
 	jobs            []*job
@@ -131,7 +132,7 @@ func (s *Store) writeBatch(first *job) {
 		first.done <- s.batchError(fmt.Errorf("begin write: %w", err))
 		return
 	}
-	b := &batch{tx: tx, stmts: &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}}, seqs: map[string]int64{}}
+	b := &batch{pg: s.pg, tx: tx, stmts: &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}}, seqs: map[string]int64{}}
 	defer b.stmts.preparePending(ctx) // after Commit or Rollback: the connection is free
 	// A batch that fails (a full disk, say) never reaches the syncer, which therefore
 	// never says again that it is ready: the ready signal this batch may have taken is
@@ -178,15 +179,17 @@ func (s *Store) writeBatch(first *job) {
 		return
 	}
 	// The writer connection's data_version, for telling other processes' commits from
-	// this one (foreign.go).
+	// this one (foreign.go); SQLite's only.
 	var writerVersion int64
-	if err := (Reader{q: tx, batch: b.stmts}).queryRow(ctx, `PRAGMA data_version`).Scan(&writerVersion); err != nil {
-		b.fail(s.batchError(fmt.Errorf("read data_version: %w", err)))
-		return
+	if !s.pg {
+		if err := (Reader{q: tx, batch: b.stmts}).queryRow(ctx, `PRAGMA data_version`).Scan(&writerVersion); err != nil {
+			b.fail(s.batchError(fmt.Errorf("read data_version: %w", err)))
+			return
+		}
 	}
 	prevSeqs := s.horizon.committing(b.seqs) // durable.go
 	committing := time.Now()
-	if err := s.watch.commit(ctx, tx, s.writer, writerVersion); err != nil {
+	if err := s.commit(ctx, tx, writerVersion); err != nil {
 		// Let the read caches forget whatever the batch may have changed.
 		s.horizon.restore(prevSeqs)
 		s.taskCache.invalidate(nil, true)
@@ -212,7 +215,18 @@ func (s *Store) writeBatch(first *job) {
 	s.writes.Add(int64(len(b.jobs)))
 	handedOver = true
 	s.committed <- committed{batch: b.jobs, results: b.results, events: b.events}
-	s.walWritten(ctx) // checkpoint.go
+	if !s.pg {
+		s.walWritten(ctx) // checkpoint.go
+	}
+}
+
+// commit commits the batch's transaction: on SQLite through the data_version watch
+// (foreign.go), on PostgreSQL directly (other servers' commits are LISTEN/NOTIFY's).
+func (s *Store) commit(ctx context.Context, tx *sql.Tx, writerVersion int64) error {
+	if s.pg {
+		return tx.Commit()
+	}
+	return s.watch.commit(ctx, tx, s.writer, writerVersion)
 }
 
 // run adds one write to the batch, in a savepoint: a write that fails is rolled back to
@@ -226,7 +240,7 @@ func (b *batch) run(ctx context.Context, j *job) error {
 		return nil
 	}
 	// The savepoint statements are prepared once, like the writes' own (stmts.go).
-	r := Reader{q: b.tx, batch: b.stmts}
+	r := Reader{q: b.tx, batch: b.stmts, pg: b.pg}
 	if _, err := r.exec(ctx, "SAVEPOINT w"); err != nil {
 		*result = err
 		return nil
@@ -243,6 +257,9 @@ func (b *batch) run(ctx context.Context, j *job) error {
 			return fmt.Errorf("roll back a failed write: %w", rbErr)
 		}
 		b.seqs = seqs // its events are not stored: their numbers are given again
+		if isDeadlock(err) {
+			err = errDeadlock // the others of the batch go on
+		}
 	} else {
 		b.events = append(b.events, t.events...)
 		b.audit = append(b.audit, t.audit...)
@@ -260,6 +277,9 @@ func (b *batch) run(ctx context.Context, j *job) error {
 // batchError is what the writes of a batch that failed with err are told: 507 when the
 // disk is full (diskfull.go), err otherwise.
 func (s *Store) batchError(err error) error {
+	if isDeadlock(err) {
+		return errDeadlock
+	}
 	if IsDiskFull(err) {
 		s.noteDiskFull(err)
 		return errDiskFull
@@ -305,4 +325,6 @@ type Reader struct {
 	// On the read pool: notices other processes' commits before a cache is read
 	// (foreign.go).
 	watch *foreignWatch
+	// On PostgreSQL: each statement runs as postgresText gives it (dialect.go).
+	pg bool
 }

@@ -11,11 +11,22 @@ import (
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 func openTest(t *testing.T) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), t.TempDir()+"/agentdesk.db", Options{})
+	return openTestOn(t, "sqlite")
+}
+
+// openTestOn is openTest on a database of the engine (pgtest.Engines).
+func openTestOn(t *testing.T, engine string) *Store {
+	t.Helper()
+	loc, err := ParseDB(pgtest.DBFor(t, engine, migrateTestPostgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenLocation(context.Background(), loc, t.TempDir()+"/agentdesk.db", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,10 +39,23 @@ func openTest(t *testing.T) *Store {
 	return s
 }
 
+// migrateTestPostgres migrates a new test database (pgtest.Migrated).
+func migrateTestPostgres(url string) error {
+	db, err := OpenPostgres(context.Background(), url)
+	if err != nil {
+		return err
+	}
+	return db.Close()
+}
+
 // TestGroupCommitIsolatesFailures: concurrent writes share transactions, yet a write
 // that fails (or panics) leaves no trace and the others commit.
 func TestGroupCommitIsolatesFailures(t *testing.T) {
-	s := openTest(t)
+	pgtest.Engines(t, testGroupCommitIsolatesFailures)
+}
+
+func testGroupCommitIsolatesFailures(t *testing.T, engine string) {
+	s := openTestOn(t, engine)
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	errs := make([]error, 300)

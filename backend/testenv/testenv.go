@@ -1,6 +1,7 @@
 // Package testenv starts a real agentdesk server for tests: a real SQLite file in a
-// temporary directory, the real router, listening on 127.0.0.1. Tests talk to it over
-// HTTP like any client; nothing is mocked.
+// temporary directory (or a real PostgreSQL database: StartOn, with pgtest.Engines),
+// the real router, listening on 127.0.0.1. Tests talk to it over HTTP like any client;
+// nothing is mocked.
 package testenv
 
 import (
@@ -17,6 +18,8 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
+	"github.com/agentdesk/agentdesk/backend/store"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 func init() {
@@ -28,6 +31,7 @@ func init() {
 type Env struct {
 	URL     string
 	DataDir string
+	DB      store.Location // the engine the server runs on
 	Server  *server.Server
 	Service *service.Service
 	Client  *http.Client
@@ -39,6 +43,54 @@ type Env struct {
 func Start(t testing.TB) *Env {
 	t.Helper()
 	return StartWith(t, server.Config{})
+}
+
+// StartOn is Start on a new database of the engine, "sqlite" or "postgres" (whose
+// database pgtest.DB makes); with pgtest.Engines a test runs on both engines:
+//
+//	func TestX(t *testing.T) { pgtest.Engines(t, testX) }
+//	func testX(t *testing.T, engine string) { e := testenv.StartOn(t, engine); ... }
+func StartOn(t testing.TB, engine string) *Env {
+	t.Helper()
+	return StartWith(t, server.Config{DB: ParseDB(t, pgtest.DBFor(t, engine, MigratePostgres))})
+}
+
+// StartWithOn is StartWith on a new database of the engine (StartOn).
+func StartWithOn(t testing.TB, engine string, cfg server.Config) *Env {
+	t.Helper()
+	cfg.DB = ParseDB(t, pgtest.DBFor(t, engine, MigratePostgres))
+	return StartWith(t, cfg)
+}
+
+// OpenStore opens a store on a new database of the engine ("sqlite": in a temporary
+// directory; "postgres": pgtest.Migrated). The caller closes it.
+func OpenStore(t testing.TB, engine string, opts store.Options) *store.Store {
+	t.Helper()
+	st, err := store.OpenLocation(context.Background(), ParseDB(t, pgtest.DBFor(t, engine, MigratePostgres)), t.TempDir()+"/agentdesk.db", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// MigratePostgres brings the schema of a new PostgreSQL test database up to date, for
+// pgtest.Migrated.
+func MigratePostgres(url string) error {
+	db, err := store.OpenPostgres(context.Background(), url)
+	if err != nil {
+		return err
+	}
+	return db.Close()
+}
+
+// ParseDB reads a test's db ("" or a postgres:// URL) as --db does.
+func ParseDB(t testing.TB, db string) store.Location {
+	t.Helper()
+	loc, err := store.ParseDB(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
 }
 
 // StartWith is Start with a configuration of the test's own (a clock, an embedder): the
@@ -53,7 +105,7 @@ func StartWith(t testing.TB, cfg server.Config) *Env {
 	if err != nil {
 		t.Fatalf("start server: %v", err)
 	}
-	e := &Env{URL: srv.URL(), DataDir: cfg.DataDir, Server: srv, Service: srv.Service,
+	e := &Env{URL: srv.URL(), DataDir: cfg.DataDir, DB: cfg.DB, Server: srv, Service: srv.Service,
 		Client: &http.Client{Timeout: 30 * time.Second}}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -373,13 +373,36 @@ CREATE TABLE task_counts (
     PRIMARY KEY (project_id, status)
 );
 
+-- SQLite's unicode61 tokenizer ignores accents ("Cafe" finds "Café"): so do these two
+-- configurations, 'simple' and 'english' with the unaccent dictionary first (unaccent is
+-- a trusted extension: the database's owner may create it).
+CREATE EXTENSION IF NOT EXISTS unaccent;
+CREATE TEXT SEARCH CONFIGURATION agentdesk_simple (COPY = simple);
+ALTER TEXT SEARCH CONFIGURATION agentdesk_simple
+    ALTER MAPPING FOR hword, hword_part, word WITH unaccent, simple;
+-- FTS5's porter tokenizer keeps stop words ("what", "a"): so does agentdesk_english, whose
+-- stemmer has no stop word list.
+CREATE TEXT SEARCH DICTIONARY agentdesk_english_stem (TEMPLATE = snowball, Language = english);
+CREATE TEXT SEARCH CONFIGURATION agentdesk_english (COPY = english);
+ALTER TEXT SEARCH CONFIGURATION agentdesk_english
+    ALTER MAPPING FOR asciiword, asciihword, hword_asciipart WITH agentdesk_english_stem;
+ALTER TEXT SEARCH CONFIGURATION agentdesk_english
+    ALTER MAPPING FOR hword, hword_part, word WITH unaccent, agentdesk_english_stem;
+
+-- unicode61 also splits words at every character that is not a letter or a digit, where
+-- PostgreSQL's parser keeps "v1.61" or "a/b.go" whole: the text indexed has those
+-- characters turned to spaces first (under an ICU collation, so that [:alnum:] knows
+-- every script's letters, as the columns' "C" collation does not).
+
 -- Full-text search over tasks (SQLite: tasks_fts, unicode61, prefix search, no stemming):
--- the 'simple' configuration, queried as to_tsquery('simple', 'word:*').
-CREATE INDEX tasks_search ON tasks USING gin (to_tsvector('simple', summary || ' ' || details));
+-- the 'agentdesk_simple' configuration, queried as to_tsquery('agentdesk_simple', 'word:*').
+CREATE INDEX tasks_search ON tasks USING gin (to_tsvector('agentdesk_simple',
+    regexp_replace((summary || ' ' || details) COLLATE "und-x-icu", '[^[:alnum:]]+', ' ', 'g')));
 
 -- Keyword ranking of knowledge base chunks (SQLite: vector_chunks_fts, porter stemming):
--- the 'english' configuration (Snowball stemming); the space is vector_chunks.space_id.
-CREATE INDEX vector_chunks_search ON vector_chunks USING gin (to_tsvector('english', text));
+-- the 'agentdesk_english' configuration (Snowball stemming); the space is vector_chunks.space_id.
+CREATE INDEX vector_chunks_search ON vector_chunks USING gin (to_tsvector('agentdesk_english',
+    regexp_replace(text COLLATE "und-x-icu", '[^[:alnum:]]+', ' ', 'g')));
 
 -- The number of tasks in each status of each project, kept by triggers as on SQLite.
 -- +goose StatementBegin
@@ -410,4 +433,6 @@ DROP TABLE task_counts, webhook_deliveries, webhooks, oidc_logins, sessions, act
     vector_space_agents, vector_chunks, vector_documents, vector_spaces, project_members,
     documents, reactions, messages, conversation_participants, events, idempotency_keys,
     task_messages, tokens, tasks, conversations, agents, users, projects;
+DROP TEXT SEARCH CONFIGURATION agentdesk_simple, agentdesk_english;
+DROP TEXT SEARCH DICTIONARY agentdesk_english_stem;
 DROP FUNCTION task_counts_change();

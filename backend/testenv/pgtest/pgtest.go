@@ -97,9 +97,95 @@ func DB(t testing.TB) string {
 			t.Errorf("drop test database %s: %v", name, err)
 		}
 	})
+	return c.url(name)
+}
+
+// Migrated returns the URL of a database with the current schema and no rows, for the
+// test: one that an earlier test of this binary used and that was emptied since, or a new
+// one (DB) that prepare migrates. When the test ends the database is emptied (TRUNCATE
+// of every table but goose's, identities restarted) and kept for the next test; if a
+// connection to it is still open, or emptying it fails, it is dropped instead. Creating
+// and migrating a database takes a second or two here, emptying one a few tens of
+// milliseconds: the tests that run on both engines start many servers.
+func Migrated(t testing.TB, prepare func(url string) error) string {
+	t.Helper()
+	c, err := server()
+	if err != nil {
+		DB(t) // skips or fails with the reason
+	}
+	poolMu.Lock()
+	var name string
+	if n := len(pool); n > 0 {
+		name, pool = pool[n-1], pool[:n-1]
+	}
+	poolMu.Unlock()
+	if name == "" {
+		var b [6]byte
+		rand.Read(b[:])
+		name = "agentdesk_test_" + hex.EncodeToString(b[:])
+		if err := c.exec(context.Background(), "CREATE DATABASE "+name); err != nil {
+			t.Fatalf("create test database: %v", err)
+		}
+		if err := prepare(c.url(name)); err != nil {
+			c.exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			t.Fatalf("prepare test database: %v", err)
+		}
+	}
+	t.Cleanup(func() {
+		if err := c.empty(context.Background(), name); err != nil {
+			if err := c.exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+				t.Errorf("drop test database %s: %v", name, err)
+			}
+			return
+		}
+		poolMu.Lock()
+		pool = append(pool, name)
+		poolMu.Unlock()
+	})
+	return c.url(name)
+}
+
+var (
+	poolMu sync.Mutex
+	pool   []string // emptied databases, for Migrated
+)
+
+// url is the URL of the cluster's database name.
+func (c *cluster) url(name string) string {
 	u := *c.admin
 	u.Path = "/" + name
 	return u.String()
+}
+
+// empty deletes every row of the database name, unless another connection uses it.
+func (c *cluster) empty(ctx context.Context, name string) error {
+	db, err := sql.Open("pgx", c.url(name))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	// A closed pool's server processes end a moment after its connections close.
+	for waited := 0; ; waited++ {
+		var others int
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&others); err != nil {
+			return err
+		}
+		if others == 0 {
+			break
+		}
+		if waited == 100 {
+			return fmt.Errorf("%d connections still open", others)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_, err = db.ExecContext(ctx, `SET lock_timeout = '5s';
+		DO $$ DECLARE tables text; BEGIN
+			SELECT string_agg(quote_ident(tablename), ', ') INTO tables FROM pg_tables
+			WHERE schemaname = 'public' AND tablename <> 'goose_db_version';
+			IF tables IS NOT NULL THEN EXECUTE 'TRUNCATE ' || tables || ' RESTART IDENTITY CASCADE'; END IF;
+		END $$`)
+	return err
 }
 
 // StartTime is how long this binary's cluster took to start (initdb and the first
@@ -324,4 +410,40 @@ func lastLines(b []byte) string {
 		lines = lines[len(lines)-15:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Engines runs test once per store engine, as the subtests "sqlite" and "postgres",
+// with engine set to that name: the same test, not a copy, runs on both. The test gets
+// its databases from DBFor (testenv.StartOn does). Without a PostgreSQL the postgres
+// subtest skips (or fails, see Required).
+func Engines(t *testing.T, test func(t *testing.T, engine string)) {
+	t.Helper()
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			if engine == "postgres" {
+				if _, err := server(); err != nil {
+					DB(t) // skips or fails with the reason
+				}
+			}
+			test(t, engine)
+		})
+	}
+}
+
+// DBFor is the --db value of a database of the engine for the test: "" for SQLite (a
+// file in the data directory); for PostgreSQL, a new empty database (DB), or with
+// prepare (which migrates a new database) an emptied one (Migrated).
+func DBFor(t testing.TB, engine string, prepare func(url string) error) string {
+	t.Helper()
+	switch engine {
+	case "sqlite":
+		return ""
+	case "postgres":
+		if prepare == nil {
+			return DB(t)
+		}
+		return Migrated(t, prepare)
+	}
+	t.Fatalf("unknown engine %q", engine)
+	return ""
 }
