@@ -55,6 +55,10 @@ Usage:
                                                invite a person (before they first sign in); prints the member
   agentdesk backup --out FILE
   agentdesk restore --from FILE                puts a backup in place of the database (stop agentdesk first)
+  agentdesk migrate --to postgres://USER:PASSWORD@HOST/DB
+                                               copies the database into an empty PostgreSQL database, ids
+                                               included (reads a snapshot: a server may run meanwhile, but
+                                               its later writes are not copied; docs/postgres.md)
   agentdesk version
 
 Knowledge bases embed text with a built-in offline embedder (feature hashing). To use a
@@ -139,7 +143,7 @@ func newFlags(name string, dataDir *string) *flag.FlagSet {
 }
 
 // noDatabase are the commands that never open the database: AGENTDESK_DB does not concern them.
-var noDatabase = map[string]bool{"version": true, "agent run": true}
+var noDatabase = map[string]bool{"version": true, "agent run": true, "migrate": true} // migrate takes --to
 
 // checkDB reads the --db flag (or AGENTDESK_DB) of a parsed flag set, the one place where
 // it is read. Until the PostgreSQL engine passes the service tests (issue 21), a
@@ -326,6 +330,8 @@ func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
 		return backup(args, dataDir, stdout, stderr)
 	case "restore":
 		return restore(args, dataDir, stdout, stderr)
+	case "migrate":
+		return migrate(args, dataDir, stdout, stderr) // migrate.go
 	}
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 		return helpRequested{name: cmd} // "agentdesk agent --help": the group's commands

@@ -16,6 +16,9 @@ type VectorSpace struct {
 	Chunks     int64     `json:"chunks"`     // how many chunks, over every document
 	AgentIDs   []int64   `json:"agentIds"`   // the agents linked to the space
 	CreatedAt  time.Time `json:"createdAt"`
+	// Version goes up with every change of what a search of the space finds (documents
+	// added or deleted, the embedder set); the server's cache of its vectors checks it.
+	Version int64 `json:"-"`
 }
 
 // VectorDocument is a document of a space, without its text.

@@ -184,7 +184,9 @@ func (k *Knowledge) DeleteSpace(ctx context.Context, p *auth.Principal, id int64
 		}
 		return tx.AppendEvent(ctx, p.ProjectID, EventVectorSpaceDeleted, map[string]int64{"id": id}, k.clock())
 	})
-	k.indexes.invalidate(id)
+	if err == nil {
+		k.indexes.forget(id)
+	}
 	return err
 }
 

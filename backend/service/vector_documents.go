@@ -112,7 +112,6 @@ func (k *Knowledge) AddDocument(ctx context.Context, p *auth.Principal, spaceID 
 		}
 		return tx.AppendEvent(ctx, p.ProjectID, EventVectorDocumentCreated, doc, doc.CreatedAt)
 	})
-	k.indexes.invalidate(sp.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -257,6 +256,5 @@ func (k *Knowledge) DeleteDocument(ctx context.Context, p *auth.Principal, space
 		}
 		return tx.AppendEvent(ctx, p.ProjectID, EventVectorDocumentDeleted, map[string]int64{"id": docID, "spaceId": spaceID}, k.clock())
 	})
-	k.indexes.invalidate(spaceID)
 	return err
 }

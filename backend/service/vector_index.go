@@ -12,10 +12,13 @@ import (
 // maxCachedVectorBytes bounds the decoded vectors kept in memory over every space.
 const maxCachedVectorBytes = 1 << 30
 
-// indexCache keeps each space's decoded vectors, dropped whenever the space changes.
+// indexCache keeps each space's decoded vectors with the space's version they were
+// loaded at. Every write that changes what a search finds raises the version in the
+// database (store/vector.go), whichever server or process makes it, and a search reads
+// the space, version included, before it asks for the index: a cached index whose
+// version is not the space's is loaded again. That one rule keeps the cache right.
 type indexCache struct {
 	mu    sync.Mutex
-	gen   map[int64]uint64 // space -> generation, bumped on every change
 	cache map[int64]*cachedIndex
 	tick  uint64
 	load  map[int64]*sync.Mutex // one loader per space
@@ -23,31 +26,41 @@ type indexCache struct {
 
 type cachedIndex struct {
 	ix       *vector.Index
-	gen      uint64
+	version  int64 // the space's version when the load began; the vectors are at least that new
 	lastUsed uint64
 }
 
 func newIndexCache() *indexCache {
-	return &indexCache{gen: map[int64]uint64{}, cache: map[int64]*cachedIndex{}, load: map[int64]*sync.Mutex{}}
+	return &indexCache{cache: map[int64]*cachedIndex{}, load: map[int64]*sync.Mutex{}}
 }
 
-// invalidate forgets a space's cached vectors; call it after a change has committed.
-func (c *indexCache) invalidate(spaceID int64) {
+// forget drops a deleted space's vectors and loader, to give their memory back.
+func (c *indexCache) forget(spaceID int64) {
 	c.mu.Lock()
-	c.gen[spaceID]++
 	delete(c.cache, spaceID)
+	delete(c.load, spaceID)
 	c.mu.Unlock()
 }
 
-// index returns the space's vectors, from the cache or loaded from the store.
+// cachedLocked returns the space's index if it is cached at version; call with mu held.
+func (c *indexCache) cachedLocked(spaceID, version int64) *vector.Index {
+	ci := c.cache[spaceID]
+	if ci == nil || ci.version != version {
+		return nil
+	}
+	c.tick++
+	ci.lastUsed = c.tick
+	return ci.ix
+}
+
+// index returns the space's vectors at sp's version (or newer), from the cache or
+// loaded from the store.
 func (k *Knowledge) index(ctx context.Context, sp *model.VectorSpace) (*vector.Index, error) {
 	v := k.indexes
 	v.mu.Lock()
-	if c := v.cache[sp.ID]; c != nil {
-		v.tick++
-		c.lastUsed = v.tick
+	if ix := v.cachedLocked(sp.ID, sp.Version); ix != nil {
 		v.mu.Unlock()
-		return c.ix, nil
+		return ix, nil
 	}
 	l := v.load[sp.ID]
 	if l == nil {
@@ -59,13 +72,13 @@ func (k *Knowledge) index(ctx context.Context, sp *model.VectorSpace) (*vector.I
 	l.Lock() // one load per space at a time; the others wait and then find it cached
 	defer l.Unlock()
 	v.mu.Lock()
-	if c := v.cache[sp.ID]; c != nil {
+	if ix := v.cachedLocked(sp.ID, sp.Version); ix != nil {
 		v.mu.Unlock()
-		return c.ix, nil
+		return ix, nil
 	}
-	gen := v.gen[sp.ID]
 	v.mu.Unlock()
 
+	// The chunks are read after the space: they are at sp.Version or newer, never older.
 	ix := &vector.Index{Dims: sp.Dimensions, IDs: make([]int64, 0, sp.Chunks), Docs: make([]int64, 0, sp.Chunks),
 		Vecs: make([]float32, 0, int(sp.Chunks)*sp.Dimensions)}
 	err := k.store.Read().EachVectorChunk(ctx, sp.ID, func(id, doc int64, raw []byte) error {
@@ -83,9 +96,11 @@ func (k *Knowledge) index(ctx context.Context, sp *model.VectorSpace) (*vector.I
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.gen[sp.ID] == gen { // nothing changed while loading
+	// A search that read the space before a newer load keeps its index to itself:
+	// versions only go up (space ids are never reused), so the cache keeps the newer.
+	if cur := v.cache[sp.ID]; cur == nil || cur.version < sp.Version {
 		v.tick++
-		v.cache[sp.ID] = &cachedIndex{ix: ix, gen: gen, lastUsed: v.tick}
+		v.cache[sp.ID] = &cachedIndex{ix: ix, version: sp.Version, lastUsed: v.tick}
 		v.evictLocked()
 	}
 	return ix, nil

@@ -37,7 +37,7 @@ func (t *Tx) InsertVectorSpace(ctx context.Context, sp *model.VectorSpace) error
 	return err
 }
 
-const vectorSpaceColumns = `id, project_id, name, description, embedder, dimensions, document_count, chunk_count, created_at,
+const vectorSpaceColumns = `id, project_id, name, description, embedder, dimensions, document_count, chunk_count, created_at, version,
 	COALESCE((SELECT json_group_array(agent_id) FROM (SELECT agent_id FROM vector_space_agents a WHERE a.space_id = vector_spaces.id ORDER BY agent_id)), '[]')`
 
 var _ = postgresFragment(`COALESCE((SELECT json_group_array(agent_id) FROM (SELECT agent_id FROM vector_space_agents a WHERE a.space_id = vector_spaces.id ORDER BY agent_id)), '[]')`,
@@ -46,7 +46,7 @@ var _ = postgresFragment(`COALESCE((SELECT json_group_array(agent_id) FROM (SELE
 func scanVectorSpace(row interface{ Scan(...any) error }) (*model.VectorSpace, error) {
 	var sp model.VectorSpace
 	var created, agents string
-	err := row.Scan(&sp.ID, &sp.ProjectID, &sp.Name, &sp.Description, &sp.Embedder, &sp.Dimensions, &sp.Documents, &sp.Chunks, &created, &agents)
+	err := row.Scan(&sp.ID, &sp.ProjectID, &sp.Name, &sp.Description, &sp.Embedder, &sp.Dimensions, &sp.Documents, &sp.Chunks, &created, &sp.Version, &agents)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -81,9 +81,13 @@ func (t *Tx) DeleteVectorSpace(ctx context.Context, projectID string, id int64) 
 	return t.execOne(ctx, `DELETE FROM vector_spaces WHERE id = ? AND project_id = ?`, id, projectID)
 }
 
+// Every statement that changes what a search of a space finds (its chunks, its
+// embedder or dimensions) raises the space's version in the same transaction: the
+// service's cache of decoded vectors is good only for the version it was loaded at.
+
 // SetVectorSpaceEmbedder records where a space's vectors come from, on its first document.
 func (t *Tx) SetVectorSpaceEmbedder(ctx context.Context, id int64, embedder string, dims int) error {
-	_, err := t.exec(ctx, `UPDATE vector_spaces SET embedder = ?, dimensions = ? WHERE id = ?`, embedder, dims, id)
+	_, err := t.exec(ctx, `UPDATE vector_spaces SET embedder = ?, dimensions = ?, version = version + 1 WHERE id = ?`, embedder, dims, id)
 	return err
 }
 
@@ -111,7 +115,7 @@ func (t *Tx) InsertVectorDocument(ctx context.Context, d *model.VectorDocument, 
 			return err
 		}
 	}
-	_, err = t.exec(ctx, `UPDATE vector_spaces SET document_count = document_count + 1, chunk_count = chunk_count + ? WHERE id = ?`, len(chunks), d.SpaceID)
+	_, err = t.exec(ctx, `UPDATE vector_spaces SET document_count = document_count + 1, chunk_count = chunk_count + ?, version = version + 1 WHERE id = ?`, len(chunks), d.SpaceID)
 	return err
 }
 
@@ -152,7 +156,7 @@ func (t *Tx) DeleteVectorDocument(ctx context.Context, spaceID, id int64) error 
 	if _, err := t.exec(ctx, `DELETE FROM vector_documents WHERE id = ?`, id); err != nil {
 		return err
 	}
-	_, err = t.exec(ctx, `UPDATE vector_spaces SET document_count = document_count - 1, chunk_count = chunk_count - ? WHERE id = ?`, chunks, spaceID)
+	_, err = t.exec(ctx, `UPDATE vector_spaces SET document_count = document_count - 1, chunk_count = chunk_count - ?, version = version + 1 WHERE id = ?`, chunks, spaceID)
 	return err
 }
 
