@@ -134,7 +134,7 @@ func (r Reader) statementContext(ctx context.Context) context.Context {
 func (r Reader) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = r.statementContext(ctx)
 	if r.pg {
-		return r.q.ExecContext(ctx, postgresText(query), args...)
+		return r.q.ExecContext(ctx, postgresText(query), pgArgs(args)...)
 	}
 	if st := r.stmt(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
@@ -146,7 +146,7 @@ func (r Reader) query(ctx context.Context, query string, args ...any) (*sql.Rows
 	r.count(ctx)
 	ctx = r.statementContext(ctx)
 	if r.pg {
-		return r.q.QueryContext(ctx, postgresText(query), args...)
+		return r.q.QueryContext(ctx, postgresText(query), pgArgs(args)...)
 	}
 	if st := r.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
@@ -158,7 +158,7 @@ func (r Reader) queryRow(ctx context.Context, query string, args ...any) *sql.Ro
 	r.count(ctx)
 	ctx = r.statementContext(ctx)
 	if r.pg {
-		return r.q.QueryRowContext(ctx, postgresText(query), args...)
+		return r.q.QueryRowContext(ctx, postgresText(query), pgArgs(args)...)
 	}
 	if st := r.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
@@ -231,7 +231,7 @@ func (r Reader) insert(ctx context.Context, query string, args ...any) (sql.Resu
 	}
 	var id int64
 	ctx = r.statementContext(ctx) // not r.queryRow: an insert is not a counted query
-	if err := r.q.QueryRowContext(ctx, postgresText(query+" RETURNING id"), args...).Scan(&id); err != nil {
+	if err := r.q.QueryRowContext(ctx, postgresText(query+" RETURNING id"), pgArgs(args)...).Scan(&id); err != nil {
 		return nil, err
 	}
 	return insertedRow(id), nil

@@ -88,8 +88,11 @@ func (t *Tx) UpdateWebhook(ctx context.Context, w *model.Webhook) error {
 // AdvanceWebhook moves the webhook's cursor to seq (never back) and clears its failures:
 // the events up to seq are done with.
 func (t *Tx) AdvanceWebhook(ctx context.Context, id, seq int64) error {
-	return t.execOne(ctx,
-		`UPDATE webhooks SET cursor = MAX(cursor, ?), attempts = 0, failing_since = NULL, next_attempt_at = NULL WHERE id = ?`, seq, id)
+	q := `UPDATE webhooks SET cursor = MAX(cursor, ?), attempts = 0, failing_since = NULL, next_attempt_at = NULL WHERE id = ?`
+	if t.pg { // PostgreSQL's two-argument max is GREATEST
+		q = `UPDATE webhooks SET cursor = GREATEST(cursor, ?::bigint), attempts = 0, failing_since = NULL, next_attempt_at = NULL WHERE id = ?`
+	}
+	return t.execOne(ctx, q, seq, id)
 }
 
 // DeleteWebhook removes a webhook of the project with its deliveries.
