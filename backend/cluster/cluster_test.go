@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -21,7 +22,13 @@ import (
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
+func TestMain(m *testing.M) {
+	if url := os.Getenv(serveEnv); url != "" {
+		serveForTest(url) // an instance of TestTwoInstances
+		return
+	}
+	pgtest.Main(m)
+}
 
 // waitFor bounds how long a test waits for something another server must do: a bound
 // for failing, not a timing assertion (it takes milliseconds).
