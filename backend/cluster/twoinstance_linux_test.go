@@ -77,10 +77,11 @@ func serveForTest(url string) {
 
 // instance is a server process.
 type instance struct {
-	url  string
-	cmd  *exec.Cmd
-	wait sync.Once
-	err  error // cmd.Wait's
+	url    string
+	cmd    *exec.Cmd
+	wait   sync.Once
+	err    error // cmd.Wait's
+	killed bool  // by the test, with SIGKILL
 }
 
 // waitExit waits for the process to end (once) and returns how it ended.
@@ -105,8 +106,14 @@ func startInstance(t *testing.T, dbURL string) *instance {
 	}
 	in := &instance{cmd: cmd}
 	t.Cleanup(func() {
+		if in.killed {
+			return
+		}
+		// A clean shutdown (and, under -race, no race found: that exits 66).
 		cmd.Process.Signal(syscall.SIGTERM)
-		in.waitExit()
+		if err := in.waitExit(); err != nil {
+			t.Errorf("instance %s: %v", in.url, err)
+		}
 	})
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
@@ -341,6 +348,7 @@ func TestTwoInstances(t *testing.T) {
 	}
 	time.Sleep(time.Until(killAt))
 	c.killed.Store(true)
+	c.inst[1].killed = true
 	if err := c.inst[1].cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

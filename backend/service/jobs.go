@@ -495,8 +495,9 @@ func (s *Service) RunDueJobs(ctx context.Context, now, startedAt time.Time) erro
 }
 
 // RunDueJobsHeld is RunDueJobs, and says how many due jobs it left to another server
-// sharing the PostgreSQL database, which was running them: they stay due until that
-// server commits, so the scheduler waits for that before it looks again.
+// sharing the PostgreSQL database, which was running them (or whose write a deadlock
+// with another server's cancelled): they stay due until that server commits, so the
+// scheduler waits for that, not longer, before it looks again.
 func (s *Service) RunDueJobsHeld(ctx context.Context, now, startedAt time.Time) (held int, err error) {
 	now = now.UTC().Truncate(time.Microsecond)
 	due, err := s.store.Read().DueJobs(ctx, now)
@@ -519,7 +520,10 @@ func (s *Service) RunDueJobsHeld(ctx context.Context, now, startedAt time.Time) 
 			}
 			return s.catchUp(jctx, tx, cur, now, startedAt)
 		})
-		if errors.Is(err, store.ErrJobHeld) {
+		// Held by another server, or cancelled by PostgreSQL to break a deadlock with
+		// another server's batch (nothing saved): look again in a second, not after the
+		// minute a failed pass waits.
+		if errors.Is(err, store.ErrJobHeld) || store.IsDeadlock(err) {
 			held++
 			continue
 		}

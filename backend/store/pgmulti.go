@@ -74,6 +74,11 @@ func (t *Tx) ClaimDueJob(ctx context.Context, projectID string, id int64, now ti
 // ErrJobHeld is a due job that another server's write is running (PostgreSQL).
 var ErrJobHeld = errors.New("the job is being run by another server")
 
+// IsDeadlock reports a write that PostgreSQL cancelled to break a deadlock with another
+// server's batch (errDeadlock): nothing of it was saved, and sending it again soon is
+// expected to work.
+func IsDeadlock(err error) bool { return errors.Is(err, errDeadlock) }
+
 // webhookLockKey is the advisory lock key of a webhook's deliveries (the same key space
 // as seqLockKey: a collision only makes one wait for the other).
 func webhookLockKey(id int64) int64 {
