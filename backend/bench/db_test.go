@@ -34,3 +34,22 @@ func TestDBReachesTheBinary(t *testing.T) {
 		t.Fatal("engineOf")
 	}
 }
+
+// TestLoaderAlternates: with two servers (-instances 2), the timed requests and the
+// fan-out's subscribers take turns between them.
+func TestLoaderAlternates(t *testing.T) {
+	l := newLoader("http://127.0.0.1:1", "http://127.0.0.1:2")
+	seen := map[string]int{}
+	for range 10 {
+		seen[l.rawFor().addr]++
+	}
+	if seen["127.0.0.1:1"] != 5 || seen["127.0.0.1:2"] != 5 {
+		t.Fatalf("requests went %v", seen)
+	}
+	if l.baseOf(0) != "http://127.0.0.1:1" || l.baseOf(1) != "http://127.0.0.1:2" || l.baseOf(2) != "http://127.0.0.1:1" {
+		t.Fatal("baseOf does not alternate")
+	}
+	if one := newLoader("http://127.0.0.1:1"); one.rawFor() != one.raw || one.baseOf(1) != one.base {
+		t.Fatal("one server: everything goes to it")
+	}
+}
