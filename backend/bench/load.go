@@ -25,10 +25,39 @@ type loader struct {
 	base string // http://127.0.0.1:PORT
 	raw  *rawClient
 	http *http.Client
+	// With -instances 2, the other server's URL and client: timed requests alternate
+	// between the two (rawFor), and so do the fan-out's subscribers.
+	others    []string
+	otherRaws []*rawClient
+	next      atomic.Uint64
 }
 
-func newLoader(base string) *loader {
-	return &loader{base: base, raw: newRawClient(base), http: &http.Client{Timeout: 30 * time.Second}}
+func newLoader(base string, others ...string) *loader {
+	l := &loader{base: base, raw: newRawClient(base), http: &http.Client{Timeout: 30 * time.Second}, others: others}
+	for _, o := range others {
+		l.otherRaws = append(l.otherRaws, newRawClient(o))
+	}
+	return l
+}
+
+// rawFor is the client of the next request: the servers take turns.
+func (l *loader) rawFor() *rawClient {
+	if len(l.otherRaws) == 0 {
+		return l.raw
+	}
+	n := l.next.Add(1) % uint64(1+len(l.otherRaws))
+	if n == 0 {
+		return l.raw
+	}
+	return l.otherRaws[n-1]
+}
+
+// baseOf is the URL of server i of them all (i taken modulo their number).
+func (l *loader) baseOf(i int) string {
+	if i %= 1 + len(l.others); i > 0 {
+		return l.others[i-1]
+	}
+	return l.base
 }
 
 // statusError is an answer whose status is not the one expected.
@@ -50,7 +79,7 @@ func (l *loader) do(method, path, token string, body []byte, want int) error {
 
 // send is do with any credentials: the given headers go on the request.
 func (l *loader) send(method, path string, header http.Header, body []byte, want int) error {
-	status, snippet, err := l.raw.roundTrip(method, path, header, body, false)
+	status, snippet, err := l.rawFor().roundTrip(method, path, header, body, false)
 	if err != nil {
 		return err
 	}
@@ -62,7 +91,7 @@ func (l *loader) send(method, path string, header http.Header, body []byte, want
 
 // post sends a JSON body with the bearer token and decodes the answer into out.
 func (l *loader) post(path, token string, body []byte, want int, out any) error {
-	status, raw, err := l.raw.roundTrip("POST", path, http.Header{"Authorization": {"Bearer " + token}}, body, true)
+	status, raw, err := l.rawFor().roundTrip("POST", path, http.Header{"Authorization": {"Bearer " + token}}, body, true)
 	if err != nil {
 		return err
 	}

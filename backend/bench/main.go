@@ -84,6 +84,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/agentdesk/agentdesk/backend/store"
 )
 
 type config struct {
@@ -98,6 +100,8 @@ type config struct {
 	synchronous  string
 	jsonOut      string
 	keepDataDirs bool
+	db           string        // --db of the server and the command line: "" is SQLite in the data directory
+	instances    int           // servers on the database (2 needs -db): requests alternate between them
 	writesOnly   bool          // only the write phases (creates, messages, callbacks)
 	vectorChunks int           // chunks of the knowledge-base phase (vector.go); 0 skips it
 	scale        int           // tasks of the scale mode's big project (scale.go); 0: the usual rounds
@@ -121,6 +125,8 @@ func main() {
 	flag.StringVar(&cfg.synchronous, "synchronous", "full", "the server's --synchronous (full or normal)")
 	flag.StringVar(&cfg.jsonOut, "json-out", "", "also write the JSON line to this file")
 	flag.IntVar(&cfg.vectorChunks, "vector-chunks", 100_000, "chunks (384 dims) in the space the vector search is timed on (0 skips the knowledge-base phase)")
+	flag.StringVar(&cfg.db, "db", os.Getenv("AGENTDESK_DB"), "run the server (and the command line that prepares its projects) on this database, e.g. an empty postgres://user:pass@host/db (default: SQLite in the temporary data directory)")
+	flag.IntVar(&cfg.instances, "instances", 1, "servers sharing the -db database (1 or 2): the timed requests and the fan-out's subscribers alternate between them; CPU and RSS figures are the first server's")
 	flag.BoolVar(&cfg.keepDataDirs, "keep", false, "keep the data directory (and server.log) instead of removing it")
 	flag.BoolVar(&cfg.writesOnly, "writes-only", false, "run only the write phases (creates, messages, callbacks), e.g. to tune the write path")
 	var sc soakConfig
@@ -141,6 +147,14 @@ func main() {
 	}
 	if cfg.writesOnly {
 		cfg.subscribers, cfg.vectorChunks = 0, 0
+	}
+	if cfg.instances < 1 || cfg.instances > 2 || (cfg.instances == 2 && (cfg.db == "" || cfg.scale > 0 || sc.duration > 0)) {
+		fmt.Fprintln(os.Stderr, "bench: -instances takes 1, or 2 with -db (several servers share a PostgreSQL database; not with -scale or -soak)")
+		os.Exit(2)
+	}
+	if cfg.db != "" && cfg.scale > 0 {
+		fmt.Fprintln(os.Stderr, "bench: -scale measures the SQLite file (its pages, its size); it takes no -db")
+		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	var code int
@@ -209,7 +223,7 @@ func run(ctx context.Context, cfg config) int {
 		return 1
 	}
 	defer done()
-	srv := &server{bin: cfg.bin, dir: dir}
+	srv := &server{bin: cfg.bin, dir: dir, db: cfg.db}
 	fail := func(err error) int {
 		logf("bench: %v", err)
 		return 1
@@ -245,10 +259,28 @@ func run(ctx context.Context, cfg config) int {
 			_, _ = srv.stop()
 		}
 	}()
+	if cfg.db != "" {
+		logf("database: %s (the server's CPU and RSS figures leave PostgreSQL's own out)", redactedDB(cfg.db))
+	}
 	logf("agentdesk %s serving on %s (pid %d, --synchronous %s); %d cores here; %d clients, %s phases, %d rounds",
 		cfg.bin, srv.url(), srv.pid(), cfg.synchronous, runtime.NumCPU(), cfg.clients, cfg.duration, cfg.rounds)
 
-	l := newLoader(srv.url())
+	var others []string
+	if cfg.instances == 2 {
+		dir2, done2, err := dataDir(cfg, "agentdesk-bench-2-")
+		if err != nil {
+			return fail(err)
+		}
+		defer done2()
+		srv2 := &server{bin: cfg.bin, dir: dir2, db: cfg.db}
+		if err := srv2.start(ctx, cfg.synchronous); err != nil {
+			return fail(err)
+		}
+		defer func() { _, _ = srv2.stop() }()
+		others = append(others, srv2.url())
+		logf("a second agentdesk on the same database: %s (pid %d); requests alternate between the two", srv2.url(), srv2.pid())
+	}
+	l := newLoader(srv.url(), others...)
 	r := &report{values: map[string][]float64{}, errored: map[string]bool{}}
 	var seq atomic.Int64
 	newWrite, newRead := createBody(&seq, writes.agent), createBody(&seq, reads.agent)
@@ -426,6 +458,8 @@ func run(ctx context.Context, cfg config) int {
 		"tasks":                      cfg.tasks,
 		"cores":                      runtime.NumCPU(),
 		"synchronous":                cfg.synchronous,
+		"engine":                     engineOf(cfg.db),
+		"instances":                  cfg.instances,
 		"peak_rss_mib":               round(peak, 1),
 		"peak_rss_mib_before_fanout": round(peakBeforeFanout, 1),
 		"rss_under_load_mib":         round(rssUnderLoad, 1),
@@ -555,4 +589,21 @@ func roundAll(v []float64) []float64 {
 		out[i] = round(x, 3)
 	}
 	return out
+}
+
+// engineOf names the engine of a -db value, for the figures.
+func engineOf(db string) string {
+	if db == "" {
+		return "sqlite"
+	}
+	return "postgres"
+}
+
+// redactedDB is a -db value fit for the log: without its password.
+func redactedDB(db string) string {
+	loc, err := store.ParseDB(db)
+	if err != nil {
+		return "(not a postgres:// URL)"
+	}
+	return loc.Redacted()
 }

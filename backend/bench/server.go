@@ -30,12 +30,24 @@ type server struct {
 	logFile  *os.File
 	poll     time.Duration // how often start polls /healthz (50 ms when 0)
 	args     []string      // more arguments of --serve, e.g. --activity-retention
+	// db is the server's and the command line's --db, given as AGENTDESK_DB (so that a
+	// password in it does not show in the process list); "" is SQLite in dir.
+	db string
+}
+
+// env is the environment of the binary's processes.
+func (s *server) env() []string {
+	if s.db == "" {
+		return nil // the bench's own
+	}
+	return append(os.Environ(), "AGENTDESK_DB="+s.db)
 }
 
 // cli runs one command of the binary on the data directory, as
 // `agentdesk --data DIR args...`, and returns its standard output.
 func (s *server) cli(args ...string) ([]byte, error) {
 	cmd := exec.Command(s.bin, append([]string{"--data", s.dir}, args...)...)
+	cmd.Env = s.env()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -132,6 +144,7 @@ func (s *server) startOn(ctx context.Context, addr, synchronous string) error {
 	s.addr = addr
 	s.cmd = exec.Command(s.bin, append([]string{"--serve", "--addr", addr, "--data", s.dir, "--synchronous", synchronous}, s.args...)...)
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
+	s.cmd.Env = s.env()
 	if err := s.cmd.Start(); err != nil {
 		logFile.Close()
 		return err

@@ -86,7 +86,7 @@ func runSoak(ctx context.Context, cfg config, sc soakConfig) int {
 		logf("soak: %v", err)
 		return 1
 	}
-	srv := &server{bin: cfg.bin, dir: dir}
+	srv := &server{bin: cfg.bin, dir: dir, db: cfg.db}
 	p, err := srv.newProject("soak")
 	if err != nil {
 		return fail(err)

@@ -35,7 +35,7 @@ func vectorPhase(ctx context.Context, cfg config, dir string, r *report) {
 		r.check("vector setup", phase{errors: 1, errSamples: []string{err.Error()}})
 		return
 	}
-	srv := &server{bin: cfg.bin, dir: vdir}
+	srv := &server{bin: cfg.bin, dir: vdir, db: cfg.db}
 	fail := func(what string, err error) {
 		logf("  vector %s: %v", what, err)
 		r.check("vector "+what, phase{errors: 1, errSamples: []string{err.Error()}})

@@ -31,6 +31,11 @@ type Options struct {
 	// MaxWebhookDeliveries bounds how many webhooks are sent to at once (default 8);
 	// each webhook has at most one request in flight.
 	MaxWebhookDeliveries int
+	// Foreign receives a value when another server sharing the PostgreSQL database
+	// committed (store.Options.OnForeign): the scheduler looks at the jobs again, at most
+	// every HeldRetry. (Such commits should wake the webhook deliverer too, by Commits.)
+	// Nil on SQLite.
+	Foreign <-chan struct{}
 	// OnRun, if set, is told of each pass of the periodic work (what it is, and its
 	// error or nil): the metrics count them (backend/metrics).
 	OnRun func(what string, err error)
@@ -159,7 +164,10 @@ func (r *Runner) schedule(ctx context.Context, started time.Time) {
 	defer r.wg.Done()
 	clock := r.opts.Clock
 	since := started
-	passOK := r.runDue(ctx, &since)
+	passOK, held := r.runDue(ctx, &since)
+	// Another server's commits wake the scheduler at most every HeldRetry (real time):
+	// under load they come hundreds of times a second.
+	var foreignQuiet <-chan time.Time
 	for {
 		wait := r.opts.MaxSleep
 		now := clock.Now()
@@ -179,6 +187,14 @@ func (r *Runner) schedule(ctx context.Context, started time.Time) {
 		if !passOK {
 			// The jobs that failed are still due: without a pause the loop would spin.
 			wait = max(wait, RetryAfter)
+		} else if held {
+			// Another server is running a due job: it stays due until that server
+			// commits (whose notification wakes this loop), so do not spin meanwhile.
+			wait = max(wait, HeldRetry)
+		}
+		foreign := r.opts.Foreign
+		if foreignQuiet != nil {
+			foreign = nil
 		}
 		t := clock.NewTimer(wait)
 		select {
@@ -187,26 +203,40 @@ func (r *Runner) schedule(ctx context.Context, started time.Time) {
 			return
 		case <-r.svc.JobsChanged():
 			t.Stop()
-			passOK = true // a change may have fixed it: look again at once
+			passOK, held = true, false // a change may have fixed it: look again at once
+			continue
+		case <-foreign:
+			t.Stop()
+			foreignQuiet = time.After(HeldRetry)
+			held = false // its holder may have committed: look again at once
+			continue
+		case <-foreignQuiet:
+			t.Stop()
+			foreignQuiet = nil
 			continue
 		case <-t.C():
 		}
-		passOK = r.runDue(ctx, &since)
+		passOK, held = r.runDue(ctx, &since)
 	}
 }
 
-// runDue runs the jobs due now, taking runs due before since as missed; false if any
-// failed.
-func (r *Runner) runDue(ctx context.Context, since *time.Time) bool {
+// HeldRetry is how long the scheduler waits before it looks again at a due job that
+// another server sharing the database was running (unless that server's commit wakes it
+// first), and the least time between two looks that other servers' commits cause.
+const HeldRetry = time.Second
+
+// runDue runs the jobs due now, taking runs due before since as missed; ok is false if
+// any failed, held is true if another server was running some.
+func (r *Runner) runDue(ctx context.Context, since *time.Time) (ok, held bool) {
 	now := r.opts.Clock.Now()
 	if now.Before(*since) {
 		*since = now
 	}
-	err := r.svc.RunDueJobs(ctx, now, *since)
+	n, err := r.svc.RunDueJobsHeld(ctx, now, *since)
 	if err != nil && ctx.Err() == nil && !quiet(err) {
 		slog.Error("scheduler: run due jobs; trying again later", "err", err, "retry_after", RetryAfter)
 	}
-	return err == nil
+	return err == nil, n > 0
 }
 
 func (r *Runner) prune(ctx context.Context) {

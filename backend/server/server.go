@@ -70,7 +70,19 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		default:
 		}
 	}
-	storeOpts := store.Options{OnCommit: onCommit, Synchronous: cfg.Synchronous}
+	// PostgreSQL: another server committed. Its events are read by the hub as this
+	// server's own; the webhook deliverer and the scheduler look again.
+	foreign := make(chan struct{}, 1)
+	onForeign := func() {
+		hub.Notify(nil)
+		for _, c := range []chan struct{}{commits, foreign} {
+			select {
+			case c <- struct{}{}:
+			default:
+			}
+		}
+	}
+	storeOpts := store.Options{OnCommit: onCommit, OnForeign: onForeign, Synchronous: cfg.Synchronous}
 	if m != nil {
 		storeOpts.OnBatch = m.Batch
 	}
@@ -143,6 +155,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s.handler = router
 	s.http.Handler = shapeRawErrors(s.http, withBodyDeadline(bodyTimeout, withSecurityHeaders(router)))
 	jobOpts := jobs.Options{Clock: cfg.Clock, ActivityRetention: cfg.ActivityRetention, Commits: commits}
+	if cfg.DB.Engine == store.Postgres {
+		jobOpts.Foreign = foreign
+	}
 	if m != nil {
 		jobOpts.OnRun = m.Work
 	}
@@ -219,6 +234,9 @@ func Run(ctx context.Context, cfg Config) error {
 		"fsync", st.Sync.Round(time.Millisecond))
 	return nil
 }
+
+// Store is the server's store (tests of several servers on one database).
+func (s *Server) Store() *store.Store { return s.store }
 
 // Handler is the server's HTTP handler, for the desktop window to serve in-process.
 func (s *Server) Handler() http.Handler { return s.handler }

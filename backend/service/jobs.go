@@ -490,33 +490,48 @@ func (s *Service) NextJobRun(ctx context.Context) (time.Time, bool, error) {
 // records the others as skipped. Each job is one transaction: its tasks, its runs, its
 // next run time and the events.
 func (s *Service) RunDueJobs(ctx context.Context, now, startedAt time.Time) error {
+	_, err := s.RunDueJobsHeld(ctx, now, startedAt)
+	return err
+}
+
+// RunDueJobsHeld is RunDueJobs, and says how many due jobs it left to another server
+// sharing the PostgreSQL database, which was running them (or whose write a deadlock
+// with another server's cancelled): they stay due until that server commits, so the
+// scheduler waits for that, not longer, before it looks again.
+func (s *Service) RunDueJobsHeld(ctx context.Context, now, startedAt time.Time) (held int, err error) {
 	now = now.UTC().Truncate(time.Microsecond)
 	due, err := s.store.Read().DueJobs(ctx, now)
 	if err != nil {
-		return internal("list due jobs", err)
+		return 0, internal("list due jobs", err)
 	}
 	var errsOut []error
 	for i := range due {
 		j := &due[i]
 		jctx := acting(ctx, jobPrincipal(j))
 		err := s.store.Write(jctx, func(tx *store.Tx) error {
-			cur, err := tx.Job(jctx, j.ProjectID, j.ID)
+			// Still due, and (PostgreSQL) claimed for this write: another server's
+			// scheduler cannot run it too.
+			cur, err := tx.ClaimDueJob(jctx, j.ProjectID, j.ID, now)
 			if errors.Is(err, store.ErrNotFound) {
-				return nil // deleted meanwhile
+				return nil // deleted, paused or rescheduled meanwhile
 			}
 			if err != nil {
 				return err
 			}
-			if cur.NextRunAt == nil || cur.NextRunAt.IsZero() || cur.NextRunAt.After(now) {
-				return nil // paused or rescheduled meanwhile
-			}
 			return s.catchUp(jctx, tx, cur, now, startedAt)
 		})
+		// Held by another server, or cancelled by PostgreSQL to break a deadlock with
+		// another server's batch (nothing saved): look again in a second, not after the
+		// minute a failed pass waits.
+		if errors.Is(err, store.ErrJobHeld) || store.IsDeadlock(err) {
+			held++
+			continue
+		}
 		if err != nil {
 			errsOut = append(errsOut, err)
 		}
 	}
-	return errors.Join(errsOut...)
+	return held, errors.Join(errsOut...)
 }
 
 func (s *Service) catchUp(ctx context.Context, tx *store.Tx, j *model.Job, now, startedAt time.Time) error {

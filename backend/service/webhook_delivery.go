@@ -140,7 +140,23 @@ func (s *Service) NextWebhookAttempt(ctx context.Context) (time.Time, bool, erro
 // WebhookBackoff, or disables the webhook once it has failed for WebhookFailingFor
 // (with a webhook.disabled event). more is true when the attempt succeeded (the next
 // event may follow at once). When ctx ends during the attempt, it is not recorded.
+//
+// Servers sharing a PostgreSQL database send a webhook's events one server at a time
+// (store.HoldWebhook): while another server is sending them, more is false and nothing
+// is sent from here.
 func (s *Service) DeliverWebhook(ctx context.Context, id int64) (more bool, err error) {
+	_, err = s.store.HoldWebhook(ctx, id, func() (err error) {
+		more, err = s.deliverWebhook(ctx, id)
+		return err
+	})
+	if err != nil {
+		return false, internal("hold webhook", err) // internal keeps the service's own errors
+	}
+	return more, nil
+}
+
+// deliverWebhook is DeliverWebhook while this server holds the webhook.
+func (s *Service) deliverWebhook(ctx context.Context, id int64) (more bool, err error) {
 	r := s.store.Read()
 	w, err := r.WebhookByID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -133,7 +134,7 @@ func OpenLocation(ctx context.Context, loc Location, path string, opts Options) 
 // durable, so the syncer only acknowledges batches in order. No checkpointer, no
 // data_version watch, no disk-full probe.
 func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store, error) {
-	connect := func(params map[string]string) (*sql.DB, error) {
+	connect := func(params map[string]string, opts ...stdlib.OptionOpenDB) (*sql.DB, error) {
 		cfg, err := pgx.ParseConfig(loc.URL)
 		if err != nil {
 			return nil, errors.New("--db: not a valid postgres:// URL") // never the URL: it may hold a password
@@ -141,7 +142,7 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		for k, v := range params {
 			cfg.RuntimeParams[k] = v
 		}
-		return stdlib.OpenDB(*cfg), nil
+		return stdlib.OpenDB(*cfg, opts...), nil
 	}
 	// Migrate on a pool of its own, under goose's advisory lock (servers starting together).
 	migrator, err := OpenPostgres(ctx, loc.URL)
@@ -149,7 +150,13 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		return nil, err
 	}
 	migrator.Close()
-	writer, err := connect(map[string]string{"synchronous_commit": "on"})
+	// The writer's backend pid tells the listener which notifications are this server's
+	// own (pgmulti.go); the pool makes the connection again if it is lost.
+	writerPID := new(atomic.Uint32)
+	writer, err := connect(map[string]string{"synchronous_commit": "on"}, stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
+		writerPID.Store(c.PgConn().PID())
+		return nil
+	}))
 	if err != nil {
 		return nil, err
 	}
@@ -166,13 +173,22 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 	n := max(4, 2*runtime.GOMAXPROCS(0))
 	reader.SetMaxOpenConns(n)
 	reader.SetMaxIdleConns(n)
+	locks, err := connect(nil)
+	if err != nil {
+		writer.Close()
+		reader.Close()
+		return nil, err
+	}
+	locks.SetMaxOpenConns(lockConns)
 	if err := errors.Join(writer.PingContext(ctx), reader.PingContext(ctx)); err != nil {
 		writer.Close()
 		reader.Close()
+		locks.Close()
 		return nil, fmt.Errorf("connect to %s: %w", loc.Redacted(), err)
 	}
 	s := &Store{
 		path: loc.Redacted(), pg: true, writer: writer, reader: reader, opts: opts,
+		writerPID: writerPID, locks: locks,
 		jobs:            make(chan *job, 1024),
 		committed:       make(chan committed, 64),
 		syncReady:       make(chan struct{}, 1),
@@ -184,6 +200,13 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		writeStmts:      newStmtCache(writer),
 	}
 	close(s.checkpointerEnd) // no checkpointer
+	// Other servers' commits wake this one's hub (pgmulti.go).
+	if err := s.startListener(ctx, loc.URL); err != nil {
+		writer.Close()
+		reader.Close()
+		locks.Close()
+		return nil, fmt.Errorf("connect to %s: %w", loc.Redacted(), err)
+	}
 	go s.writeLoop()
 	go s.syncLoop() // acknowledges in commit order; no fsync on PostgreSQL
 	return s, nil

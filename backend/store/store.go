@@ -40,6 +40,10 @@ type Options struct {
 	// OnBatch, if set, is told of each committed batch: how many writes it held and how
 	// long its COMMIT took (the metrics, backend/metrics). It must not block.
 	OnBatch func(writes int, commit time.Duration)
+	// OnForeign, if set, is told that another server committed events to the same
+	// PostgreSQL database (or that some may have been missed): the hub reads them as it
+	// does this server's own. It runs on the listener's goroutine and must not block.
+	OnForeign func()
 }
 
 // Store is the database: one writer connection, a pool of readers.
@@ -76,6 +80,11 @@ type Store struct {
 	horizon               eventHorizon
 	beforeSync            atomic.Pointer[func(events []model.Event) error] // tests: runs before each fsync with the events it covers; an error stands for the fsync's
 	taskCache             taskCache
+	// PostgreSQL, several servers (pgmulti.go): the writer connection's backend pid, the
+	// listener for the other servers' commits, the pool holding webhook locks.
+	writerPID *atomic.Uint32
+	listener  *Listener
+	locks     *sql.DB
 
 	writes, batches, syncs            atomic.Int64
 	execNanos, commitNanos, syncNanos atomic.Int64 // the writer's time running writes and committing them; the syncer's fsyncs
@@ -271,7 +280,7 @@ func (s *Store) Close() error {
 	s.readStmts.close()
 	s.writeStmts.close()
 	if s.pg {
-		return errors.Join(s.reader.Close(), s.writer.Close())
+		return errors.Join(s.listener.Close(), s.locks.Close(), s.reader.Close(), s.writer.Close())
 	}
 	// The writer's connection closes last: SQLite then checkpoints and removes the WAL.
 	return errors.Join(s.watch.close(), s.reader.Close(), s.writer.Close(), s.wal.close())

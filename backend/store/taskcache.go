@@ -122,9 +122,12 @@ func (r Reader) TasksJSON(ctx context.Context, f TaskFilter) ([]model.EncodedTas
 	}
 	r.watch.check(ctx) // another process's changes (foreign.go)
 	since := r.tasks.begin()
-	if f.Streamed {
+	if f.Streamed || r.pg {
 		// A page of a whole list: most pages of a long list are not cached, so the ids
 		// query would only come before the read of the tasks themselves.
+		// PostgreSQL: another server's change is known here only when its notification
+		// arrives, after that server has answered; a list sent right after it through
+		// this server could be stale. So every list is read from the database.
 		return r.encodeTasks(ctx, f, since)
 	}
 	q, args := f.page(`SELECT t.id FROM tasks t`, r.pg)
@@ -156,7 +159,7 @@ func (r Reader) encodeTasks(ctx context.Context, f TaskFilter, since uint64) ([]
 		}
 		out[i] = model.EncodedTask{ID: tasks[i].ID, JSON: bytes.Clone(buf)} // kept: exactly its size
 	}
-	if !f.Streamed {
+	if !f.Streamed && !r.pg {
 		r.tasks.store(out, since)
 	}
 	return out, more, nil

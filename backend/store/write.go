@@ -174,6 +174,13 @@ func (s *Store) writeBatch(first *job) {
 		b.fail(s.batchError(err))
 		return
 	}
+	if s.pg {
+		// Wakes the other servers' hubs when (and only if) the batch commits (pgwake.go).
+		if err := notifyEvents(ctx, tx, b.seqs); err != nil {
+			b.fail(s.batchError(err))
+			return
+		}
+	}
 	if err := s.Stopped(); err != nil { // the syncer failed while this batch ran
 		b.fail(err)
 		return
