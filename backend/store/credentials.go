@@ -8,16 +8,9 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 )
 
-// Authentication reads the database on every request, on the read pool: a token by its
-// hash, or an agent's project secret and the agent in one query. Nothing is cached, so a
-// token revoked or an agent deleted, by this process or another (the CLI), stops working
-// with the next request. (A cache here once needed a check for other processes' commits
-// before each read, which cost as much as the query it saved: docs/performance.md.)
-
-// TokenByHash finds a token by the SHA-256 of its value.
-func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*model.Token, error) {
-	return s.Read().TokenByHash(ctx, hash)
-}
+// Authentication reads, on the read pool: a token by its hash (through the token cache,
+// credcache.go), or an agent's project secret and the agent in one query. Agents are not
+// cached: an agent's callbacks are fewer than the requests made with tokens.
 
 // AgentCredentials is what checking an agent's headers needs: its project's secret, and
 // the agent of that name (nil when the project has none of that name).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // foreignWatch notices commits made by other connections than this store's writer: the
@@ -25,6 +27,9 @@ type foreignWatch struct {
 	stmt   *sql.Stmt
 	known  int64
 	forget func() // empties every read cache
+	// When the last look that found known exact began (monotonic()): every other
+	// process's commit before it has emptied the caches (checkRecent).
+	looked atomic.Int64
 }
 
 func openForeignWatch(path, synchronous string, forget func()) (*foreignWatch, error) {
@@ -32,13 +37,13 @@ func openForeignWatch(path, synchronous string, forget func()) (*foreignWatch, e
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	db.SetConnMaxLifetime(0)
-	db.SetConnMaxIdleTime(0)
+	keepOneConnection(db)
 	w := &foreignWatch{db: db, forget: forget}
 	if w.stmt, err = db.Prepare("PRAGMA data_version"); err == nil {
-		w.known, err = w.version(context.Background())
+		start := monotonic()
+		if w.known, err = w.version(context.Background()); err == nil {
+			w.looked.Store(start)
+		}
 	}
 	if err != nil {
 		db.Close()
@@ -64,13 +69,31 @@ func (w *foreignWatch) check(ctx context.Context) {
 	w.checkLocked(ctx)
 }
 
+// checkRecent is check, unless a look began less than within ago. So a cache that uses
+// it notices another process's commit no later than within after it; the token cache
+// makes that moot (credcache.go). Under load the writer's commits look often enough that
+// a request seldom looks itself.
+func (w *foreignWatch) checkRecent(ctx context.Context, within time.Duration) {
+	if w == nil || monotonic()-w.looked.Load() < int64(within) {
+		return
+	}
+	w.check(ctx)
+}
+
+// monotonic is the time since the process began, in nanoseconds, on the monotonic clock.
+func monotonic() int64 { return int64(time.Since(processStart)) }
+
+var processStart = time.Now()
+
 func (w *foreignWatch) checkLocked(ctx context.Context) {
+	start := monotonic()
 	v, err := w.version(ctx)
 	if err != nil || v != w.known {
 		w.forget()
 	}
 	if err == nil {
 		w.known = v
+		w.looked.Store(start)
 	}
 }
 
@@ -84,6 +107,7 @@ func (w *foreignWatch) commit(ctx context.Context, tx *sql.Tx, writer *sql.DB, w
 	if err := tx.Commit(); err != nil {
 		return err
 	}
+	start := monotonic()
 	v, err := w.version(ctx)
 	var after int64
 	if err == nil {
@@ -94,6 +118,7 @@ func (w *foreignWatch) commit(ctx context.Context, tx *sql.Tx, writer *sql.DB, w
 	}
 	if err == nil {
 		w.known = v
+		w.looked.Store(start)
 	}
 	return nil
 }

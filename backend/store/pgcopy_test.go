@@ -303,6 +303,9 @@ func copyFillEveryTable(t *testing.T) string {
 	must("SetAgentSkill", err)
 	_, _, err = svc.CreateToken(ctx, owner, service.CreateTokenInput{Name: "ci", Type: "platform", Scopes: []string{auth.TaskRead, auth.TaskWrite}})
 	must("CreateToken", err)
+	_, gone, err := svc.CreateToken(ctx, owner, service.CreateTokenInput{Name: "revoked", Type: "platform", Scopes: []string{auth.TaskRead}})
+	must("CreateToken", err)
+	must("RevokeToken", svc.RevokeToken(ctx, owner, gone.ID)) // counted in credential_changes
 
 	conv, err := svc.CreateConversation(ctx, owner, service.CreateConversationInput{Name: str("design"), Message: str("hello, 世界")}, "")
 	must("CreateConversation", err)

@@ -160,10 +160,7 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 	if err != nil {
 		return nil, err
 	}
-	writer.SetMaxOpenConns(1)
-	writer.SetMaxIdleConns(1)
-	writer.SetConnMaxLifetime(0)
-	writer.SetConnMaxIdleTime(0)
+	keepOneConnection(writer)
 	// The readers refuse writes, as SQLite's query_only readers do.
 	reader, err := connect(map[string]string{"default_transaction_read_only": "on"})
 	if err != nil {

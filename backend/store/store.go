@@ -80,6 +80,8 @@ type Store struct {
 	horizon               eventHorizon
 	beforeSync            atomic.Pointer[func(events []model.Event) error] // tests: runs before each fsync with the events it covers; an error stands for the fsync's
 	taskCache             taskCache
+	tokens                tokenCache // credcache.go
+	credChanges           int64      // the writer's last count of token changes (credcache.go); -1 before the first
 	// PostgreSQL, several servers (pgmulti.go): the writer connection's backend pid, the
 	// listener for the other servers' commits, the pool holding webhook locks.
 	writerPID *atomic.Uint32
@@ -138,10 +140,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	writer.SetMaxOpenConns(1)
-	writer.SetMaxIdleConns(1)
-	writer.SetConnMaxLifetime(0)
-	writer.SetConnMaxIdleTime(0)
+	keepOneConnection(writer)
 	if err := migrate(ctx, writer); err != nil {
 		writer.Close()
 		return nil, err
@@ -172,9 +171,13 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		stop:            make(chan struct{}),
 		writerEnd:       make(chan struct{}),
 		readStmts:       newStmtCache(reader),
+		credChanges:     -1,
 		writeStmts:      newStmtCache(writer),
 	}
-	s.watch, err = openForeignWatch(path, opts.Synchronous, func() { s.taskCache.invalidate(nil, true) })
+	s.watch, err = openForeignWatch(path, opts.Synchronous, func() {
+		s.taskCache.invalidate(nil, true)
+		s.tokens.clear()
+	})
 	if err != nil {
 		reader.Close()
 		writer.Close()
@@ -184,6 +187,16 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	go s.syncLoop()
 	go s.checkpointLoop()
 	return s, nil
+}
+
+// keepOneConnection makes db one connection, never closed for its age or idleness: the
+// writer's (its transaction is the batch) and the data_version watch's (the value is per
+// connection).
+func keepOneConnection(db *sql.DB) {
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
 }
 
 // KnownSchema is the highest schema version (goose migration) this agentdesk knows.

@@ -186,11 +186,17 @@ func (s *Store) writeBatch(first *job) {
 		return
 	}
 	// The writer connection's data_version, for telling other processes' commits from
-	// this one (foreign.go); SQLite's only.
-	var writerVersion int64
+	// this one (foreign.go), and the count of token changes (credcache.go); SQLite's only.
+	var writerVersion, credChanges int64
 	if !s.pg {
-		if err := (Reader{q: tx, batch: b.stmts}).queryRow(ctx, `PRAGMA data_version`).Scan(&writerVersion); err != nil {
+		r := Reader{q: tx, batch: b.stmts}
+		if err := r.queryRow(ctx, `PRAGMA data_version`).Scan(&writerVersion); err != nil {
 			b.fail(s.batchError(fmt.Errorf("read data_version: %w", err)))
+			return
+		}
+		var err error
+		if credChanges, err = credentialChanges(ctx, r); err != nil {
+			b.fail(s.batchError(fmt.Errorf("read the count of token changes: %w", err)))
 			return
 		}
 	}
@@ -200,6 +206,7 @@ func (s *Store) writeBatch(first *job) {
 		// Let the read caches forget whatever the batch may have changed.
 		s.horizon.restore(prevSeqs)
 		s.taskCache.invalidate(nil, true)
+		s.tokens.clear()
 		if IsDiskFull(err) {
 			// Not committed, as SQLite rolled it back (diskfull.go): 507, and go on.
 			b.fail(s.batchError(err))
@@ -212,6 +219,13 @@ func (s *Store) writeBatch(first *job) {
 	}
 	s.noteCommitted() // diskfull.go
 	s.taskCache.invalidate(b.changedTasks, b.allTasksChanged)
+	if !s.pg && credChanges != s.credChanges { // a token changed (credcache.go)
+		s.tokens.clear()
+		s.credChanges = credChanges
+		// Other processes' token caches notice this commit within foreignLookEvery:
+		// acknowledged no sooner, a revocation counts everywhere once its caller hears of it.
+		time.Sleep(foreignLookEvery)
+	}
 	commitTook := time.Since(committing)
 	s.execNanos.Add(int64(committing.Sub(start)))
 	s.commitNanos.Add(int64(commitTook))

@@ -1,0 +1,103 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/model"
+)
+
+// Every request authenticates, most with a token looked up by its hash. On SQLite the
+// store keeps the tokens it has looked up, so that a request costs no query (make bench:
+// creates and messages +14-18%, docs/performance.md). What empties it:
+//
+//   - A write of this store that changes or deletes a token. Triggers on tokens count
+//     every such change in credential_changes (migration 00024), whatever statement made
+//     it: a revocation, a rotation, a project's deletion cascading. The writer reads the
+//     count once a batch and, when it moved, empties the cache after the commit and
+//     before any write of the batch is acknowledged. No code path has to remember to do
+//     it. (A new token needs nothing: only tokens that exist are cached.)
+//   - Another process's commit (the command line beside a running server, a second store
+//     on the file): the data_version watch (foreign.go) is looked at before a cached
+//     token is used, unless a look began less than foreignLookEvery ago; under load the
+//     writer's own commits look that often. So a server notices another process's commit
+//     within foreignLookEvery; and since every writer acknowledges a batch that changed
+//     a token no sooner than foreignLookEvery after its commit (write.go), a revocation
+//     counts in every process by the time its caller hears it succeeded.
+//
+// PostgreSQL keeps no cache: another server's revocation must count at once, and its
+// notification comes only after that server has answered.
+
+// foreignLookEvery bounds how late the token cache may notice another process's commit,
+// and so how much longer a write that changes a token takes to be acknowledged. At 1 ms
+// the writer's own looks (one a commit) came too seldom under load and requests looked
+// themselves: creates +3% against +14% at 10 ms (docs/performance.md).
+const foreignLookEvery = 10 * time.Millisecond
+
+// maxCachedTokens bounds the cache; past it, it starts over. Only tokens that exist are
+// kept, so guessing hashes cannot fill it.
+const maxCachedTokens = 10_000
+
+// tokenCache holds tokens by hash. gen counts the times it was emptied: a lookup that
+// began before an emptying does not store what it read, which may be older than it.
+type tokenCache struct {
+	mu     sync.Mutex
+	gen    uint64
+	byHash map[string]model.Token
+}
+
+func (c *tokenCache) get(hash []byte) (tok model.Token, gen uint64, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tok, ok = c.byHash[string(hash)]
+	return tok, c.gen, ok
+}
+
+func (c *tokenCache) put(gen uint64, hash []byte, tok model.Token) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if c.byHash == nil || len(c.byHash) >= maxCachedTokens {
+		c.byHash = map[string]model.Token{}
+	}
+	c.byHash[string(hash)] = tok
+}
+
+func (c *tokenCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.byHash = nil
+}
+
+// TokenByHash finds a token by the SHA-256 of its value.
+func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*model.Token, error) {
+	if s.pg {
+		return s.Read().TokenByHash(ctx, hash)
+	}
+	s.watch.checkRecent(ctx, foreignLookEvery)
+	tok, gen, ok := s.tokens.get(hash)
+	if ok {
+		tok.Scopes = slices.Clone(tok.Scopes)
+		return &tok, nil
+	}
+	found, err := s.Read().TokenByHash(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	kept := *found
+	kept.Scopes = slices.Clone(found.Scopes)
+	s.tokens.put(gen, hash, kept)
+	return found, nil
+}
+
+// credentialChanges reads the count of token changes, inside the writer's batch.
+func credentialChanges(ctx context.Context, r Reader) (int64, error) {
+	var n int64
+	err := r.queryRow(ctx, `SELECT COALESCE((SELECT n FROM credential_changes WHERE id = 1), 0)`).Scan(&n)
+	return n, err
+}
