@@ -45,9 +45,9 @@ const (
 type oaCase struct {
 	name   string
 	method string
-	// sqliteOnly, if set, says why the case holds on SQLite only (its database file);
-	// on PostgreSQL the case is skipped with that reason.
-	sqliteOnly string
+	// postgres, if set, is the answer on PostgreSQL where it differs from SQLite's (what
+	// rests on the database file: the backup download, about's dataDir).
+	postgres *oaAnswer
 	// path, body and header values may hold placeholders: {project} {otherProject}
 	// {agent} {otherAgent} {other} (a task of the other project), {origin} (the
 	// server's own origin); conversations: {conv} and {convUUID} (with three messages,
@@ -71,6 +71,13 @@ type oaCase struct {
 	req    oaReq
 	status int
 	code   string // the error code, "" for success
+	check  func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64)
+}
+
+// oaAnswer is an answer a case expects instead of its own status, code and check.
+type oaAnswer struct {
+	status int
+	code   string
 	check  func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64)
 }
 

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"net/url"
 	"testing"
 )
 
@@ -18,6 +19,24 @@ func oaServiceScenarios() []oaCase {
 			if v["version"] == "" || (v["dataDir"] != nil) != admin {
 				t.Fatalf("about with admin=%v: %v", admin, v)
 			}
+		}
+	}
+	// On PostgreSQL the backup is pg_dump's job, and about names the database by its URL.
+	namesPgDump := func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		if !bytes.Contains(r.body, []byte("pg_dump")) {
+			t.Fatalf("the backup's refusal does not name pg_dump: %s", r.body)
+		}
+	}
+	aboutPostgres := func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		v := r.object(t)
+		db, _ := v["database"].(string)
+		u, err := url.Parse(db)
+		password, hasPassword := "", false
+		if err == nil && u.User != nil {
+			password, hasPassword = u.User.Password()
+		}
+		if v["dataDir"] != nil || err != nil || u.Scheme != "postgres" && u.Scheme != "postgresql" || hasPassword && password != "xxxxx" {
+			t.Fatalf("about as admin on PostgreSQL: %v, want the database's URL without its password and no dataDir", v)
 		}
 	}
 	meVia := func(via string) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
@@ -38,13 +57,13 @@ func oaServiceScenarios() []oaCase {
 	return []oaCase{
 		{name: "sign-in options", method: "GET", path: "/api/signin", auth: "none", status: 200, check: signInWith},
 		{name: "backup", method: "GET", path: "/api/backup", auth: "desktop", status: 200, check: sqliteFile,
-			sqliteOnly: "the backup download is a copy of the SQLite file; on PostgreSQL it answers 409 and names pg_dump"},
+			postgres: &oaAnswer{status: 409, code: "conflict", check: namesPgDump}},
 		{name: "backup by one project's admin", method: "GET", path: "/api/backup", auth: "admin", status: 403, code: "forbidden"},
 		{name: "backup without admin", method: "GET", path: "/api/backup", auth: "all", req: oaInvalid, status: 403, code: "forbidden"},
 		{name: "backup no credentials", method: "GET", path: "/api/backup", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
 		{name: "about", method: "GET", path: "/api/about", auth: "ro", status: 200, check: aboutFields(false)},
 		{name: "about as admin", method: "GET", path: "/api/about", auth: "admin", status: 200, check: aboutFields(true),
-			sqliteOnly: "dataDir is the directory of the SQLite file; on PostgreSQL database is the URL without its password"},
+			postgres: &oaAnswer{status: 200, check: aboutPostgres}},
 		{name: "about with a data token", method: "GET", path: "/api/about", auth: "data", status: 403, code: "forbidden"},
 		{name: "about no credentials", method: "GET", path: "/api/about", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
 		{name: "me", method: "GET", path: "/api/me", auth: "ro", status: 200, check: meVia("token")},

@@ -85,9 +85,13 @@ func testOpenAPIScenarios(t *testing.T, engine string) {
 		}
 		names[c.name] = true
 		t.Run(c.name, func(t *testing.T) {
-			if c.sqliteOnly != "" && engine != "sqlite" {
-				covered[fmt.Sprintf("%s %s %d", c.method, c.path, c.status)] = true // answered on SQLite (literal paths only)
-				t.Skip(c.sqliteOnly)
+			if c.postgres != nil { // each engine's run counts the other's answer as covered (literal paths only)
+				if engine == "sqlite" {
+					covered[fmt.Sprintf("%s %s %d", c.method, c.path, c.postgres.status)] = true
+				} else {
+					covered[fmt.Sprintf("%s %s %d", c.method, c.path, c.status)] = true
+					c.status, c.code, c.check = c.postgres.status, c.postgres.code, c.postgres.check
+				}
 			}
 			h.call(t, c, map[string]int64{})
 		})

@@ -1000,9 +1000,9 @@ export interface components {
         About: {
             /** @description This build's version. */
             version: string;
-            /** @description The data directory (admin scope only). */
+            /** @description The data directory (admin scope only; SQLite only). */
             dataDir?: string;
-            /** @description The database file (admin scope only). */
+            /** @description The database file, or on PostgreSQL the database's URL without its password (admin scope only). */
             database?: string;
         };
         /**
@@ -2353,6 +2353,15 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description The server runs on PostgreSQL: back it up with `pg_dump` (code `conflict`; the message says so). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
             500: components["responses"]["InternalError"];
         };
     };
