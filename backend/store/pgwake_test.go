@@ -440,7 +440,11 @@ func TestPostgresWakeSeesCommittedEvents(t *testing.T) {
 				if names[0] == names[1] {
 					names = names[:1]
 				}
-				if err := appendNotified(ctx, db, names, 1+b%3); err != nil {
+				counts := map[string]int64{}
+				for _, p := range names {
+					counts[p] = int64(1 + b%3)
+				}
+				if err := appendEvents(ctx, db, names, counts, true); err != nil {
 					t.Errorf("writer %d: %v", w, err)
 					return
 				}
@@ -468,33 +472,4 @@ func TestPostgresWakeSeesCommittedEvents(t *testing.T) {
 		}
 	}
 	t.Logf("final seqs %v", final)
-}
-
-// appendNotified appends n events to each project as a PostgreSQL batch will: seq locks,
-// insert, advance, notify, commit.
-func appendNotified(ctx context.Context, db *sql.DB, projects []string, n int) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	last, err := lockEventSeqs(ctx, tx, projects)
-	if err != nil {
-		return err
-	}
-	for _, p := range projects {
-		for i := range n {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO events (project_id, seq, type, data, at) VALUES ($1, $2, 'test', '\x7b7d', '')`, p, last[p]+1+int64(i)); err != nil {
-				return err
-			}
-		}
-		last[p] += int64(n)
-		if _, err := tx.ExecContext(ctx, `UPDATE projects SET event_seq = $1 WHERE id = $2`, last[p], p); err != nil {
-			return err
-		}
-	}
-	if err := notifyEvents(ctx, tx, last); err != nil {
-		return err
-	}
-	return tx.Commit()
 }

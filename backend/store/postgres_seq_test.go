@@ -56,7 +56,7 @@ func TestPostgresEventSeqAcrossInstances(t *testing.T) {
 					names = append(names, projects[i])
 					counts[projects[i]] = int64(1 + rng.IntN(3))
 				}
-				if err := appendEvents(ctx, db, names, counts); err != nil {
+				if err := appendEvents(ctx, db, names, counts, false); err != nil {
 					t.Errorf("writer %d: %v", w, err)
 					return
 				}
@@ -120,9 +120,10 @@ func TestPostgresEventSeqAcrossInstances(t *testing.T) {
 	t.Logf("%d events in %d batches", stored, writers*batches)
 }
 
-// appendEvents is what a batch's end will do on PostgreSQL (flushEvents): lock, number,
-// insert, advance event_seq, commit.
-func appendEvents(ctx context.Context, db *sql.DB, projects []string, counts map[string]int64) error {
+// appendEvents is what a batch's end does on PostgreSQL (flushEvents): lock, number,
+// insert, advance event_seq, then (with notify, as the writer does) NOTIFY the other
+// servers, and commit.
+func appendEvents(ctx context.Context, db *sql.DB, projects []string, counts map[string]int64, notify bool) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -138,7 +139,13 @@ func appendEvents(ctx context.Context, db *sql.DB, projects []string, counts map
 				return fmt.Errorf("insert event: %w", err)
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE projects SET event_seq = $1 WHERE id = $2`, last[p]+counts[p], p); err != nil {
+		last[p] += counts[p]
+		if _, err := tx.ExecContext(ctx, `UPDATE projects SET event_seq = $1 WHERE id = $2`, last[p], p); err != nil {
+			return err
+		}
+	}
+	if notify {
+		if err := notifyEvents(ctx, tx, last); err != nil {
 			return err
 		}
 	}
