@@ -69,10 +69,10 @@ func (w *foreignWatch) check(ctx context.Context) {
 	w.checkLocked(ctx)
 }
 
-// checkRecent is check, unless a look began less than within ago. So a cache that uses
-// it notices another process's commit no later than within after it; the token cache
-// makes that moot (credcache.go). Under load the writer's commits look often enough that
-// a request seldom looks itself.
+// checkRecent is check, unless a look began less than within ago: a cache that uses it
+// notices another process's commit up to within late (the token cache's writers wait
+// that long before answering a token change: credcache.go). Under load the writer's
+// commits look often enough that a request seldom looks itself.
 func (w *foreignWatch) checkRecent(ctx context.Context, within time.Duration) {
 	if w == nil || monotonic()-w.looked.Load() < int64(within) {
 		return
