@@ -8,6 +8,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/store"
 )
 
 // Where is the place a request authenticates at. Which credentials each place takes is
@@ -176,8 +177,17 @@ func BearerToken(header string) (string, error) {
 // the principal the method is given and no interface has to say it again. A principal
 // that came through no interface (Via "": made in code, by the CLI or a test) leaves
 // the context's actor: the CLI's owner, or the system.
+//
+// It also names the principal's project as the one the writes change, so that on
+// PostgreSQL the writer takes the project's lock before running them (store.WritingIn).
 func acting(ctx context.Context, p *auth.Principal) context.Context {
-	if p == nil || p.Via == "" {
+	if p == nil {
+		return ctx
+	}
+	if p.ProjectID != "" {
+		ctx = store.WritingIn(ctx, p.ProjectID)
+	}
+	if p.Via == "" {
 		return ctx
 	}
 	return audit.WithPrincipal(ctx, p)

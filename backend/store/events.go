@@ -42,27 +42,33 @@ func (t *Tx) AppendEvent(ctx context.Context, projectID, typ string, data any, a
 
 // nextSeq numbers the project's next event. The first event of a project in a batch
 // reads the project's last seq; the following ones count on from there in memory.
-//
-// On PostgreSQL another server may number the project's events meanwhile: the batch
-// numbers them from 1, and flushEvents adds the project's last seq, read under its lock
-// (postgres_seq.go). The first event of a project still checks that the project exists,
-// so that the write fails alone, as on SQLite.
 func (t *Tx) nextSeq(ctx context.Context, projectID string) (int64, error) {
-	last, ok := t.b.seqs[projectID]
-	if !ok {
-		q := `SELECT event_seq FROM projects WHERE id = ?`
-		if t.pg {
-			q = `SELECT 0 FROM projects WHERE id = ?`
-		}
-		if err := t.queryRow(ctx, q, projectID).Scan(&last); err != nil {
-			if errors.Is(err, sql.ErrNoRows) {
-				return 0, fmt.Errorf("event of unknown project %q", projectID)
-			}
-			return 0, err
-		}
+	last, err := t.projectSeq(ctx, projectID)
+	if err != nil {
+		return 0, err
 	}
 	t.b.seqs[projectID] = last + 1
 	return last + 1, nil
+}
+
+// projectSeq is the project's last event seq as this batch sees it. On PostgreSQL it
+// is read under the project's lock (postgres_seq.go), which the batch keeps to its
+// commit: no other server's batch numbers events of the project meanwhile.
+func (t *Tx) projectSeq(ctx context.Context, projectID string) (int64, error) {
+	if last, ok := t.b.seqs[projectID]; ok {
+		return last, nil
+	}
+	if err := t.lockProject(ctx, projectID); err != nil {
+		return 0, err
+	}
+	var last int64
+	if err := t.queryRow(ctx, `SELECT event_seq FROM projects WHERE id = ?`, projectID).Scan(&last); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, fmt.Errorf("event of unknown project %q: %w", projectID, ErrNotFound)
+		}
+		return 0, err
+	}
+	return last, nil
 }
 
 // flushEvents writes the batch's events and the projects' last seq, before the batch
@@ -72,11 +78,6 @@ func (b *batch) flushEvents(ctx context.Context) error {
 		return nil
 	}
 	r := Reader{q: b.tx, batch: b.stmts, pg: b.pg}
-	if b.pg {
-		if err := b.numberEvents(ctx); err != nil {
-			return err
-		}
-	}
 	for start := 0; start < len(b.events); start += maxRowsPerInsert {
 		end := min(start+maxRowsPerInsert, len(b.events))
 		args := make([]any, 0, 9*(end-start))
@@ -92,26 +93,6 @@ func (b *batch) flushEvents(ctx context.Context) error {
 		if _, err := r.exec(ctx, `UPDATE projects SET event_seq = ? WHERE id = ?`, seq, projectID); err != nil {
 			return fmt.Errorf("store event seq: %w", err)
 		}
-	}
-	return nil
-}
-
-// numberEvents turns the batch's event numbers, counted from 1 per project, into the
-// projects' seqs, under the projects' seq locks (PostgreSQL).
-func (b *batch) numberEvents(ctx context.Context) error {
-	projects := make([]string, 0, len(b.seqs))
-	for p := range b.seqs {
-		projects = append(projects, p)
-	}
-	base, err := lockEventSeqs(ctx, b.tx, projects)
-	if err != nil {
-		return err
-	}
-	for i := range b.events {
-		b.events[i].Seq += base[b.events[i].ProjectID]
-	}
-	for p, n := range b.seqs {
-		b.seqs[p] = base[p] + n
 	}
 	return nil
 }

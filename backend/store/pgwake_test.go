@@ -349,7 +349,7 @@ func TestListenerClose(t *testing.T) {
 }
 
 // TestPostgresWakeSeesCommittedEvents: the whole path across two servers. Writers on two
-// pools append events as a batch will (lockEventSeqs, insert, advance, notifyEvents,
+// pools append events as a batch will (lock, read the seq, insert, advance, notifyEvents,
 // commit); each server's listener wakes a follower that reads "seq > last" only when
 // woken, never on a timer. Every notification must find its events already readable
 // (delivered after the commit is visible), reads must be gapless, and the wakes alone

@@ -2,83 +2,69 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
-	"slices"
+	"strconv"
 )
 
-// Event seqs on PostgreSQL, where several servers write to one database. A sequence
-// alone is not enough: a batch that took seq 7 may commit before the one that took 6,
-// and a subscriber that has read 7 then never sees 6. So a batch numbers its events only
-// at its end (flushEvents), under a transaction-scoped advisory lock per project: the
-// next batch of the same project, from any server, waits for the commit before it reads
-// the last seq, so one project's seqs become visible in order. (PostgreSQL releases a
-// transaction's locks after its commit is visible.) flushEvents (numberEvents) takes them.
+// Project locks on PostgreSQL, where several servers write to one database.
+//
+// Event seqs need them: a sequence alone is not enough, since a batch that took seq 7
+// may commit before the one that took 6, and a subscriber that has read 7 then never
+// sees 6. So a batch takes a transaction-scoped advisory lock of a project before it
+// reads the project's last seq, and keeps it to its commit: the next batch of the
+// project, from any server, waits until then, so one project's seqs become visible in
+// order. (PostgreSQL releases a transaction's locks after its commit is visible.)
+//
+// Deadlocks need them too. A batch holds the row locks of all its writes until it
+// commits; two servers' batches writing to one project would lock that project's hot
+// rows (its task_counts, its tasks, its projects row) in different orders, and
+// PostgreSQL would cancel one of them. So a write of a project takes the project's
+// lock before it runs (batch.run): a second server's batch waits there, holding
+// nothing of the project, until the first has committed. A write says its project
+// through its context (WritingIn; the service's acting does it for every change made
+// for a principal of a project). A write that says none takes the lock only when it
+// appends the project's first event of the batch (Tx.projectSeq); it can still meet
+// another batch in a cycle, and then fails alone with errDeadlock.
 
-// seqLockKey is the advisory lock key of a project's event seq. Two projects whose keys
+type projectKey struct{}
+
+// WritingIn marks the writes made with ctx as changes of the project: on PostgreSQL
+// the writer takes the project's lock before it runs them.
+func WritingIn(ctx context.Context, projectID string) context.Context {
+	return context.WithValue(ctx, projectKey{}, projectID)
+}
+
+// writingIn is the project WritingIn gave ctx, or "".
+func writingIn(ctx context.Context) string {
+	p, _ := ctx.Value(projectKey{}).(string)
+	return p
+}
+
+// projectLockKey is the advisory lock key of a project. Two projects whose keys
 // collide only wait for each other.
-func seqLockKey(projectID string) int64 {
+func projectLockKey(projectID string) int64 {
 	h := fnv.New64a()
 	h.Write([]byte("agentdesk.event_seq:"))
 	h.Write([]byte(projectID))
 	return int64(h.Sum64())
 }
 
-// lockEventSeqs takes the event seq locks of the projects inside tx, in the order of
-// their keys (so that two batches never wait for each other in a cycle), and returns
-// each project's last seq, read after its lock is held.
-func lockEventSeqs(ctx context.Context, tx queryer, projects []string) (map[string]int64, error) {
-	keys := make([]int64, 0, len(projects))
-	for _, p := range projects {
-		keys = append(keys, seqLockKey(p))
-	}
-	slices.Sort(keys)
-	keys = slices.Compact(keys)
-	for _, k := range keys {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, k); err != nil {
-			return nil, fmt.Errorf("lock event seq: %w", err)
-		}
-	}
-	// Read committed: this statement sees the last seq of the batch that held the lock.
-	rows, err := tx.QueryContext(ctx, `SELECT id, event_seq FROM projects WHERE id = ANY($1)`, projects)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	last := make(map[string]int64, len(projects))
-	for rows.Next() {
-		var id string
-		var seq int64
-		if err := rows.Scan(&id, &seq); err != nil {
-			return nil, err
-		}
-		last[id] = seq
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	for _, p := range projects {
-		if _, ok := last[p]; !ok {
-			return nil, fmt.Errorf("event of unknown project %q: %w", p, ErrNotFound)
-		}
-	}
-	return last, nil
+// lockProjectSQL takes a project's lock until the transaction ends. The key is a
+// number in the text, so that the statement can follow others in one round trip.
+func lockProjectSQL(projectID string) string {
+	return "SELECT pg_advisory_xact_lock(" + strconv.FormatInt(projectLockKey(projectID), 10) + ")"
 }
 
-// lastEventSeqLocked is LastEventSeq on PostgreSQL, where the batch numbers its events
-// only as it commits: it takes the project's seq lock now (the batch keeps it to its
-// commit, so no other server's batch numbers events of the project meanwhile), and adds
-// the events this batch has counted so far. Taking a lock mid-batch, out of key order,
-// can deadlock with another server's batch; PostgreSQL then cancels one of them with
-// 40P01, and its writes fail with errDeadlock. Creating a webhook is rare enough.
-func (t *Tx) lastEventSeqLocked(ctx context.Context, projectID string) (int64, error) {
-	last, err := lockEventSeqs(ctx, t.q, []string{projectID})
-	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return 0, ErrNotFound
-		}
-		return 0, err
+// lockProject takes the project's lock for the rest of the batch, unless the batch
+// holds it already. SQLite has one writer: nothing to do.
+func (t *Tx) lockProject(ctx context.Context, projectID string) error {
+	if !t.pg || t.b.locked[projectID] {
+		return nil
 	}
-	return last[projectID] + t.b.seqs[projectID], nil
+	if _, err := t.b.tx.ExecContext(ctx, lockProjectSQL(projectID)); err != nil {
+		return fmt.Errorf("lock project: %w", err)
+	}
+	t.b.locked[projectID] = true
+	return nil
 }

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -120,8 +122,8 @@ func TestPostgresEventSeqAcrossInstances(t *testing.T) {
 	t.Logf("%d events in %d batches", stored, writers*batches)
 }
 
-// appendEvents is what a batch's end does on PostgreSQL (flushEvents): lock, number,
-// insert, advance event_seq, then (with notify, as the writer does) NOTIFY the other
+// appendEvents is what a batch does on PostgreSQL: lock each project and read its last
+// seq (batch.run, Tx.projectSeq), insert, advance event_seq (flushEvents), then (with notify, as the writer does) NOTIFY the other
 // servers, and commit.
 func appendEvents(ctx context.Context, db *sql.DB, projects []string, counts map[string]int64, notify bool) error {
 	tx, err := db.BeginTx(ctx, nil)
@@ -129,9 +131,20 @@ func appendEvents(ctx context.Context, db *sql.DB, projects []string, counts map
 		return err
 	}
 	defer tx.Rollback()
-	last, err := lockEventSeqs(ctx, tx, projects)
-	if err != nil {
-		return err
+	// The writer takes a project's lock as the batch's first write of it begins, and
+	// puts a write whose lock deadlocks back; here, locks in key order never deadlock.
+	sorted := slices.SortedFunc(slices.Values(projects), func(a, b string) int { return cmp.Compare(projectLockKey(a), projectLockKey(b)) })
+	last := map[string]int64{}
+	for _, p := range sorted {
+		if _, err := tx.ExecContext(ctx, lockProjectSQL(p)); err != nil {
+			return err
+		}
+		var seq int64
+		// Read committed: this statement sees the last seq of the batch that held the lock.
+		if err := tx.QueryRowContext(ctx, `SELECT event_seq FROM projects WHERE id = $1`, p).Scan(&seq); err != nil {
+			return err
+		}
+		last[p] = seq
 	}
 	for _, p := range projects {
 		for i := range counts[p] {

@@ -39,15 +39,8 @@ func scanWebhook(row rowScanner) (*model.Webhook, error) {
 // LastEventSeq is the project's last event seq, counting the events of this write and
 // of its batch that are not stored yet.
 func (t *Tx) LastEventSeq(ctx context.Context, projectID string) (int64, error) {
-	if t.pg {
-		return t.lastEventSeqLocked(ctx, projectID)
-	}
-	if last, ok := t.b.seqs[projectID]; ok {
-		return last, nil
-	}
-	var last int64
-	err := t.queryRow(ctx, `SELECT event_seq FROM projects WHERE id = ?`, projectID).Scan(&last)
-	if errors.Is(err, sql.ErrNoRows) {
+	last, err := t.projectSeq(ctx, projectID)
+	if errors.Is(err, ErrNotFound) {
 		return 0, ErrNotFound
 	}
 	return last, err

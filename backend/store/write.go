@@ -36,7 +36,14 @@ type job struct {
 	ctx  context.Context
 	fn   func(*Tx) error
 	done chan error
+	// Times it was put back because waiting for its project's lock deadlocked
+	// (PostgreSQL; batch.lockFailed).
+	retries int
 }
+
+// maxLockRetries bounds how often a write goes back after its project's lock
+// deadlocked; then it fails with errDeadlock.
+const maxLockRetries = 3
 
 // Tx is one write, inside a transaction shared with other writes of the same batch.
 // Its reads see the batch's uncommitted changes.
@@ -87,18 +94,26 @@ func (s *Store) writeLoop() {
 	for {
 		select {
 		case j := <-s.jobs:
-			s.writeBatch(j)
+			s.writeBatches(j)
 		case <-s.stop:
 			// Close holds no more submitters; write what is queued, then end.
 			for {
 				select {
 				case j := <-s.jobs:
-					s.writeBatch(j)
+					s.writeBatches(j)
 				default:
 					return
 				}
 			}
 		}
+	}
+}
+
+// writeBatches writes first and what is queued after it, and then the writes a batch
+// put back, until none is left.
+func (s *Store) writeBatches(first *job) {
+	for queue := []*job{first}; len(queue) > 0; {
+		queue = s.writeBatch(queue)
 	}
 }
 
@@ -112,27 +127,33 @@ type batch struct {
 	events          []model.Event
 	audit           []eventAudit     // one per event
 	seqs            map[string]int64 // project -> last event seq given in this batch
+	locked          map[string]bool  // PostgreSQL: the projects whose lock the batch holds
+	savepoint       bool             // PostgreSQL: savepoint w is there (batch.run)
+	queue           []*job           // writes to run before those of the channel
+	again           []*job           // writes put back for the next batch (batch.run)
 	changedTasks    []int64
 	allTasksChanged bool
 }
 
-// writeBatch runs first and the writes queued after it in one transaction. It commits
-// once no write is waiting and the syncer is ready for more, or the batch is full: while
-// the syncer waits for the disk, the batch grows, and one commit and one fsync serve
-// every write that came meanwhile.
-func (s *Store) writeBatch(first *job) {
+// writeBatch runs the writes of queue and those queued after them in one transaction,
+// and returns the writes it put back for the next batch (batch.run). It commits once no
+// write is waiting and the syncer is ready for more, or the batch is full: while the
+// syncer waits for the disk, the batch grows, and one commit and one fsync serve every
+// write that came meanwhile.
+func (s *Store) writeBatch(queue []*job) (again []*job) {
 	ctx := context.Background()
 	if err := s.Stopped(); err != nil { // queued before the failure
-		first.done <- err
-		return
+		failJobs(queue, err)
+		return nil
 	}
 	start := time.Now()
 	tx, err := s.writer.BeginTx(ctx, nil)
 	if err != nil {
-		first.done <- s.batchError(fmt.Errorf("begin write: %w", err))
-		return
+		failJobs(queue, s.batchError(fmt.Errorf("begin write: %w", err)))
+		return nil
 	}
-	b := &batch{pg: s.pg, tx: tx, stmts: &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}}, seqs: map[string]int64{}}
+	b := &batch{pg: s.pg, tx: tx, stmts: &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}},
+		seqs: map[string]int64{}, locked: map[string]bool{}, queue: queue}
 	defer b.stmts.preparePending(ctx) // after Commit or Rollback: the connection is free
 	// A batch that fails (a full disk, say) never reaches the syncer, which therefore
 	// never says again that it is ready: the ready signal this batch may have taken is
@@ -146,13 +167,16 @@ func (s *Store) writeBatch(first *job) {
 			}
 		}
 	}()
-	for j := first; ; {
+	for j := b.next(); ; {
 		if err := b.run(ctx, j); err != nil {
 			b.fail(s.batchError(err))
-			return
+			return nil
 		}
 		if len(b.jobs) == maxBatch {
 			break
+		}
+		if j = b.next(); j != nil {
+			continue
 		}
 		select {
 		case j = <-s.jobs:
@@ -172,18 +196,18 @@ func (s *Store) writeBatch(first *job) {
 	}
 	if err := b.flushEvents(ctx); err != nil { // events.go
 		b.fail(s.batchError(err))
-		return
+		return nil
 	}
 	if s.pg {
 		// Wakes the other servers' hubs when (and only if) the batch commits (pgwake.go).
 		if err := notifyEvents(ctx, tx, b.seqs); err != nil {
 			b.fail(s.batchError(err))
-			return
+			return nil
 		}
 	}
 	if err := s.Stopped(); err != nil { // the syncer failed while this batch ran
 		b.fail(err)
-		return
+		return nil
 	}
 	// The writer connection's data_version, for telling other processes' commits from
 	// this one (foreign.go), and the count of token changes (credcache.go); SQLite's only.
@@ -192,12 +216,12 @@ func (s *Store) writeBatch(first *job) {
 		r := Reader{q: tx, batch: b.stmts}
 		if err := r.queryRow(ctx, `PRAGMA data_version`).Scan(&writerVersion); err != nil {
 			b.fail(s.batchError(fmt.Errorf("read data_version: %w", err)))
-			return
+			return nil
 		}
 		var err error
 		if credChanges, err = credentialChanges(ctx, r); err != nil {
 			b.fail(s.batchError(fmt.Errorf("read the count of token changes: %w", err)))
-			return
+			return nil
 		}
 	}
 	prevSeqs := s.horizon.committing(b.seqs) // durable.go
@@ -210,12 +234,12 @@ func (s *Store) writeBatch(first *job) {
 		if IsDiskFull(err) {
 			// Not committed, as SQLite rolled it back (diskfull.go): 507, and go on.
 			b.fail(s.batchError(err))
-			return
+			return nil
 		}
 		// Whether any of it reached the disk is unknown: stop (failstop.go).
 		s.failStop(fmt.Errorf("commit: %w", err))
 		b.fail(errUnknownOutcome)
-		return
+		return nil
 	}
 	s.noteCommitted() // diskfull.go
 	s.taskCache.invalidate(b.changedTasks, b.allTasksChanged)
@@ -239,6 +263,7 @@ func (s *Store) writeBatch(first *job) {
 	if !s.pg {
 		s.walWritten(ctx) // checkpoint.go
 	}
+	return append(b.again, b.queue...) // put back first: each comes first in its turn
 }
 
 // commit commits the batch's transaction: on SQLite through the data_version watch
@@ -250,24 +275,41 @@ func (s *Store) commit(ctx context.Context, tx *sql.Tx, writerVersion int64) err
 	return s.watch.commit(ctx, tx, s.writer, writerVersion)
 }
 
+// next takes the next write of the batch's queue, or nil.
+func (b *batch) next() *job {
+	if len(b.queue) == 0 {
+		return nil
+	}
+	j := b.queue[0]
+	b.queue = b.queue[1:]
+	return j
+}
+
 // run adds one write to the batch, in a savepoint: a write that fails is rolled back to
 // it and leaves the others untouched. An error return means the whole batch is lost.
 func (b *batch) run(ctx context.Context, j *job) error {
+	if err := j.ctx.Err(); err != nil {
+		b.jobs = append(b.jobs, j)
+		b.results = append(b.results, err)
+		return nil
+	}
+	// What a failed write leaves as it was. The locks it takes go with its savepoint.
+	seqs, locked := maps.Clone(b.seqs), maps.Clone(b.locked)
+	// The savepoint statements are prepared once, like the writes' own (stmts.go).
+	r := Reader{q: b.tx, batch: b.stmts, pg: b.pg}
+	if b.pg {
+		if again, err := b.beginPostgres(ctx, j); again || err != nil {
+			return err
+		}
+	} else if _, err := r.exec(ctx, "SAVEPOINT w"); err != nil {
+		b.jobs = append(b.jobs, j)
+		b.results = append(b.results, err)
+		return nil
+	}
 	b.jobs = append(b.jobs, j)
 	b.results = append(b.results, nil)
 	result := &b.results[len(b.results)-1]
-	if err := j.ctx.Err(); err != nil {
-		*result = err
-		return nil
-	}
-	// The savepoint statements are prepared once, like the writes' own (stmts.go).
-	r := Reader{q: b.tx, batch: b.stmts, pg: b.pg}
-	if _, err := r.exec(ctx, "SAVEPOINT w"); err != nil {
-		*result = err
-		return nil
-	}
 	t := &Tx{Reader: r, b: b}
-	seqs := maps.Clone(b.seqs)
 	err := runJob(j, t)
 	if err != nil && IsDiskFull(err) {
 		// SQLite may have rolled the whole transaction back: the batch goes (diskfull.go).
@@ -277,7 +319,8 @@ func (b *batch) run(ctx context.Context, j *job) error {
 		if _, rbErr := r.exec(ctx, "ROLLBACK TO w"); rbErr != nil {
 			return fmt.Errorf("roll back a failed write: %w", rbErr)
 		}
-		b.seqs = seqs // its events are not stored: their numbers are given again
+		// Its events are not stored: their numbers are given again.
+		b.seqs, b.locked = seqs, locked
 		if isDeadlock(err) {
 			err = errDeadlock // the others of the batch go on
 		}
@@ -288,11 +331,75 @@ func (b *batch) run(ctx context.Context, j *job) error {
 	// Even a rolled-back write's marks: forgetting is always safe.
 	b.changedTasks = append(b.changedTasks, t.changedTasks...)
 	b.allTasksChanged = b.allTasksChanged || t.allTasksChanged
+	*result = err
+	if b.pg {
+		return nil // savepoint w is released as the next write begins, or by the commit
+	}
 	if _, err := r.exec(ctx, "RELEASE w"); err != nil {
 		return fmt.Errorf("release savepoint: %w", err)
 	}
-	*result = err
 	return nil
+}
+
+// beginPostgres opens the write's savepoint on PostgreSQL, releasing the previous
+// write's in the same round trip, and takes the lock of the write's project
+// (postgres_seq.go) unless the batch holds it. The batch's first write waits for it:
+// the batch holds nothing yet, so nothing waits for it, and the wait cannot be part of
+// a cycle. A later write only tries; when the lock is taken (by another server's
+// batch), the write has not run and goes back for the next batch (again), to come first
+// there. So two servers' batches never wait for each other in a cycle through a lock.
+func (b *batch) beginPostgres(ctx context.Context, j *job) (again bool, err error) {
+	stmt := "SAVEPOINT w"
+	if b.savepoint {
+		stmt = "RELEASE w; SAVEPOINT w"
+	}
+	project := writingIn(j.ctx)
+	lock := project != "" && !b.locked[project]
+	wait := lock && !b.savepoint // the batch's first write: no statement has run
+	if wait {
+		stmt += "; " + lockProjectSQL(project)
+	}
+	if _, err := b.tx.ExecContext(ctx, stmt); err != nil {
+		return b.lockFailed(ctx, j, wait, err)
+	}
+	b.savepoint = true
+	if !lock {
+		return false, nil
+	}
+	if !wait {
+		var got bool
+		if err := b.tx.QueryRowContext(ctx, `SELECT pg_try_advisory_xact_lock($1)`, projectLockKey(project)).Scan(&got); err != nil {
+			return false, fmt.Errorf("lock project: %w", err)
+		}
+		if !got {
+			b.again = append(b.again, j)
+			return true, nil
+		}
+	}
+	b.locked[project] = true
+	return false, nil
+}
+
+// lockFailed handles the failure of beginPostgres's statement. A wait for the lock can
+// still deadlock when the batch holds rows of writes that named no project; then the
+// write has not run, and goes back for the next batch.
+func (b *batch) lockFailed(ctx context.Context, j *job, waited bool, err error) (again bool, _ error) {
+	if !waited || !isDeadlock(err) {
+		// A failed statement leaves a PostgreSQL transaction unusable.
+		return false, fmt.Errorf("begin a write: %w", err)
+	}
+	// Only the lock waits, so SAVEPOINT w ran: rolling back to it ends the wait.
+	if _, rbErr := b.tx.ExecContext(ctx, "ROLLBACK TO w"); rbErr != nil {
+		return false, fmt.Errorf("roll back a write whose lock deadlocked: %w", rbErr)
+	}
+	b.savepoint = true
+	if j.retries++; j.retries > maxLockRetries {
+		b.jobs = append(b.jobs, j)
+		b.results = append(b.results, errDeadlock)
+		return true, nil
+	}
+	b.again = append(b.again, j)
+	return true, nil
 }
 
 // batchError is what the writes of a batch that failed with err are told: 507 when the
@@ -308,10 +415,18 @@ func (s *Store) batchError(err error) error {
 	return err
 }
 
-// fail rolls the batch back and gives every write of it err.
+// fail rolls the batch back and gives every write of it err, and those it was still to
+// run or had put back.
 func (b *batch) fail(err error) {
 	_ = b.tx.Rollback()
-	for _, j := range b.jobs {
+	failJobs(b.jobs, err)
+	failJobs(b.queue, err)
+	failJobs(b.again, err)
+}
+
+// failJobs gives each write err.
+func failJobs(jobs []*job, err error) {
+	for _, j := range jobs {
 		j.done <- err
 	}
 }

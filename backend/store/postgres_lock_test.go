@@ -1,0 +1,114 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
+)
+
+// TestProjectLocksAcrossStores: two stores on one database stand for two servers. Writers
+// on both change three projects at once, each write renaming a random task of its
+// project, creating a task and appending an event, so that two batches lock a
+// project's rows (tasks, task_counts, projects) in different orders. Each write names
+// its project (WritingIn), so its batch takes the project's lock first: no write may
+// fail (before the locks, PostgreSQL cancelled some as deadlocks), a batch whose lock
+// deadlocks with the other server's puts its write back, and every project's events
+// end gapless, one per write.
+func TestProjectLocksAcrossStores(t *testing.T) {
+	ctx := context.Background()
+	loc, err := ParseDB(pgtest.DBFor(t, "postgres", migrateTestPostgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stores [2]*Store
+	for i := range stores {
+		s, err := OpenLocation(ctx, loc, "", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores[i] = s
+	}
+	projects := []string{"p1", "p2", "p3"}
+	tasks := map[string][]int64{}
+	if err := stores[0].Write(ctx, func(tx *Tx) error {
+		for _, p := range projects {
+			if err := tx.InsertProject(ctx, &model.Project{ID: p, Name: p, Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()}); err != nil {
+				return err
+			}
+			for range 4 {
+				task := &model.Task{ProjectID: p, Summary: "t", Status: "Backlog", Source: "user", TaskType: "standard", CreatedAt: time.Now(), UpdatedAt: time.Now()}
+				if err := tx.InsertTask(ctx, task); err != nil {
+					return err
+				}
+				tasks[p] = append(tasks[p], task.ID)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	const writers, writes = 16, 40
+	written := map[string]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 2))
+			s := stores[w%2]
+			for i := range writes {
+				p := projects[rng.IntN(len(projects))]
+				rename := tasks[p][rng.IntN(len(tasks[p]))]
+				err := s.Write(WritingIn(ctx, p), func(tx *Tx) error {
+					task, err := tx.Task(ctx, p, rename, false)
+					if err != nil {
+						return err
+					}
+					task.Summary = fmt.Sprintf("writer %d, write %d", w, i)
+					if err := tx.UpdateTask(ctx, task); err != nil {
+						return err
+					}
+					created := &model.Task{ProjectID: p, Summary: "new", Status: "Todo", Source: "user", TaskType: "standard", CreatedAt: time.Now(), UpdatedAt: time.Now()}
+					if err := tx.InsertTask(ctx, created); err != nil {
+						return err
+					}
+					return tx.AppendEvent(ctx, p, "task.created", created, created.CreatedAt)
+				})
+				if err != nil {
+					t.Errorf("writer %d, write %d in %s: %v", w, i, p, err)
+					return
+				}
+				mu.Lock()
+				written[p]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	for _, p := range projects {
+		events, err := stores[1].Read().EventsSince(ctx, p, 0, 10_000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(events) != written[p] {
+			t.Errorf("%s: %d events for %d writes", p, len(events), written[p])
+		}
+		for i, e := range events {
+			if e.Seq != int64(i+1) {
+				t.Fatalf("%s: event %d has seq %d", p, i+1, e.Seq)
+			}
+		}
+	}
+}
