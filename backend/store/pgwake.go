@@ -42,21 +42,22 @@ const (
 // notifyEvents tells the other servers, when tx commits, the last event seq of each
 // project the batch appended events to. PostgreSQL delivers a transaction's
 // notifications on commit, after its changes are visible, and drops them on rollback.
-// One statement for the whole batch (one round trip); nothing for no project. The order
-// among projects does not matter: each project's notification stands alone.
-func notifyEvents(ctx context.Context, tx queryer, lastSeqByProject map[string]int64) error {
-	if len(lastSeqByProject) == 0 {
-		return nil
-	}
+// One statement for the whole batch (one round trip), which also returns the
+// transaction's id: should the COMMIT fail, the writer asks what became of it
+// (pgoutcome.go). The order among projects does not matter: each project's
+// notification stands alone.
+func notifyEvents(ctx context.Context, tx queryer, lastSeqByProject map[string]int64) (xid string, err error) {
 	payloads := make([]string, 0, len(lastSeqByProject))
 	for p, seq := range lastSeqByProject {
 		payloads = append(payloads, p+":"+strconv.FormatInt(seq, 10))
 	}
 	slices.Sort(payloads) // the same text for the same batch, for tests and logs
-	if _, err := tx.ExecContext(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, wakeChannel, payloads); err != nil {
-		return fmt.Errorf("notify other servers: %w", err)
+	var sent int
+	if err := tx.QueryRowContext(ctx, `SELECT pg_current_xact_id()::text, count(pg_notify($1, p)) FROM unnest($2::text[]) AS p`,
+		wakeChannel, payloads).Scan(&xid, &sent); err != nil {
+		return "", fmt.Errorf("notify other servers: %w", err)
 	}
-	return nil
+	return xid, nil
 }
 
 // parseWake reads a notification's payload "<project>:<seq>". A project id could hold a

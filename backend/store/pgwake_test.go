@@ -60,7 +60,7 @@ func notifyIn(t *testing.T, db interface {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := notifyEvents(ctx, tx, last); err != nil {
+	if _, err := notifyEvents(ctx, tx, last); err != nil {
 		tx.Rollback()
 		t.Fatal(err)
 	}

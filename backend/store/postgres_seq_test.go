@@ -158,7 +158,7 @@ func appendEvents(ctx context.Context, db *sql.DB, projects []string, counts map
 		}
 	}
 	if notify {
-		if err := notifyEvents(ctx, tx, last); err != nil {
+		if _, err := notifyEvents(ctx, tx, last); err != nil {
 			return err
 		}
 	}

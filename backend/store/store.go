@@ -79,6 +79,7 @@ type Store struct {
 	watch                 *foreignWatch // other processes' commits (foreign.go)
 	horizon               eventHorizon
 	beforeSync            atomic.Pointer[func(events []model.Event) error] // tests: runs before each fsync with the events it covers; an error stands for the fsync's
+	beforeCommit          atomic.Pointer[func()]                           // tests: runs (once) before a PostgreSQL batch's COMMIT
 	taskCache             taskCache
 	tokens                tokenCache // credcache.go
 	credChanges           int64      // the writer's last count of token changes (credcache.go); -1 before the first

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -198,9 +199,10 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 		b.fail(s.batchError(err))
 		return nil
 	}
+	var xid string // PostgreSQL: the batch's transaction, for postgresOutcome
 	if s.pg {
 		// Wakes the other servers' hubs when (and only if) the batch commits (pgwake.go).
-		if err := notifyEvents(ctx, tx, b.seqs); err != nil {
+		if xid, err = notifyEvents(ctx, tx, b.seqs); err != nil {
 			b.fail(s.batchError(err))
 			return nil
 		}
@@ -226,19 +228,20 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 	}
 	prevSeqs := s.horizon.committing(b.seqs) // durable.go
 	committing := time.Now()
-	if err := s.commit(ctx, tx, writerVersion); err != nil {
+	if err := s.commit(ctx, tx, writerVersion, xid); err != nil {
 		// Let the read caches forget whatever the batch may have changed.
 		s.horizon.restore(prevSeqs)
 		s.taskCache.invalidate(nil, true)
 		s.tokens.clear()
-		if IsDiskFull(err) {
-			// Not committed, as SQLite rolled it back (diskfull.go): 507, and go on.
+		if IsDiskFull(err) || errors.Is(err, errRolledBack) {
+			// Not committed, as SQLite rolled it back (diskfull.go: 507), or as
+			// PostgreSQL says it rolled it back (pgoutcome.go: 503): go on.
 			b.fail(s.batchError(err))
 			return nil
 		}
-		// Whether any of it reached the disk is unknown: stop (failstop.go).
+		// Whether any of it is stored is unknown: stop (failstop.go).
 		s.failStop(fmt.Errorf("commit: %w", err))
-		b.fail(errUnknownOutcome)
+		b.fail(s.unknownOutcome())
 		return nil
 	}
 	s.noteCommitted() // diskfull.go
@@ -267,10 +270,18 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 }
 
 // commit commits the batch's transaction: on SQLite through the data_version watch
-// (foreign.go), on PostgreSQL directly (other servers' commits are LISTEN/NOTIFY's).
-func (s *Store) commit(ctx context.Context, tx *sql.Tx, writerVersion int64) error {
+// (foreign.go), on PostgreSQL directly (other servers' commits are LISTEN/NOTIFY's);
+// there, when the COMMIT fails, the database is asked whether transaction xid
+// committed after all (pgoutcome.go).
+func (s *Store) commit(ctx context.Context, tx *sql.Tx, writerVersion int64, xid string) error {
 	if s.pg {
-		return tx.Commit()
+		if hook := s.beforeCommit.Swap(nil); hook != nil {
+			(*hook)()
+		}
+		if err := tx.Commit(); err != nil {
+			return s.postgresOutcome(xid, err)
+		}
+		return nil
 	}
 	return s.watch.commit(ctx, tx, s.writer, writerVersion)
 }
