@@ -154,3 +154,60 @@ func startCutProxy(t *testing.T, rawURL string) *cutProxy {
 	}()
 	return p
 }
+
+// TestPostgresStalledServerReleasesItsLocks: a server stalls in the middle of a batch
+// with its connection open (here: its writer waits in a hook before the COMMIT), holding
+// the lock of project p. PostgreSQL ends that session after the writer's
+// idle-in-transaction timeout, so the other server's write to p goes through instead
+// of waiting for hours; the stalled server's write is then told nothing was saved.
+func TestPostgresStalledServerReleasesItsLocks(t *testing.T) {
+	ctx := context.Background()
+	defer func(d time.Duration) { writerIdleInTransaction = d }(writerIdleInTransaction)
+	writerIdleInTransaction = 500 * time.Millisecond
+	loc, err := ParseDB(pgtest.DBFor(t, "postgres", migrateTestPostgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stores [2]*Store
+	for i := range stores {
+		s, err := OpenLocation(ctx, loc, "", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores[i] = s
+	}
+	inP := WritingIn(ctx, "p")
+	appendOne := func(s *Store) error {
+		return s.Write(inP, func(tx *Tx) error { return tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now()) })
+	}
+	if err := stores[0].Write(ctx, func(tx *Tx) error {
+		return tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	other := make(chan error, 1)
+	stall := func() {
+		go func() { other <- appendOne(stores[1]) }()
+		select {
+		case err := <-other:
+			other <- err
+		case <-time.After(30 * time.Second): // a hang, not a speed
+			t.Error("the other server's write still waits for the stalled server's lock after 30 s")
+		}
+	}
+	stores[0].beforeCommit.Store(&stall)
+	if err := appendOne(stores[0]); !errors.Is(err, errRolledBack) {
+		t.Errorf("the stalled server's write: %v; want errRolledBack", err)
+	}
+	if err := <-other; err != nil {
+		t.Fatalf("the other server's write: %v", err)
+	}
+	events, err := stores[1].Read().EventsSince(ctx, "p", 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 1 || events[0].Seq != 1 {
+		t.Fatalf("events %+v; want the other server's alone, seq 1", events)
+	}
+}

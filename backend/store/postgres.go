@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -128,6 +129,10 @@ func OpenLocation(ctx context.Context, loc Location, path string, opts Options) 
 	return openPostgresStore(ctx, loc, opts)
 }
 
+// writerIdleInTransaction is how long PostgreSQL lets the writer's session sit idle in a
+// transaction before it ends it (tests shorten it).
+var writerIdleInTransaction = 30 * time.Second
+
 // openPostgresStore is Open on PostgreSQL: the same single writer with its group commit
 // (one transaction a batch, a savepoint a write) and a pool of readers, without SQLite's
 // machinery. No WAL syncer: with synchronous_commit on, a COMMIT that returned is
@@ -153,7 +158,16 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 	// The writer's backend pid tells the listener which notifications are this server's
 	// own (pgmulti.go); the pool makes the connection again if it is lost.
 	writerPID := new(atomic.Uint32)
-	writer, err := connect(map[string]string{"synchronous_commit": "on"}, stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
+	writerParams := map[string]string{
+		"synchronous_commit": "on",
+		// A server that stops in the middle of a batch without closing its connection
+		// (its machine gone) would hold its project locks (postgres_seq.go) and rows
+		// until TCP gives up, hours later, and the other servers' writes to those
+		// projects would wait as long. The writer is idle in a transaction only between
+		// two writes of a batch, never for seconds: PostgreSQL ends such a session.
+		"idle_in_transaction_session_timeout": strconv.Itoa(int(writerIdleInTransaction.Milliseconds())),
+	}
+	writer, err := connect(writerParams, stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
 		writerPID.Store(c.PgConn().PID())
 		return nil
 	}))
