@@ -110,19 +110,7 @@ func testEventSeqsAcrossStores(t *testing.T, engine string) {
 // the rest of its batch, commit.
 func TestPostgresDeadlockFailsOneWrite(t *testing.T) {
 	ctx := context.Background()
-	loc, err := ParseDB(pgtest.DBFor(t, "postgres", migrateTestPostgres))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stores []*Store
-	for range 2 {
-		s, err := OpenLocation(ctx, loc, "", Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		stores = append(stores, s)
-	}
+	stores := twoPostgresStores(t)
 	var ids [2]int64
 	if err := stores[0].Write(ctx, func(tx *Tx) error {
 		if err := tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()}); err != nil {

@@ -164,19 +164,7 @@ func TestPostgresStalledServerReleasesItsLocks(t *testing.T) {
 	ctx := context.Background()
 	defer func(d time.Duration) { writerIdleInTransaction = d }(writerIdleInTransaction)
 	writerIdleInTransaction = 500 * time.Millisecond
-	loc, err := ParseDB(pgtest.DBFor(t, "postgres", migrateTestPostgres))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stores [2]*Store
-	for i := range stores {
-		s, err := OpenLocation(ctx, loc, "", Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		stores[i] = s
-	}
+	stores := twoPostgresStores(t)
 	inP := WritingIn(ctx, "p")
 	appendOne := func(s *Store) error {
 		return s.Write(inP, func(tx *Tx) error { return tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now()) })

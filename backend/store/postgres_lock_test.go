@@ -22,19 +22,7 @@ import (
 // end gapless, one per write.
 func TestProjectLocksAcrossStores(t *testing.T) {
 	ctx := context.Background()
-	loc, err := ParseDB(pgtest.DBFor(t, "postgres", migrateTestPostgres))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stores [2]*Store
-	for i := range stores {
-		s, err := OpenLocation(ctx, loc, "", Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		stores[i] = s
-	}
+	stores := twoPostgresStores(t)
 	projects := []string{"p1", "p2", "p3"}
 	tasks := map[string][]int64{}
 	if err := stores[0].Write(ctx, func(tx *Tx) error {
@@ -111,4 +99,24 @@ func TestProjectLocksAcrossStores(t *testing.T) {
 			}
 		}
 	}
+}
+
+// twoPostgresStores opens two stores on one new migrated PostgreSQL database: two
+// servers, as far as the database can tell.
+func twoPostgresStores(t *testing.T) [2]*Store {
+	t.Helper()
+	loc, err := ParseDB(pgtest.DBFor(t, "postgres", migrateTestPostgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stores [2]*Store
+	for i := range stores {
+		s, err := OpenLocation(context.Background(), loc, "", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores[i] = s
+	}
+	return stores
 }
