@@ -120,3 +120,52 @@ func twoPostgresStores(t *testing.T) [2]*Store {
 	}
 	return stores
 }
+
+// TestPostgresLostConnectionWhileWaitingForALock: a write waits for its project's lock
+// (another server's batch holds it) and its connection is ended meanwhile. The write
+// gets an error, not an endless wait, and the store takes the next write on a new
+// connection.
+func TestPostgresLostConnectionWhileWaitingForALock(t *testing.T) {
+	ctx := context.Background()
+	stores := twoPostgresStores(t)
+	if err := stores[0].Write(ctx, func(tx *Tx) error {
+		return tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	inP := WritingIn(ctx, "p")
+	appendOne := func(s *Store) error {
+		return s.Write(inP, func(tx *Tx) error { return tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now()) })
+	}
+	waiter := make(chan error, 1)
+	hold := func() { // stores[0]'s batch holds p's lock while stores[1]'s write waits for it
+		go func() { waiter <- appendOne(stores[1]) }()
+		var waiting int
+		for waiting == 0 {
+			if err := stores[0].locks.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND pid = $1`,
+				int64(stores[1].writerPID.Load())).Scan(&waiting); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+		if _, err := stores[0].locks.ExecContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, int64(stores[1].writerPID.Load())); err != nil {
+			t.Error(err)
+		}
+		select {
+		case err := <-waiter:
+			waiter <- err
+		case <-time.After(30 * time.Second): // a hang, not a speed
+			t.Error("the write whose connection was ended still waits after 30 s")
+		}
+	}
+	stores[0].beforeCommit.Store(&hold)
+	if err := appendOne(stores[0]); err != nil {
+		t.Fatalf("the write holding the lock: %v", err)
+	}
+	if err := <-waiter; err == nil {
+		t.Error("the write whose connection was ended while it waited: no error")
+	}
+	if err := appendOne(stores[1]); err != nil {
+		t.Fatalf("the next write on the store whose connection was ended: %v", err)
+	}
+}

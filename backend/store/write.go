@@ -171,7 +171,7 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 	for j := b.next(); ; {
 		if err := b.run(ctx, j); err != nil {
 			b.fail(s.batchError(err))
-			return nil
+			return b.putBack()
 		}
 		if len(b.jobs) == maxBatch {
 			break
@@ -197,19 +197,19 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 	}
 	if err := b.flushEvents(ctx); err != nil { // events.go
 		b.fail(s.batchError(err))
-		return nil
+		return b.putBack()
 	}
 	var xid string // PostgreSQL: the batch's transaction, for postgresOutcome
 	if s.pg {
 		// Wakes the other servers' hubs when (and only if) the batch commits (pgwake.go).
 		if xid, err = notifyEvents(ctx, tx, b.seqs); err != nil {
 			b.fail(s.batchError(err))
-			return nil
+			return b.putBack()
 		}
 	}
 	if err := s.Stopped(); err != nil { // the syncer failed while this batch ran
 		b.fail(err)
-		return nil
+		return b.putBack()
 	}
 	// The writer connection's data_version, for telling other processes' commits from
 	// this one (foreign.go), and the count of token changes (credcache.go); SQLite's only.
@@ -218,12 +218,12 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 		r := Reader{q: tx, batch: b.stmts}
 		if err := r.queryRow(ctx, `PRAGMA data_version`).Scan(&writerVersion); err != nil {
 			b.fail(s.batchError(fmt.Errorf("read data_version: %w", err)))
-			return nil
+			return b.putBack()
 		}
 		var err error
 		if credChanges, err = credentialChanges(ctx, r); err != nil {
 			b.fail(s.batchError(fmt.Errorf("read the count of token changes: %w", err)))
-			return nil
+			return b.putBack()
 		}
 	}
 	prevSeqs := s.horizon.committing(b.seqs) // durable.go
@@ -237,12 +237,12 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 			// Not committed, as SQLite rolled it back (diskfull.go: 507), or as
 			// PostgreSQL says it rolled it back (pgoutcome.go: 503): go on.
 			b.fail(s.batchError(err))
-			return nil
+			return b.putBack()
 		}
 		// Whether any of it is stored is unknown: stop (failstop.go).
 		s.failStop(fmt.Errorf("commit: %w", err))
 		b.fail(s.unknownOutcome())
-		return nil
+		return b.putBack()
 	}
 	s.noteCommitted() // diskfull.go
 	s.taskCache.invalidate(b.changedTasks, b.allTasksChanged)
@@ -266,7 +266,7 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 	if !s.pg {
 		s.walWritten(ctx) // checkpoint.go
 	}
-	return append(b.again, b.queue...) // put back first: each comes first in its turn
+	return b.putBack()
 }
 
 // commit commits the batch's transaction: on SQLite through the data_version watch
@@ -309,8 +309,14 @@ func (b *batch) run(ctx context.Context, j *job) error {
 	// The savepoint statements are prepared once, like the writes' own (stmts.go).
 	r := Reader{q: b.tx, batch: b.stmts, pg: b.pg}
 	if b.pg {
-		if again, err := b.beginPostgres(ctx, j); again || err != nil {
+		again, err := b.beginPostgres(ctx, j)
+		if err != nil {
+			b.jobs = append(b.jobs, j) // the batch fails, and j with it
+			b.results = append(b.results, err)
 			return err
+		}
+		if again {
+			return nil
 		}
 	} else if _, err := r.exec(ctx, "SAVEPOINT w"); err != nil {
 		b.jobs = append(b.jobs, j)
@@ -426,13 +432,16 @@ func (s *Store) batchError(err error) error {
 	return err
 }
 
-// fail rolls the batch back and gives every write of it err, and those it was still to
-// run or had put back.
+// fail rolls the batch back and gives every write of it err.
 func (b *batch) fail(err error) {
 	_ = b.tx.Rollback()
 	failJobs(b.jobs, err)
-	failJobs(b.queue, err)
-	failJobs(b.again, err)
+}
+
+// putBack is what the next batch runs first: the writes this one put back (each comes
+// first in its turn), then those of its queue it had no room for or did not reach.
+func (b *batch) putBack() []*job {
+	return append(b.again, b.queue...)
 }
 
 // failJobs gives each write err.
