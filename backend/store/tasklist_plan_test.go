@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
@@ -113,5 +114,53 @@ func TestPostgresListPlan(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPostgresFirstAnalyze: a PostgreSQL store analyzes the tasks table once it holds
+// enough tasks and has never been analyzed, rather than leave task lists without
+// statistics until autovacuum's next pass (turned off here).
+func TestPostgresFirstAnalyze(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	db, err := OpenPostgres(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`ALTER TABLE tasks SET (autovacuum_enabled = off)`,
+		`INSERT INTO projects (id, name, namespace, token_secret, created_at) VALUES ('p', 'p', 'default', 's', '')`,
+		fmt.Sprintf(`INSERT INTO tasks (project_id, summary, details, status, source, task_type, created_at, updated_at)
+			SELECT 'p', 'task', '', 'Todo', 'api', '', '', '' FROM generate_series(1, %d)`, firstAnalyzeTasks),
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	every := firstAnalyzeEvery
+	firstAnalyzeEvery = 20 * time.Millisecond
+	t.Cleanup(func() { firstAnalyzeEvery = every })
+	loc, err := ParseDB(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenLocation(ctx, loc, t.TempDir()+"/agentdesk.db", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var analyzed bool
+		if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stats WHERE tablename = 'tasks' AND attname = 'project_id')`).Scan(&analyzed); err != nil {
+			t.Fatal(err)
+		}
+		if analyzed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the tasks table has no statistics 10 s after the store opened")
+		}
+		time.Sleep(10 * time.Millisecond) // polling the condition
 	}
 }
