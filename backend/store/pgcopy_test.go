@@ -72,6 +72,12 @@ func TestCopyToPostgres(t *testing.T) {
 			res.Rows, len(res.Tables), len(heard), total, len(tables))
 	}
 
+	// The copy leaves statistics: a task list's plan needs them (TestPostgresListPlan).
+	var stats int
+	if err := pg.QueryRow(`SELECT count(*) FROM pg_stats WHERE schemaname = 'public' AND tablename = 'tasks' AND attname = 'project_id'`).Scan(&stats); err != nil || stats != 1 {
+		t.Errorf("statistics of tasks.project_id after the copy: %d (%v), want them", stats, err)
+	}
+
 	// Ids: every identity's next value is above the highest id SQLite ever gave.
 	seqs := map[string]int64{}
 	rows, err := lite.Query(`SELECT name, seq FROM sqlite_sequence`)

@@ -219,7 +219,8 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		return nil, fmt.Errorf("connect to %s: %w", loc.Redacted(), err)
 	}
 	go s.writeLoop()
-	go s.syncLoop() // acknowledges in commit order; no fsync on PostgreSQL
+	go s.syncLoop()                           // acknowledges in commit order; no fsync on PostgreSQL
+	go s.analyzeTasksFirst(firstAnalyzeEvery) // pgstats.go
 	return s, nil
 }
 

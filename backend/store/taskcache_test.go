@@ -99,7 +99,7 @@ func testTaskCacheFollowsChanges(t *testing.T, engine string) {
 	stale := []model.EncodedTask{{ID: task.ID, JSON: []byte(`{"stale":true}`)}}
 	task.Summary, task.AgentID = "changed meanwhile", nil
 	write(func(tx *Tx) error { return tx.UpdateTask(ctx, task) })
-	s.taskCache.store(stale, since)
+	s.taskCache.store(stale, []int64{task.Version}, since) // the version now current
 	if got := list(); got.Summary != "changed meanwhile" {
 		t.Fatalf("a raced read was cached: %+v", got)
 	}
@@ -107,6 +107,62 @@ func testTaskCacheFollowsChanges(t *testing.T, engine string) {
 	write(func(tx *Tx) error { return tx.DeleteTask(ctx, "p", task.ID) })
 	if tasks, _, err := s.Read().TasksJSON(ctx, TaskFilter{ProjectID: "p", Limit: 50}); err != nil || len(tasks) != 0 {
 		t.Fatalf("after DeleteTask: %v %v", tasks, err)
+	}
+}
+
+// TestTaskCacheAcrossStores: two stores on one database (two servers on one
+// PostgreSQL, or the CLI beside a server on SQLite). A page of unchanged tasks is sent
+// from the cache, on PostgreSQL too; a change made through the other store shows in the
+// very next list, before any notification of it could have arrived: on PostgreSQL a
+// task's JSON is sent from the cache only at the version the database holds.
+func TestTaskCacheAcrossStores(t *testing.T) { pgtest.Engines(t, testTaskCacheAcrossStores) }
+
+func testTaskCacheAcrossStores(t *testing.T, engine string) {
+	ctx := context.Background()
+	loc, err := ParseDB(pgtest.DBFor(t, engine, migrateTestPostgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/agentdesk.db"
+	var stores [2]*Store
+	for i := range stores {
+		if stores[i], err = OpenLocation(ctx, loc, path, Options{Synchronous: "NORMAL"}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { stores[i].Close() })
+	}
+	a, b := stores[0], stores[1]
+	now := time.Now()
+	task := &model.Task{ProjectID: "p", Summary: "one", Status: "Todo", Source: "user", TaskType: "standard", CreatedAt: now, UpdatedAt: now}
+	if err := a.Write(ctx, func(tx *Tx) error {
+		if err := tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: now}); err != nil {
+			return err
+		}
+		return tx.InsertTask(ctx, task)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	list := func() string {
+		t.Helper()
+		tasks, _, err := b.Read().TasksJSON(ctx, TaskFilter{ProjectID: "p", Limit: 50})
+		if err != nil || len(tasks) != 1 {
+			t.Fatalf("list: %v %v", tasks, err)
+		}
+		return string(tasks[0].JSON)
+	}
+	list()
+	// What b's cache holds for the task at its version is what b sends.
+	b.taskCache.store([]model.EncodedTask{{ID: task.ID, JSON: []byte(`{"cached":true}`)}}, []int64{task.Version}, b.taskCache.begin())
+	if got := list(); got != `{"cached":true}` {
+		t.Fatalf("a page of unchanged tasks was read from the database, not the cache: %s", got)
+	}
+	task.Summary = "changed through a"
+	if err := a.Write(ctx, func(tx *Tx) error { return tx.UpdateTask(ctx, task) }); err != nil {
+		t.Fatal(err)
+	}
+	var sent model.Task
+	if got := list(); json.Unmarshal([]byte(got), &sent) != nil || sent.Summary != "changed through a" {
+		t.Fatalf("b lists %s right after a's change", got)
 	}
 }
 
@@ -135,7 +191,8 @@ func TestTaskCacheChangeRecordBounded(t *testing.T) {
 	enc := func(id int64, v string) []model.EncodedTask {
 		return []model.EncodedTask{{ID: id, JSON: json.RawMessage(`"` + v + `"`)}}
 	}
-	c.store(enc(1, "kept"), c.begin())
+	one := []int64{1} // the version read
+	c.store(enc(1, "kept"), one, c.begin())
 	before := c.begin() // a read of task 2 begins
 	for id := int64(100); id < 100+20_000; id++ {
 		c.invalidate([]int64{id}, false)
@@ -143,16 +200,16 @@ func TestTaskCacheChangeRecordBounded(t *testing.T) {
 			t.Fatalf("after %d changes the record holds %d ids: it grows with the tasks changed", id-99, len(c.changed))
 		}
 	}
-	c.invalidate([]int64{2}, false) // task 2 changes while that read is under way
-	c.store(enc(2, "old"), before)  // the read ends with the old version: not cached
-	if _, ok := c.lookup([]int64{2}); ok {
+	c.invalidate([]int64{2}, false)     // task 2 changes while that read is under way
+	c.store(enc(2, "old"), one, before) // the read ends with the old version: not cached
+	if _, ok := c.lookup([]int64{2}, nil); ok {
 		t.Fatal("a read begun before the change cached the old version")
 	}
-	if got, ok := c.lookup([]int64{1}); !ok || string(got[0].JSON) != `"kept"` {
+	if got, ok := c.lookup([]int64{1}, nil); !ok || string(got[0].JSON) != `"kept"` {
 		t.Fatalf("an unchanged task's JSON: %v %v, want it still cached", got, ok)
 	}
-	c.store(enc(2, "new"), c.begin()) // a read begun after it caches
-	if got, ok := c.lookup([]int64{2}); !ok || string(got[0].JSON) != `"new"` {
+	c.store(enc(2, "new"), one, c.begin()) // a read begun after it caches
+	if got, ok := c.lookup([]int64{2}, nil); !ok || string(got[0].JSON) != `"new"` {
 		t.Fatalf("a read begun after the change: %v %v, want it cached", got, ok)
 	}
 }

@@ -163,16 +163,29 @@ type TaskFilter struct {
 // one task more than the limit: its presence says more remain.
 func (f TaskFilter) page(selectFrom string, pg bool) (string, []any) {
 	where, args := f.where(pg)
+	asc, desc := `t.id`, `t.id DESC`
+	if pg && f.AgentID == nil && f.ConversationID == nil && f.Query == "" {
+		// A list of the project (or of one status): only the project's indexes
+		// (tasks_project, tasks_project_status) give its order. With project_id = ?,
+		// PostgreSQL drops project_id from the order (a constant) and, taking the project's
+		// tasks to be spread evenly over the ids, may walk the primary key instead and
+		// filter out every other project's task before the first of this one (a page of
+		// 10k tasks behind 5k of another project: 5-12 ms; TestPostgresListPlan).
+		// = ANY(ARRAY[?]) is the same condition, which PostgreSQL does not take for a
+		// constant: the order project_id, id can then only come from the index.
+		where = `t.project_id = ANY(ARRAY[?])` + strings.TrimPrefix(where, `t.project_id = ?`)
+		asc, desc = `t.project_id, t.id`, `t.project_id DESC, t.id DESC`
+	}
 	var q string
 	switch {
 	case !f.Desc:
-		q = selectFrom + ` WHERE ` + where + ` AND t.id > ? ORDER BY t.id`
+		q = selectFrom + ` WHERE ` + where + ` AND t.id > ? ORDER BY ` + asc
 		args = append(args, f.AfterID)
 	case f.AfterID > 0:
-		q = selectFrom + ` WHERE ` + where + ` AND t.id < ? ORDER BY t.id DESC`
+		q = selectFrom + ` WHERE ` + where + ` AND t.id < ? ORDER BY ` + desc
 		args = append(args, f.AfterID)
 	default:
-		q = selectFrom + ` WHERE ` + where + ` ORDER BY t.id DESC`
+		q = selectFrom + ` WHERE ` + where + ` ORDER BY ` + desc
 	}
 	if f.Limit > 0 {
 		q += limitClause(f.Limit + 1)
