@@ -37,8 +37,8 @@ wsclient: ## the graphql-ws npm client the GraphQL subscription test runs (needs
 race: ## the concurrency test (8 agents, 8 users, 20 s) under the race detector (needs gcc)
 	CGO_ENABLED=1 $(GO) test -race -count=1 -run 'TestConcurrentAgentsAndUsers|TestGroupCommit' ./backend/client/ ./backend/store/
 
-bench: build ## load benchmarks over HTTP on loopback; ends with one JSON line of figures (DB=postgres://… : on that empty PostgreSQL database)
-	$(if $(DB),AGENTDESK_DB='$(DB)' )$(GO) run ./backend/bench -bin $(BIN)
+bench: build ## load benchmarks over HTTP on loopback; ends with one JSON line of figures (DB=postgres://… : on that empty PostgreSQL database; INSTANCES=2: two servers on it)
+	$(if $(DB),AGENTDESK_DB='$(DB)' )$(GO) run ./backend/bench -bin $(BIN)$(if $(INSTANCES), -instances $(INSTANCES))
 
 bench-scale: build ## the scale mode: 1,000,000 tasks beside 10,000, the same reads timed on both (minutes)
 	$(GO) run ./backend/bench -bin $(BIN) -scale 1000000
