@@ -397,9 +397,10 @@ func (b *batch) beginPostgres(ctx context.Context, j *job) (again bool, err erro
 	return false, nil
 }
 
-// lockFailed handles the failure of beginPostgres's statement. A wait for the lock can
-// still deadlock when the batch holds rows of writes that named no project; then the
-// write has not run, and goes back for the next batch.
+// lockFailed handles the failure of beginPostgres's statement. Only a batch's first
+// write waits, holding nothing, so PostgreSQL is not expected to find it in a deadlock;
+// should it still cancel the wait as one, the write has not run, and goes back for the
+// next batch.
 func (b *batch) lockFailed(ctx context.Context, j *job, waited bool, err error) (again bool, _ error) {
 	if !waited || !isDeadlock(err) {
 		// A failed statement leaves a PostgreSQL transaction unusable.
