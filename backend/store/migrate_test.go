@@ -290,14 +290,6 @@ func TestIDsNeverReusedMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := func(q string) int {
-		t.Helper()
-		var n int
-		if err := db.QueryRow(q).Scan(&n); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		return n
-	}
 	checks := map[string]int{
 		`SELECT count(*) FROM task_messages`:                                       0, // task 3's, deleted with it
 		`SELECT count(*) FROM task_skills`:                                         0,
@@ -313,11 +305,7 @@ func TestIDsNeverReusedMigration(t *testing.T) {
 		`SELECT count(*) FROM sqlite_schema WHERE name IN ('tasks', 'agents', 'conversations', 'messages') AND sql LIKE '%AUTOINCREMENT%'`:                                                                     4,
 		`SELECT count(*) FROM sqlite_schema WHERE name LIKE '%\_new' ESCAPE '\'`:                                                                                                                               0,
 	}
-	for q, want := range checks {
-		if got := count(q); got != want {
-			t.Errorf("%s: %d, want %d", q, got, want)
-		}
-	}
+	checkCounts(t, db, "", checks)
 	// The other ids: above every row copied, even after the newest is deleted.
 	exec(db, `DELETE FROM messages WHERE id = 7`)
 	res, err := db.Exec(`INSERT INTO messages (conversation_id, author, author_type, content, created_at) VALUES (4, 'me', 'user', 'again', ` + at + `)`)
@@ -342,7 +330,7 @@ func TestIDsNeverReusedMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for q, want := range map[string]int{
+	checkCounts(t, db, "after the Down migration, ", map[string]int{
 		`SELECT count(*) FROM tasks WHERE id IN (7, 14)`:        2,
 		`SELECT count(*) FROM agents WHERE id IN (2, 5, 9)`:     3,
 		`SELECT count(*) FROM messages WHERE id IN (6, 8)`:      2,
@@ -351,9 +339,20 @@ func TestIDsNeverReusedMigration(t *testing.T) {
 		`SELECT count(*) FROM pragma_foreign_key_check`:         0,
 		`SELECT count(*) FROM sqlite_schema WHERE sql LIKE '%AUTOINCREMENT%' AND name IN ('tasks', 'agents', 'conversations', 'messages')`:                                                                     0,
 		`SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name IN ('tasks_project', 'tasks_project_status', 'tasks_agent', 'tasks_conversation', 'conversations_project', 'messages_conversation')`: 6,
-	} {
-		if got := count(q); got != want {
-			t.Errorf("after the Down migration, %s: %d, want %d", q, got, want)
+	})
+}
+
+// checkCounts runs each count query on db and says which gives another number than the
+// one it maps to; when prefixes the messages (e.g. "after the Down migration, ").
+func checkCounts(t *testing.T, db *sql.DB, when string, want map[string]int) {
+	t.Helper()
+	for q, n := range want {
+		var got int
+		if err := db.QueryRow(q).Scan(&got); err != nil {
+			t.Fatalf("%s%s: %v", when, q, err)
+		}
+		if got != n {
+			t.Errorf("%s%s: %d, want %d", when, q, got, n)
 		}
 	}
 }

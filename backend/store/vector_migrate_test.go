@@ -81,15 +81,7 @@ func TestVectorSpaceVersionMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	count := func(q string) int {
-		t.Helper()
-		var n int
-		if err := db.QueryRow(q).Scan(&n); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		return n
-	}
-	for q, want := range map[string]int{
+	checkCounts(t, db, "", map[string]int{
 		`SELECT count(*) FROM vector_spaces WHERE id IN (2, 11)`:                                              2,
 		`SELECT count(*) FROM vector_spaces WHERE id = 2 AND description = 'd'`:                               1,
 		`SELECT count(*) FROM vector_documents`:                                                               0,
@@ -98,11 +90,7 @@ func TestVectorSpaceVersionMigration(t *testing.T) {
 		`SELECT count(*) FROM pragma_foreign_key_check`:                                                       0,
 		`SELECT count(*) FROM sqlite_schema WHERE name = 'vector_spaces' AND sql LIKE '%AUTOINCREMENT%'`:      1,
 		`SELECT count(*) FROM sqlite_schema WHERE name LIKE 'vector_spaces\_%' ESCAPE '\' AND type = 'table'`: 0,
-	} {
-		if got := count(q); got != want {
-			t.Errorf("%s: %d, want %d", q, got, want)
-		}
-	}
+	})
 	db.Close()
 
 	migrateTo(t, path, 22)
@@ -111,14 +99,10 @@ func TestVectorSpaceVersionMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for q, want := range map[string]int{
+	checkCounts(t, db, "after the Down migration, ", map[string]int{
 		`SELECT count(*) FROM vector_spaces WHERE id IN (2, 11)`:                                         2,
 		`SELECT count(*) FROM pragma_table_info('vector_spaces') WHERE name = 'version'`:                 0,
 		`SELECT count(*) FROM sqlite_schema WHERE name = 'vector_spaces' AND sql LIKE '%AUTOINCREMENT%'`: 0,
 		`SELECT count(*) FROM pragma_foreign_key_check`:                                                  0,
-	} {
-		if got := count(q); got != want {
-			t.Errorf("after the Down migration, %s: %d, want %d", q, got, want)
-		}
-	}
+	})
 }
