@@ -154,7 +154,10 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 		return nil
 	}
 	b := &batch{pg: s.pg, tx: tx, stmts: &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}},
-		seqs: map[string]int64{}, locked: map[string]bool{}, queue: queue}
+		seqs: map[string]int64{}, queue: queue}
+	if s.pg {
+		b.locked = map[string]bool{} // SQLite has one writer: no project locks
+	}
 	defer b.stmts.preparePending(ctx) // after Commit or Rollback: the connection is free
 	// A batch that fails (a full disk, say) never reaches the syncer, which therefore
 	// never says again that it is ready: the ready signal this batch may have taken is
