@@ -124,16 +124,18 @@ func (r Reader) stmt(ctx context.Context, query string) *sql.Stmt {
 // statementContext is the context a statement runs with. Inside a write it cannot be
 // cancelled: the writer checked the request's context before starting the write, and
 // from then on the write completes or fails as a whole. (It also spares the driver a
-// goroutine per statement, which it starts to watch a cancellable context.)
-func (r Reader) statementContext(ctx context.Context) context.Context {
+// goroutine per statement, which it starts to watch a cancellable context.) There too, the
+// batch forgets the rows it kept that query may change (batchreads.go).
+func (r Reader) statementContext(ctx context.Context, query string) context.Context {
 	if r.batch != nil {
+		r.kept.forgetChangedBy(query)
 		return context.WithoutCancel(ctx)
 	}
 	return ctx
 }
 
 func (r Reader) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	ctx = r.statementContext(ctx)
+	ctx = r.statementContext(ctx, query)
 	if r.pg {
 		return r.q.ExecContext(ctx, postgresText(query), pgArgs(args)...)
 	}
@@ -145,7 +147,7 @@ func (r Reader) exec(ctx context.Context, query string, args ...any) (sql.Result
 
 func (r Reader) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	r.count(ctx)
-	ctx = r.statementContext(ctx)
+	ctx = r.statementContext(ctx, query)
 	if r.pg {
 		return r.q.QueryContext(ctx, postgresText(query), pgArgs(args)...)
 	}
@@ -157,7 +159,7 @@ func (r Reader) query(ctx context.Context, query string, args ...any) (*sql.Rows
 
 func (r Reader) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	r.count(ctx)
-	ctx = r.statementContext(ctx)
+	ctx = r.statementContext(ctx, query)
 	if r.pg {
 		return r.q.QueryRowContext(ctx, postgresText(query), pgArgs(args)...)
 	}
@@ -231,7 +233,7 @@ func (r Reader) insert(ctx context.Context, query string, args ...any) (sql.Resu
 		return r.exec(ctx, query, args...)
 	}
 	var id int64
-	ctx = r.statementContext(ctx) // not r.queryRow: an insert is not a counted query
+	ctx = r.statementContext(ctx, query) // not r.queryRow: an insert is not a counted query
 	if err := r.q.QueryRowContext(ctx, postgresText(query+" RETURNING id"), pgArgs(args)...).Scan(&id); err != nil {
 		return nil, err
 	}

@@ -130,6 +130,7 @@ type batch struct {
 	seqs            map[string]int64 // project -> last event seq given in this batch
 	locked          map[string]bool  // PostgreSQL: the projects whose lock the batch holds
 	savepoint       bool             // PostgreSQL: savepoint w is there (batch.run)
+	kept            *keptRows        // agents and budgets its writes looked up (batchreads.go)
 	queue           []*job           // writes to run before those of the channel
 	again           []*job           // writes put back for the next batch (batch.run)
 	changedTasks    []int64
@@ -154,7 +155,7 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 		return nil
 	}
 	b := &batch{pg: s.pg, tx: tx, stmts: &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}},
-		seqs: map[string]int64{}, queue: queue}
+		seqs: map[string]int64{}, queue: queue, kept: &keptRows{}}
 	if s.pg {
 		b.locked = map[string]bool{} // SQLite has one writer: no project locks
 	}
@@ -310,7 +311,7 @@ func (b *batch) run(ctx context.Context, j *job) error {
 	// What a failed write leaves as it was. The locks it takes go with its savepoint.
 	seqs, locked := maps.Clone(b.seqs), maps.Clone(b.locked)
 	// The savepoint statements are prepared once, like the writes' own (stmts.go).
-	r := Reader{q: b.tx, batch: b.stmts, pg: b.pg}
+	r := Reader{q: b.tx, batch: b.stmts, kept: b.kept, pg: b.pg}
 	if b.pg {
 		again, err := b.beginPostgres(ctx, j)
 		if err != nil {
@@ -479,6 +480,7 @@ type Reader struct {
 	q     queryer
 	cache *stmtCache  // prepared statements of the read pool
 	batch *batchStmts // prepared statements of the write batch, inside a write
+	kept  *keptRows   // inside a write: the rows the batch keeps (batchreads.go)
 	tasks *taskCache  // on the read pool: the tasks lists have read
 	// On the read pool: how far event reads may go (durable.go).
 	horizon *eventHorizon

@@ -1,0 +1,211 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
+)
+
+// TestBatchKeepsAgentsAndBudgets: a batch reads an agent and a budget once, and reads
+// them again after any statement of its own that may change them. A change made behind
+// the batch's back (the raw transaction, as no other writer can) shows that the second
+// read was served from what the batch kept.
+func TestBatchKeepsAgentsAndBudgets(t *testing.T) { pgtest.Engines(t, testBatchKeepsAgentsAndBudgets) }
+
+func testBatchKeepsAgentsAndBudgets(t *testing.T, engine string) {
+	s := openTestOn(t, engine)
+	ctx := context.Background()
+	agent := &model.Agent{ProjectID: "p", Name: "bot", CreatedAt: time.Now()}
+	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertAgent(ctx, agent) }); err != nil {
+		t.Fatal(err)
+	}
+	behindItsBack := func(tx *Tx, query string, args ...any) {
+		t.Helper()
+		if tx.b.pg {
+			query = postgresText(query)
+		}
+		if _, err := tx.b.tx.ExecContext(ctx, query, args...); err != nil {
+			t.Error(err)
+		}
+	}
+	description := func(tx *Tx) string {
+		t.Helper()
+		a, err := tx.Agent(ctx, "p", agent.ID)
+		if err != nil {
+			t.Error(err)
+			return "(error)"
+		}
+		return a.Description
+	}
+	budget := func(tx *Tx) int64 {
+		t.Helper()
+		b, err := tx.Budget(ctx, "p")
+		if errors.Is(err, ErrNotFound) {
+			return -1
+		}
+		if err != nil {
+			t.Error(err)
+			return -2
+		}
+		return b.MonthlyMicros
+	}
+	err := s.Write(ctx, func(tx *Tx) error {
+		if d := description(tx); d != "" {
+			t.Errorf("description %q, want none", d)
+			return errStop
+		}
+		behindItsBack(tx, `UPDATE agents SET description = 'hidden' WHERE id = ?`, agent.ID)
+		if d := description(tx); d != "" {
+			t.Errorf("description %q after a change the batch did not make: the agent was read again", d)
+			return errStop
+		}
+		// Statements that cannot change an agent keep it.
+		task := &model.Task{ProjectID: "p", AgentID: &agent.ID, Summary: "s", Status: "Todo", Source: "user", TaskType: "standard",
+			CreatedAt: time.Now(), UpdatedAt: time.Now()}
+		if err := tx.InsertTask(ctx, task); err != nil {
+			return err
+		}
+		if d := description(tx); d != "" {
+			t.Errorf("description %q after inserting a task: the agent was read again", d)
+			return errStop
+		}
+		// The batch's own change to agents: read again.
+		if err := tx.UpdateAgentProfile(ctx, &model.Agent{ID: agent.ID, ProjectID: "p", Description: "told"}); err != nil {
+			return err
+		}
+		if d := description(tx); d != "told" {
+			t.Errorf("description %q after the batch changed it, want told", d)
+			return errStop
+		}
+
+		if b := budget(tx); b != -1 {
+			t.Errorf("budget %d, want none", b)
+			return errStop
+		}
+		behindItsBack(tx, `INSERT INTO budgets (project_id, monthly_micros, updated_at) VALUES ('p', 5, 'x')`)
+		if b := budget(tx); b != -1 {
+			t.Errorf("budget %d after a change the batch did not make: it was read again", b)
+			return errStop
+		}
+		micros := int64(7)
+		if err := tx.SetBudget(ctx, "p", &micros, time.Now()); err != nil {
+			return err
+		}
+		if b := budget(tx); b != 7 {
+			t.Errorf("budget %d after the batch set it, want 7", b)
+			return errStop
+		}
+		// A DELETE may cascade anywhere: everything is read again.
+		behindItsBack(tx, `UPDATE budgets SET monthly_micros = 9`)
+		behindItsBack(tx, `UPDATE agents SET description = 'deleted around' WHERE id = ?`, agent.ID)
+		if _, err := tx.exec(ctx, `DELETE FROM reactions WHERE message_id = 0`); err != nil {
+			return err
+		}
+		if b, d := budget(tx), description(tx); b != 9 || d != "deleted around" {
+			t.Errorf("budget %d, description %q after a DELETE, want 9 and deleted around", b, d)
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && err != errStop {
+		t.Fatal(err)
+	}
+}
+
+// errStop ends a write whose test failed: t.Fatal must not be called on the writer's goroutine.
+var errStop = errors.New("stop")
+
+// A write rolled back to its savepoint may have changed an agent and read it back: the
+// batch's later writes read the agent again, as it is without that write.
+func TestBatchForgetsARolledBackWrite(t *testing.T) {
+	pgtest.Engines(t, testBatchForgetsARolledBackWrite)
+}
+
+func testBatchForgetsARolledBackWrite(t *testing.T, engine string) {
+	s := openTestOn(t, engine)
+	ctx := context.Background()
+	agent := &model.Agent{ProjectID: "p", Name: "bot", CreatedAt: time.Now()}
+	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertAgent(ctx, agent) }); err != nil {
+		t.Fatal(err)
+	}
+	// The first write holds the writer until the other two are queued behind it, so
+	// that all three run in one batch, in order.
+	release := make(chan struct{})
+	held := make(chan struct{})
+	results := make(chan error, 3)
+	var seen string
+	go func() {
+		results <- s.Write(ctx, func(tx *Tx) error {
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	queue := func(fn func(*Tx) error) {
+		n := len(s.jobs)
+		go func() { results <- s.Write(ctx, fn) }()
+		for len(s.jobs) == n {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	refused := errors.New("refused")
+	queue(func(tx *Tx) error {
+		if err := tx.UpdateAgentProfile(ctx, &model.Agent{ID: agent.ID, ProjectID: "p", Description: "rolled back"}); err != nil {
+			return err
+		}
+		if _, err := tx.Agent(ctx, "p", agent.ID); err != nil {
+			return err
+		}
+		return refused
+	})
+	queue(func(tx *Tx) error {
+		a, err := tx.Agent(ctx, "p", agent.ID)
+		if err == nil {
+			seen = a.Description
+		}
+		return err
+	})
+	close(release)
+	var failed int
+	for range 3 {
+		if err := <-results; errors.Is(err, refused) {
+			failed++
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if failed != 1 {
+		t.Fatalf("%d writes refused, want 1", failed)
+	}
+	if seen != "" {
+		t.Fatalf("the write after a rolled-back one saw description %q, want none", seen)
+	}
+}
+
+func TestForgetChangedBy(t *testing.T) {
+	for query, forgets := range map[string]bool{
+		`SELECT id FROM agents WHERE id = ?`: false,
+		`SAVEPOINT w`:                        false,
+		`RELEASE w`:                          false,
+		`INSERT INTO tasks (project_id, agent_id) VALUES (?, ?)`:             false,
+		`  UPDATE tasks SET agent_id = ? WHERE id = ?`:                       false,
+		`INSERT INTO agent_skills (agent_id, skill_id) VALUES (?, ?)`:        false,
+		`UPDATE agents SET last_seen_at = ? WHERE id = ?`:                    true,
+		`INSERT INTO agents (project_id, name, created_at) VALUES (?, ?, ?)`: true,
+		`UPDATE budgets SET exceeded_month = ? WHERE project_id = ?`:         true,
+		`DELETE FROM conversations WHERE id = ?`:                             true,
+		`ROLLBACK TO w`:                                                      true,
+		`WITH x AS (UPDATE projects SET name = ? RETURNING id) SELECT 1`:     true,
+	} {
+		k := &keptRows{budgets: map[string]*model.Budget{"p": nil}}
+		k.forgetChangedBy(query)
+		if got := k.budgets == nil; got != forgets {
+			t.Errorf("%q: forgot %v, want %v", query, got, forgets)
+		}
+	}
+}
