@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"strings"
+	"unicode"
 
 	"github.com/agentdesk/agentdesk/backend/model"
 )
@@ -39,11 +40,14 @@ func (k *keptRows) forgetChangedBy(query string) {
 		return
 	}
 	q := strings.TrimSpace(query)
-	verb, _, _ := strings.Cut(q, " ")
-	switch strings.ToUpper(verb) {
-	case "SELECT", "SAVEPOINT", "RELEASE":
+	verb := q
+	if i := strings.IndexFunc(q, unicode.IsSpace); i >= 0 {
+		verb = q[:i]
+	}
+	switch {
+	case strings.EqualFold(verb, "SELECT"), strings.EqualFold(verb, "SAVEPOINT"), strings.EqualFold(verb, "RELEASE"):
 		return
-	case "INSERT", "UPDATE":
+	case strings.EqualFold(verb, "INSERT"), strings.EqualFold(verb, "UPDATE"):
 		if !strings.Contains(q, "agents") && !strings.Contains(q, "budgets") {
 			return
 		}

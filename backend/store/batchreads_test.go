@@ -200,6 +200,8 @@ func TestForgetChangedBy(t *testing.T) {
 		`UPDATE budgets SET exceeded_month = ? WHERE project_id = ?`:         true,
 		`DELETE FROM conversations WHERE id = ?`:                             true,
 		`ROLLBACK TO w`:                                                      true,
+		"SELECT\n\tid FROM agents":                                           false,
+		"UPDATE\tagents SET name = ?":                                        true,
 		`WITH x AS (UPDATE projects SET name = ? RETURNING id) SELECT 1`:     true,
 	} {
 		k := &keptRows{budgets: map[string]*model.Budget{"p": nil}}
