@@ -11,7 +11,7 @@ import (
 // A write batch keeps the agents and budgets its writes look up, for its later writes:
 // creating a task reads its agent and its project's budget, and on PostgreSQL each of
 // those reads is a network round trip inside the batch, while no other write can run
-// (make bench DB=…: creates +20-25%, docs/postgres.md).
+// (creates +40% in interleaved runs on PostgreSQL, docs/postgres.md).
 //
 // What may change a kept row while the batch runs:
 //   - A statement of the batch itself. Every statement a write runs passes through
