@@ -2,15 +2,18 @@ package service_test
 
 import (
 	"context"
-	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
+	"github.com/agentdesk/agentdesk/backend/store"
+	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 func TestMembersOwnerRules(t *testing.T) { pgtest.Engines(t, testMembersOwnerRules) }
@@ -152,5 +155,87 @@ func testAddMemberByNameStaysInProject(t *testing.T, engine string) {
 	// B's members are as they were.
 	if ms, err := svc.Members(ctx, adminB); err != nil || len(ms) != 4 {
 		t.Fatalf("B's members = %+v %v", ms, err)
+	}
+}
+
+// TestMembershipsKeepJoinOrder: memberships made at the same moment list in the order
+// they were made, on both engines: a user's (the first is a session's default project)
+// and a project's. A role change since moves nothing (PostgreSQL, which has no rowid,
+// once put the updated row last), and the order is not the ids' order.
+func TestMembershipsKeepJoinOrder(t *testing.T) { pgtest.Engines(t, testMembershipsKeepJoinOrder) }
+
+func testMembershipsKeepJoinOrder(t *testing.T, engine string) {
+	ctx := context.Background()
+	at := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC) // every membership has this created_at
+	st := testenv.OpenStore(t, engine, store.Options{Synchronous: "NORMAL"})
+	svc := service.New(st, service.Options{Now: func() time.Time { return at },
+		OIDC: auth.OIDC{PublicURL: "https://agentdesk.example.com", Issuer: "https://id.example.com", ClientID: "agentdesk"}})
+	t.Cleanup(func() {
+		svc.Close()
+		st.Close()
+	})
+	if err := svc.EnsureDefaultProject(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a, err := svc.CreateProject(ctx, auth.Owner(""), "A", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := svc.CreateProject(ctx, auth.Owner(""), "B", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ID < b.ID { // dana joins the project with the higher id first
+		a, b = b, a
+	}
+	add := func(p *model.Project, email, role string) int64 {
+		t.Helper()
+		m, err := svc.AddMember(ctx, auth.Owner(p.ID), service.AddMemberInput{Email: email, Role: role})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.UserID
+	}
+	erin := add(b, "erin@example.com", model.RoleMember) // a lower user id than dana's
+	dana := add(a, "dana@example.com", model.RoleViewer)
+	add(b, "dana@example.com", model.RoleViewer)
+	add(a, "erin@example.com", model.RoleMember)
+	if _, err := svc.SetMemberRole(ctx, auth.Owner(a.ID), dana, model.RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
+
+	value, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "dana-1", Email: "dana@example.com", Name: "Dana"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := svc.Authenticate(ctx, service.Credentials{Where: service.WhereREST, Session: value, Method: "GET"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ProjectID != a.ID || p.Role != model.RoleAdmin {
+		t.Errorf("default project: %s as %s, want %s (joined first) as admin", p.ProjectID, p.Role, a.ID)
+	}
+	me, err := svc.Me(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range me.Memberships {
+		got = append(got, m.ProjectID+" "+m.Role)
+	}
+	if want := []string{a.ID + " admin", b.ID + " viewer"}; !slices.Equal(got, want) {
+		t.Errorf("dana's memberships: %q, want %q (the order she joined)", got, want)
+	}
+
+	ms, err := svc.Members(ctx, auth.Owner(a.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for _, m := range ms {
+		ids = append(ids, m.UserID)
+	}
+	if want := []int64{ms[0].UserID, dana, erin}; !ms[0].LocalOwner || !slices.Equal(ids, want) {
+		t.Errorf("members of A: %v, want %v (the owner, then the order they joined)", ids, want)
 	}
 }

@@ -34,9 +34,9 @@ func scanMember(row interface{ Scan(...any) error }) (*model.Member, error) {
 	return &m, nil
 }
 
-// Members lists the project's members in the order they joined.
+// Members lists the project's members in the order they joined (as Memberships).
 func (r Reader) Members(ctx context.Context, projectID string) ([]model.Member, error) {
-	return queryList(ctx, r, scanMember, `SELECT `+memberColumns+memberFrom+` WHERE m.project_id = ? ORDER BY m.created_at, u.id`, projectID)
+	return queryList(ctx, r, scanMember, `SELECT `+memberColumns+memberFrom+` WHERE m.project_id = ? ORDER BY m.created_at, m.join_order, u.id`, projectID)
 }
 
 // Member loads one member of the project by user id.
@@ -87,15 +87,21 @@ func (t *Tx) InsertMember(ctx context.Context, projectID string, userID int64, r
 	if !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	_, err = t.exec(ctx, `INSERT INTO project_members (project_id, user_id, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+	_, err = t.exec(ctx, `INSERT INTO project_members (project_id, user_id, role, created_at, updated_at, join_order)
+		VALUES (?, ?, ?, ?, ?, `+nextJoinOrder+`)`,
 		projectID, userID, role, fmtTime(at), fmtTime(at))
 	return err
 }
 
+// nextJoinOrder is a new membership's join_order: after every other, in the same
+// statement. Two servers inserting at once (in different projects, under different
+// locks) may compute the same value; the lists then order by id.
+const nextJoinOrder = `(SELECT COALESCE(MAX(join_order), 0) + 1 FROM project_members)`
+
 // InsertOwnerMember makes the local owner an owner of the project (a new project).
 func (t *Tx) InsertOwnerMember(ctx context.Context, projectID string, at time.Time) error {
-	_, err := t.exec(ctx, `INSERT INTO project_members (project_id, user_id, role, created_at, updated_at)
-		SELECT ?, id, 'owner', ?, ? FROM users WHERE is_owner = 1
+	_, err := t.exec(ctx, `INSERT INTO project_members (project_id, user_id, role, created_at, updated_at, join_order)
+		SELECT ?, id, 'owner', ?, ?, `+nextJoinOrder+` FROM users WHERE is_owner = 1
 		AND NOT EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = ? AND m.user_id = users.id)`,
 		projectID, fmtTime(at), fmtTime(at), projectID)
 	return err

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/model"
@@ -131,6 +132,34 @@ func TestCopyToPostgres(t *testing.T) {
 	lite.QueryRow(`SELECT coalesce((SELECT n FROM task_counts WHERE project_id = ? AND status = 'Todo'), 0)`, project).Scan(&wasTodo)
 	if todo != wasTodo+1 {
 		t.Errorf("task_counts Todo after an insert: %d, want %d: the triggers were not enabled again", todo, wasTodo+1)
+	}
+
+	// Memberships: a new one's join_order, computed by the store's insert, comes after
+	// the copied ones.
+	var second string
+	var dana, topJoin int64
+	lite.QueryRow(`SELECT id FROM projects WHERE name = 'Second'`).Scan(&second)
+	lite.QueryRow(`SELECT id FROM users WHERE email = 'dana@example.com'`).Scan(&dana)
+	lite.QueryRow(`SELECT max(join_order) FROM project_members`).Scan(&topJoin)
+	loc, err := store.ParseDB(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := store.OpenLocation(ctx, loc, "", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = ps.Write(ctx, func(tx *store.Tx) error { return tx.InsertMember(ctx, second, dana, model.RoleViewer, time.Now()) })
+	ps.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var joinOrder int64
+	if err := pg.QueryRow(`SELECT join_order FROM project_members WHERE project_id = $1 AND user_id = $2`, second, dana).Scan(&joinOrder); err != nil {
+		t.Fatal(err)
+	}
+	if topJoin < 3 || joinOrder <= topJoin {
+		t.Errorf("a membership made after the copy has join_order %d; SQLite's went up to %d", joinOrder, topJoin)
 	}
 
 	// A second copy into the same database is refused and leaves it as it was.

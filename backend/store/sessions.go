@@ -58,19 +58,12 @@ type Membership struct {
 	Role        string `json:"role"`
 }
 
-// membershipsQuery: PostgreSQL has no rowid, and project_members no id column. Rows
-// inserted by earlier transactions have smaller xmin (the writer's transactions follow
-// each other), and within one transaction a later row a later ctid: the insertion order
-// of SQLite's rowid, except that a role change (an update) moves a membership after
-// the others of the same created_at.
-var membershipsQuery = postgresSQL(`SELECT m.project_id, p.name, m.role FROM project_members m JOIN projects p ON p.id = m.project_id
-		WHERE m.user_id = ? ORDER BY m.created_at, m.rowid`,
-	`SELECT m.project_id, p.name, m.role FROM project_members m JOIN projects p ON p.id = m.project_id
-		WHERE m.user_id = $1 ORDER BY m.created_at, m.xmin::text::bigint, m.ctid`)
-
-// Memberships lists the projects of a user, in the order the user joined them.
+// Memberships lists the projects of a user, in the order the user joined them (the
+// first is a session's default project): by join_order among those made at the same
+// moment, then by project id (two servers may give two memberships one join_order).
 func (r Reader) Memberships(ctx context.Context, userID int64) ([]Membership, error) {
-	rows, err := r.query(ctx, membershipsQuery, userID)
+	rows, err := r.query(ctx, `SELECT m.project_id, p.name, m.role FROM project_members m JOIN projects p ON p.id = m.project_id
+		WHERE m.user_id = ? ORDER BY m.created_at, m.join_order, m.project_id`, userID)
 	if err != nil {
 		return nil, err
 	}
