@@ -53,6 +53,9 @@ func (s *Store) checkpointLoop() {
 			return
 		case <-s.walGrew:
 		}
+		if hook := s.beforeCheckpoint.Load(); hook != nil {
+			(*hook)()
+		}
 		frames, err := walCheckpoint(ctx, s.reader)
 		if err != nil {
 			// The writer's next checkpoint, or SQLite's when the store closes, catches up.

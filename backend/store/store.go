@@ -62,6 +62,7 @@ type Store struct {
 	walGrew          chan struct{}
 	finishCheckpoint atomic.Bool
 	checkpointerEnd  chan struct{}
+	beforeCheckpoint atomic.Pointer[func()] // tests: runs before each background checkpoint
 
 	stopOnce  sync.Once
 	stop      chan struct{}
