@@ -224,11 +224,13 @@ func (s *Service) CreateJob(ctx context.Context, p *auth.Principal, in JobInput)
 		return nil, err
 	}
 	now := s.clock()
-	j := &model.Job{ProjectID: p.ProjectID, Timezone: "UTC", CatchUp: model.CatchUpSkip, Steps: []string{}, CreatedAt: now, UpdatedAt: now}
 	if in.Name == nil || in.Cron == nil || in.Summary == nil {
 		return nil, errs.Invalid("name, cron and summary are required")
 	}
+	var j *model.Job
 	err := s.store.Write(ctx, func(tx *store.Tx) error {
+		// Made here: a write may run twice (store.Write), each time from the start.
+		j = &model.Job{ProjectID: p.ProjectID, Timezone: "UTC", CatchUp: model.CatchUpSkip, Steps: []string{}, CreatedAt: now, UpdatedAt: now}
 		if err := s.applyJobInput(ctx, tx.Reader, j, in); err != nil {
 			return err
 		}

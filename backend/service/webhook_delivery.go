@@ -189,7 +189,9 @@ func (s *Service) deliverWebhook(ctx context.Context, id int64) (more bool, err 
 		return false, err
 	}
 	now := s.clock()
+	var disabled *model.Webhook // by this attempt, logged once it is stored
 	err = s.store.Write(ctx, func(tx *store.Tx) error {
+		disabled = nil // a write may run twice (store.Write)
 		cur, err := tx.WebhookByID(ctx, w.ID)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // deleted meanwhile
@@ -213,10 +215,20 @@ func (s *Service) deliverWebhook(ctx context.Context, id int64) (more bool, err 
 		if d.OK() {
 			return tx.AdvanceWebhook(ctx, w.ID, e.Seq)
 		}
-		return s.webhookFailed(ctx, tx, cur, d, now)
+		wasEnabled := cur.Enabled
+		if err := s.webhookFailed(ctx, tx, cur, d, now); err != nil {
+			return err
+		}
+		if wasEnabled && !cur.Enabled {
+			disabled = cur
+		}
+		return nil
 	})
 	if err != nil {
 		return false, internal("record webhook delivery", err)
+	}
+	if disabled != nil {
+		slog.Warn("webhook disabled", "webhook", disabled.ID, "url", disabled.URL, "reason", disabled.DisabledReason)
 	}
 	if s.onDelivery != nil {
 		s.onDelivery(*d)
@@ -249,7 +261,6 @@ func (s *Service) webhookFailed(ctx context.Context, tx *store.Tx, w *model.Webh
 		if err := tx.UpdateWebhook(ctx, w); err != nil {
 			return err
 		}
-		slog.Warn("webhook disabled", "webhook", w.ID, "url", w.URL, "reason", w.DisabledReason)
 		return tx.AppendEvent(ctx, w.ProjectID, EventWebhookDisabled, w, now)
 	}
 	next := now.Add(webhookBackoff(w.Attempts))

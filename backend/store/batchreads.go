@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"strings"
-	"unicode"
 
 	"github.com/agentdesk/agentdesk/backend/model"
 )
@@ -34,21 +33,17 @@ type keptAgent struct {
 	id      int64
 }
 
-// forgetChangedBy forgets every kept row unless query cannot change one.
-func (k *keptRows) forgetChangedBy(query string) {
+// forgetChangedBy forgets every kept row unless query (whose first word is verb)
+// cannot change one.
+func (k *keptRows) forgetChangedBy(verb, query string) {
 	if k == nil || (k.agents == nil && k.budgets == nil) {
 		return
-	}
-	q := strings.TrimSpace(query)
-	verb := q
-	if i := strings.IndexFunc(q, unicode.IsSpace); i >= 0 {
-		verb = q[:i]
 	}
 	switch {
 	case strings.EqualFold(verb, "SELECT"), strings.EqualFold(verb, "SAVEPOINT"), strings.EqualFold(verb, "RELEASE"):
 		return
 	case strings.EqualFold(verb, "INSERT"), strings.EqualFold(verb, "UPDATE"):
-		if !strings.Contains(q, "agents") && !strings.Contains(q, "budgets") {
+		if !strings.Contains(query, "agents") && !strings.Contains(query, "budgets") {
 			return
 		}
 	}

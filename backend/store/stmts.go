@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode"
 )
 
 // stmtCache keeps one prepared statement per query text of a pool. modernc's driver
@@ -71,6 +73,9 @@ type batchStmts struct {
 	pool    *stmtCache
 	m       map[string]*sql.Stmt
 	missing []string
+	// PostgreSQL: a statement that may change data (not a SELECT) ran since the write
+	// began (batch.runPostgres).
+	changed bool
 }
 
 func (b *batchStmts) get(ctx context.Context, query string) *sql.Stmt {
@@ -121,6 +126,15 @@ func (r Reader) stmt(ctx context.Context, query string) *sql.Stmt {
 	return st
 }
 
+// statementVerb is a statement's first word, as written.
+func statementVerb(query string) string {
+	q := strings.TrimSpace(query)
+	if i := strings.IndexFunc(q, unicode.IsSpace); i >= 0 {
+		return q[:i]
+	}
+	return q
+}
+
 // statementContext is the context a statement runs with. Inside a write it cannot be
 // cancelled: the writer checked the request's context before starting the write, and
 // from then on the write completes or fails as a whole. (It also spares the driver a
@@ -128,7 +142,9 @@ func (r Reader) stmt(ctx context.Context, query string) *sql.Stmt {
 // batch forgets the rows it kept that query may change (batchreads.go).
 func (r Reader) statementContext(ctx context.Context, query string) context.Context {
 	if r.batch != nil {
-		r.kept.forgetChangedBy(query)
+		verb := statementVerb(query)
+		r.batch.changed = r.batch.changed || !strings.EqualFold(verb, "SELECT")
+		r.kept.forgetChangedBy(verb, query)
 		return context.WithoutCancel(ctx)
 	}
 	return ctx

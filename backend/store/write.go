@@ -40,6 +40,9 @@ type job struct {
 	// Times it was put back because waiting for its project's lock deadlocked
 	// (PostgreSQL; batch.lockFailed).
 	retries int
+	// PostgreSQL: the write runs in a savepoint of its own, having failed after changing
+	// something in a batch where it had none (batch.runPostgres).
+	careful bool
 }
 
 // maxLockRetries bounds how often a write goes back after its project's lock
@@ -66,8 +69,11 @@ func (t *Tx) taskChanged(ids ...int64) { t.changedTasks = append(t.changedTasks,
 func (t *Tx) everyTaskChanged() { t.allTasksChanged = true }
 
 // Write runs fn in a write transaction and returns once that transaction has committed
-// and is durable (or fn's error). Concurrent writes are committed together; each runs in its own
-// savepoint, so one write's failure leaves the others of its batch untouched.
+// and is durable (or fn's error). Concurrent writes are committed together, and one
+// write's failure leaves the others of its batch untouched. fn may run more than once
+// before Write returns (on PostgreSQL, batch.runPostgres), each time on the same data:
+// it must do nothing outside the transaction but assign its results, and leave its
+// caller's values as it found them.
 func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
 	j := &job{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	s.closeMu.RLock()
@@ -130,6 +136,7 @@ type batch struct {
 	seqs            map[string]int64 // project -> last event seq given in this batch
 	locked          map[string]bool  // PostgreSQL: the projects whose lock the batch holds
 	savepoint       bool             // PostgreSQL: savepoint w is there (batch.run)
+	mark            batchMark        // PostgreSQL: the batch as savepoint w found it
 	kept            *keptRows        // agents and budgets its writes looked up (batchreads.go)
 	queue           []*job           // writes to run before those of the channel
 	again           []*job           // writes put back for the next batch (batch.run)
@@ -158,6 +165,7 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 		seqs: map[string]int64{}, queue: queue, kept: &keptRows{}}
 	if s.pg {
 		b.locked = map[string]bool{} // SQLite has one writer: no project locks
+		b.setMark(b.seqs, b.locked)
 	}
 	defer b.stmts.preparePending(ctx) // after Commit or Rollback: the connection is free
 	// A batch that fails (a full disk, say) never reaches the syncer, which therefore
@@ -302,27 +310,21 @@ func (b *batch) next() *job {
 
 // run adds one write to the batch, in a savepoint: a write that fails is rolled back to
 // it and leaves the others untouched. An error return means the whole batch is lost.
+// (PostgreSQL: runPostgres.)
 func (b *batch) run(ctx context.Context, j *job) error {
 	if err := j.ctx.Err(); err != nil {
 		b.jobs = append(b.jobs, j)
 		b.results = append(b.results, err)
 		return nil
 	}
-	// What a failed write leaves as it was. The locks it takes go with its savepoint.
+	if b.pg {
+		return b.runPostgres(ctx, j)
+	}
+	// What a failed write leaves as it was.
 	seqs, locked := maps.Clone(b.seqs), maps.Clone(b.locked)
 	// The savepoint statements are prepared once, like the writes' own (stmts.go).
-	r := Reader{q: b.tx, batch: b.stmts, kept: b.kept, pg: b.pg}
-	if b.pg {
-		again, err := b.beginPostgres(ctx, j)
-		if err != nil {
-			b.jobs = append(b.jobs, j) // the batch fails, and j with it
-			b.results = append(b.results, err)
-			return err
-		}
-		if again {
-			return nil
-		}
-	} else if _, err := r.exec(ctx, "SAVEPOINT w"); err != nil {
+	r := Reader{q: b.tx, batch: b.stmts, kept: b.kept}
+	if _, err := r.exec(ctx, "SAVEPOINT w"); err != nil {
 		b.jobs = append(b.jobs, j)
 		b.results = append(b.results, err)
 		return nil
@@ -342,24 +344,113 @@ func (b *batch) run(ctx context.Context, j *job) error {
 		}
 		// Its events are not stored: their numbers are given again.
 		b.seqs, b.locked = seqs, locked
-		if isDeadlock(err) {
-			err = errDeadlock // the others of the batch go on
-		}
 	} else {
 		b.events = append(b.events, t.events...)
 		b.audit = append(b.audit, t.audit...)
 	}
-	// Even a rolled-back write's marks: forgetting is always safe.
-	b.changedTasks = append(b.changedTasks, t.changedTasks...)
-	b.allTasksChanged = b.allTasksChanged || t.allTasksChanged
+	b.forgetMarks(t)
 	*result = err
-	if b.pg {
-		return nil // savepoint w is released as the next write begins, or by the commit
-	}
 	if _, err := r.exec(ctx, "RELEASE w"); err != nil {
 		return fmt.Errorf("release savepoint: %w", err)
 	}
 	return nil
+}
+
+// forgetMarks passes on a write's marks of changed tasks, even a rolled-back write's:
+// forgetting is always safe.
+func (b *batch) forgetMarks(t *Tx) {
+	b.changedTasks = append(b.changedTasks, t.changedTasks...)
+	b.allTasksChanged = b.allTasksChanged || t.allTasksChanged
+}
+
+// On PostgreSQL a savepoint costs a round trip, a third of a create's (docs/postgres.md),
+// so most writes run without one of their own. Savepoint w is opened by the batch's
+// first write, by a write that takes a project's lock, and after a write that failed
+// without changing anything (as cheap a check as any that its statements all worked);
+// mark is the batch as it was there. When a write fails after changing something (a
+// statement that is not a SELECT ran: batchStmts.changed) the batch rolls back to w,
+// and the writes since then run again, in order, the failed one last and in a
+// savepoint of its own (careful), so that its second failure is its answer. So every
+// write function must give the same outcome when it runs twice on the same data; each
+// did when this was written (74 call sites).
+type batchMark struct {
+	jobs, events, audit int // how many the batch held
+	seqs                map[string]int64
+	locked              map[string]bool
+}
+
+// runPostgres is run on PostgreSQL.
+func (b *batch) runPostgres(ctx context.Context, j *job) error {
+	seqs, locked := maps.Clone(b.seqs), maps.Clone(b.locked)
+	r := Reader{q: b.tx, batch: b.stmts, kept: b.kept, pg: true}
+	project := writingIn(j.ctx)
+	own := !b.savepoint || j.careful || (project != "" && !b.locked[project])
+	if own {
+		again, err := b.beginPostgres(ctx, j)
+		if err != nil {
+			b.jobs = append(b.jobs, j) // the batch fails, and j with it
+			b.results = append(b.results, err)
+			return err
+		}
+		if again {
+			return nil
+		}
+		b.setMark(seqs, locked)
+	}
+	b.stmts.changed = false
+	t := &Tx{Reader: r, b: b}
+	err := runJob(j, t)
+	b.forgetMarks(t)
+	if err == nil {
+		b.jobs = append(b.jobs, j)
+		b.results = append(b.results, nil)
+		b.events = append(b.events, t.events...)
+		b.audit = append(b.audit, t.audit...)
+		return nil
+	}
+	if !own && !b.stmts.changed {
+		// It only read; unless a statement failed (which leaves the transaction unusable,
+		// and this one with it), there is nothing to undo, and w moves here.
+		if _, spErr := b.tx.ExecContext(ctx, "RELEASE w; SAVEPOINT w"); spErr == nil {
+			b.seqs, b.locked = seqs, locked // its events are not stored
+			b.answer(j, err)
+			b.setMark(seqs, locked)
+			return nil
+		}
+	}
+	if _, rbErr := r.exec(ctx, "ROLLBACK TO w"); rbErr != nil {
+		return fmt.Errorf("roll back a failed write: %w", rbErr)
+	}
+	if own {
+		b.seqs, b.locked = seqs, locked // its events are not stored: their numbers are given again
+		b.answer(j, err)
+		b.setMark(seqs, locked) // w is now the batch without it
+		return nil
+	}
+	// The writes since w are undone with it: they run again, then j in a savepoint.
+	m := b.mark
+	redo := append(b.jobs[m.jobs:len(b.jobs):len(b.jobs)], j)
+	j.careful = true
+	b.jobs, b.results = b.jobs[:m.jobs], b.results[:m.jobs]
+	b.events, b.audit = b.events[:m.events], b.audit[:m.audit]
+	b.seqs, b.locked = maps.Clone(m.seqs), maps.Clone(m.locked)
+	b.queue = append(redo, b.queue...)
+	return nil
+}
+
+// setMark notes the batch as savepoint w finds it, with the given seqs and locks.
+func (b *batch) setMark(seqs map[string]int64, locked map[string]bool) {
+	b.mark = batchMark{jobs: len(b.jobs), events: len(b.events), audit: len(b.audit),
+		seqs: maps.Clone(seqs), locked: maps.Clone(locked)}
+}
+
+// answer records a failed write's outcome.
+func (b *batch) answer(j *job, err error) {
+	if isDeadlock(err) {
+		err = errDeadlock // the others of the batch go on
+	}
+	b.jobs = append(b.jobs, j)
+	b.results = append(b.results, err)
 }
 
 // beginPostgres opens the write's savepoint on PostgreSQL, releasing the previous

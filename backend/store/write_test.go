@@ -301,3 +301,126 @@ func TestConnectionSettings(t *testing.T) {
 		t.Errorf("writer: cache_size %d, wal_autocheckpoint %d; want -2000 and 0", cache, autocheckpoint)
 	}
 }
+
+// TestFailedWriteRunsItsBatchAgain: on PostgreSQL most writes have no savepoint of their
+// own, and a write that fails after changing something takes the writes since the last
+// savepoint with it: those run again, and it runs again in a savepoint of its own. A
+// write that fails having only read, or whose statement failed, costs no other write
+// anything more than that. Whatever runs how often, the outcome is each write's own.
+func TestFailedWriteRunsItsBatchAgain(t *testing.T) {
+	pgtest.Engines(t, testFailedWriteRunsItsBatchAgain)
+}
+
+func testFailedWriteRunsItsBatchAgain(t *testing.T, engine string) {
+	s := openTestOn(t, engine)
+	ctx := context.Background()
+	var mu sync.Mutex
+	runs := map[string]int{}
+	refused := errors.New("refused")
+	insert := func(name string, then error) func(*Tx) error {
+		return func(tx *Tx) error {
+			mu.Lock()
+			runs[name]++
+			mu.Unlock()
+			task := &model.Task{ProjectID: "p", Summary: name, Status: "Backlog", Source: "user", TaskType: "standard",
+				CreatedAt: time.Now(), UpdatedAt: time.Now()}
+			if err := tx.InsertTask(ctx, task); err != nil {
+				return err
+			}
+			if err := tx.AppendEvent(ctx, "p", "task.created", task, time.Now()); err != nil {
+				return err
+			}
+			return then
+		}
+	}
+	readOnly := func(name, query string) func(*Tx) error {
+		return func(tx *Tx) error {
+			mu.Lock()
+			runs[name]++
+			mu.Unlock()
+			var n int64
+			if err := tx.queryRow(ctx, query).Scan(&n); err != nil {
+				return err
+			}
+			return refused
+		}
+	}
+	writes := []struct {
+		name string
+		fn   func(*Tx) error
+		ok   bool
+	}{
+		{"a", insert("a", nil), true},
+		{"read-and-refuse", readOnly("read-and-refuse", `SELECT COUNT(*) FROM tasks`), false},
+		{"b", insert("b", nil), true},
+		{"c", insert("c", nil), true},
+		{"refused-after-insert", insert("refused-after-insert", refused), false},
+		{"d", insert("d", nil), true},
+		{"bad-statement", readOnly("bad-statement", `SELECT COUNT(*) FROM no_such_table`), false},
+		{"e", insert("e", nil), true},
+	}
+	// The first write holds the writer until the others are queued behind it, so that
+	// all run in one batch, in order.
+	release, held := make(chan struct{}), make(chan struct{})
+	results := make([]chan error, len(writes))
+	var once sync.Once // a write may run twice (write.go, runPostgres)
+	go func() {
+		_ = s.Write(ctx, func(tx *Tx) error {
+			once.Do(func() { close(held) })
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	for i, w := range writes {
+		results[i] = make(chan error, 1)
+		n := len(s.jobs)
+		go func() { results[i] <- s.Write(ctx, w.fn) }()
+		for len(s.jobs) == n {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	close(release)
+	for i, w := range writes {
+		err := <-results[i]
+		if w.ok != (err == nil) {
+			t.Errorf("%s: %v", w.name, err)
+		}
+	}
+	tasks, _, err := s.Read().Tasks(ctx, TaskFilter{ProjectID: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []string
+	for _, task := range tasks {
+		stored = append(stored, task.Summary)
+	}
+	if got := strings.Join(stored, " "); got != "a b c d e" {
+		t.Fatalf("tasks stored: %s, want a b c d e", got)
+	}
+	events, err := s.Read().EventsSince(ctx, "p", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range events {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event seqs have a gap: %d at position %d", e.Seq, i)
+		}
+	}
+	if len(events) != 5 {
+		t.Fatalf("%d events for 5 tasks", len(events))
+	}
+	want := map[string]int{"a": 1, "read-and-refuse": 1, "b": 1, "c": 1, "refused-after-insert": 1, "d": 1, "bad-statement": 1, "e": 1}
+	if engine == "postgres" {
+		// The refused write undid b and c with it (the last savepoint came after the
+		// write that only read); the bad statement undid d.
+		want["b"], want["c"], want["refused-after-insert"], want["d"], want["bad-statement"] = 2, 2, 2, 2, 2
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for name, n := range want {
+		if runs[name] != n {
+			t.Errorf("%s ran %d times, want %d (all: %v)", name, runs[name], n, runs)
+		}
+	}
+}
