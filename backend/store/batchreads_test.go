@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -133,30 +132,9 @@ func testBatchForgetsARolledBackWrite(t *testing.T, engine string) {
 	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertAgent(ctx, agent) }); err != nil {
 		t.Fatal(err)
 	}
-	// The first write holds the writer until the other two are queued behind it, so
-	// that all three run in one batch, in order.
-	release := make(chan struct{})
-	held := make(chan struct{})
-	results := make(chan error, 3)
-	var seen string
-	var once sync.Once // a write may run twice (write.go, runPostgres)
-	go func() {
-		results <- s.Write(ctx, func(tx *Tx) error {
-			once.Do(func() { close(held) })
-			<-release
-			return nil
-		})
-	}()
-	<-held
-	queue := func(fn func(*Tx) error) {
-		n := len(s.jobs)
-		go func() { results <- s.Write(ctx, fn) }()
-		for len(s.jobs) == n {
-			time.Sleep(time.Millisecond)
-		}
-	}
 	refused := errors.New("refused")
-	queue(func(tx *Tx) error {
+	var seen string
+	results := inOneBatch(t, s, func(tx *Tx) error {
 		if err := tx.UpdateAgentProfile(ctx, &model.Agent{ID: agent.ID, ProjectID: "p", Description: "rolled back"}); err != nil {
 			return err
 		}
@@ -164,25 +142,15 @@ func testBatchForgetsARolledBackWrite(t *testing.T, engine string) {
 			return err
 		}
 		return refused
-	})
-	queue(func(tx *Tx) error {
+	}, func(tx *Tx) error {
 		a, err := tx.Agent(ctx, "p", agent.ID)
 		if err == nil {
 			seen = a.Description
 		}
 		return err
 	})
-	close(release)
-	var failed int
-	for range 3 {
-		if err := <-results; errors.Is(err, refused) {
-			failed++
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if failed != 1 {
-		t.Fatalf("%d writes refused, want 1", failed)
+	if !errors.Is(results[0], refused) || results[1] != nil {
+		t.Fatalf("results %v, want refused and none", results)
 	}
 	if seen != "" {
 		t.Fatalf("the write after a rolled-back one saw description %q, want none", seen)

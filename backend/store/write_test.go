@@ -359,32 +359,13 @@ func testFailedWriteRunsItsBatchAgain(t *testing.T, engine string) {
 		{"bad-statement", readOnly("bad-statement", `SELECT COUNT(*) FROM no_such_table`), false},
 		{"e", insert("e", nil), true},
 	}
-	// The first write holds the writer until the others are queued behind it, so that
-	// all run in one batch, in order.
-	release, held := make(chan struct{}), make(chan struct{})
-	results := make([]chan error, len(writes))
-	var once sync.Once // a write may run twice (write.go, runPostgres)
-	go func() {
-		_ = s.Write(ctx, func(tx *Tx) error {
-			once.Do(func() { close(held) })
-			<-release
-			return nil
-		})
-	}()
-	<-held
+	fns := make([]func(*Tx) error, len(writes))
 	for i, w := range writes {
-		results[i] = make(chan error, 1)
-		n := len(s.jobs)
-		go func() { results[i] <- s.Write(ctx, w.fn) }()
-		for len(s.jobs) == n {
-			time.Sleep(time.Millisecond)
-		}
+		fns[i] = w.fn
 	}
-	close(release)
-	for i, w := range writes {
-		err := <-results[i]
-		if w.ok != (err == nil) {
-			t.Errorf("%s: %v", w.name, err)
+	for i, err := range inOneBatch(t, s, fns...) {
+		if writes[i].ok != (err == nil) {
+			t.Errorf("%s: %v", writes[i].name, err)
 		}
 	}
 	tasks, _, err := s.Read().Tasks(ctx, TaskFilter{ProjectID: "p"})
@@ -423,4 +404,40 @@ func testFailedWriteRunsItsBatchAgain(t *testing.T, engine string) {
 			t.Errorf("%s ran %d times, want %d (all: %v)", name, runs[name], n, runs)
 		}
 	}
+}
+
+// inOneBatch runs fns as writes of one batch, in order, and returns their results: a
+// first write holds the writer until all of them are queued behind it.
+func inOneBatch(t *testing.T, s *Store, fns ...func(*Tx) error) []error {
+	t.Helper()
+	ctx := context.Background()
+	release, held := make(chan struct{}), make(chan struct{})
+	var once sync.Once // a write may run twice (write.go, runPostgres)
+	holding := make(chan error, 1)
+	go func() {
+		holding <- s.Write(ctx, func(tx *Tx) error {
+			once.Do(func() { close(held) })
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	results := make([]chan error, len(fns))
+	for i, fn := range fns {
+		results[i] = make(chan error, 1)
+		n := len(s.jobs)
+		go func() { results[i] <- s.Write(ctx, fn) }()
+		for len(s.jobs) == n {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	close(release)
+	if err := <-holding; err != nil {
+		t.Errorf("the write holding the writer: %v", err)
+	}
+	out := make([]error, len(fns))
+	for i := range results {
+		out[i] = <-results[i]
+	}
+	return out
 }
