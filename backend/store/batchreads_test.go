@@ -134,7 +134,7 @@ func testBatchForgetsARolledBackWrite(t *testing.T, engine string) {
 	}
 	refused := errors.New("refused")
 	var seen string
-	results := inOneBatch(t, s, func(tx *Tx) error {
+	results := inOneBatch(t, s, batchWrite{fn: func(tx *Tx) error {
 		if err := tx.UpdateAgentProfile(ctx, &model.Agent{ID: agent.ID, ProjectID: "p", Description: "rolled back"}); err != nil {
 			return err
 		}
@@ -142,13 +142,13 @@ func testBatchForgetsARolledBackWrite(t *testing.T, engine string) {
 			return err
 		}
 		return refused
-	}, func(tx *Tx) error {
+	}}, batchWrite{fn: func(tx *Tx) error {
 		a, err := tx.Agent(ctx, "p", agent.ID)
 		if err == nil {
 			seen = a.Description
 		}
 		return err
-	})
+	}})
 	if !errors.Is(results[0], refused) || results[1] != nil {
 		t.Fatalf("results %v, want refused and none", results)
 	}

@@ -392,10 +392,10 @@ func (b *batch) runPostgres(ctx context.Context, j *job) error {
 			b.results = append(b.results, err)
 			return err
 		}
+		b.setMark(seqs, locked) // w moved here, even for a write that goes back (again)
 		if again {
 			return nil
 		}
-		b.setMark(seqs, locked)
 	}
 	b.stmts.changed = false
 	t := &Tx{Reader: r, b: b}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -359,11 +360,11 @@ func testFailedWriteRunsItsBatchAgain(t *testing.T, engine string) {
 		{"bad-statement", readOnly("bad-statement", `SELECT COUNT(*) FROM no_such_table`), false},
 		{"e", insert("e", nil), true},
 	}
-	fns := make([]func(*Tx) error, len(writes))
+	queued := make([]batchWrite, len(writes))
 	for i, w := range writes {
-		fns[i] = w.fn
+		queued[i] = batchWrite{fn: w.fn}
 	}
-	for i, err := range inOneBatch(t, s, fns...) {
+	for i, err := range inOneBatch(t, s, queued...) {
 		if writes[i].ok != (err == nil) {
 			t.Errorf("%s: %v", writes[i].name, err)
 		}
@@ -406,9 +407,15 @@ func testFailedWriteRunsItsBatchAgain(t *testing.T, engine string) {
 	}
 }
 
-// inOneBatch runs fns as writes of one batch, in order, and returns their results: a
-// first write holds the writer until all of them are queued behind it.
-func inOneBatch(t *testing.T, s *Store, fns ...func(*Tx) error) []error {
+// batchWrite is a write for inOneBatch, made with ctx (nil: context.Background()).
+type batchWrite struct {
+	ctx context.Context
+	fn  func(*Tx) error
+}
+
+// inOneBatch runs writes in one batch, in order, and returns their results: a first
+// write holds the writer until all of them are queued behind it.
+func inOneBatch(t *testing.T, s *Store, writes ...batchWrite) []error {
 	t.Helper()
 	ctx := context.Background()
 	release, held := make(chan struct{}), make(chan struct{})
@@ -422,11 +429,12 @@ func inOneBatch(t *testing.T, s *Store, fns ...func(*Tx) error) []error {
 		})
 	}()
 	<-held
-	results := make([]chan error, len(fns))
-	for i, fn := range fns {
+	results := make([]chan error, len(writes))
+	for i, w := range writes {
 		results[i] = make(chan error, 1)
 		n := len(s.jobs)
-		go func() { results[i] <- s.Write(ctx, fn) }()
+		wctx := cmp.Or(w.ctx, ctx)
+		go func() { results[i] <- s.Write(wctx, w.fn) }()
 		for len(s.jobs) == n {
 			time.Sleep(time.Millisecond)
 		}
@@ -435,9 +443,69 @@ func inOneBatch(t *testing.T, s *Store, fns ...func(*Tx) error) []error {
 	if err := <-holding; err != nil {
 		t.Errorf("the write holding the writer: %v", err)
 	}
-	out := make([]error, len(fns))
+	out := make([]error, len(writes))
 	for i := range results {
 		out[i] = <-results[i]
 	}
 	return out
+}
+
+// TestPostgresWriteBackAfterMovingTheSavepoint: a write that goes back for the next batch (its
+// project's lock is taken) has already moved savepoint w, so a later write that fails
+// after a change rolls back to there, and only the writes since then run again: the
+// ones before stay stored once.
+func TestPostgresWriteBackAfterMovingTheSavepoint(t *testing.T) {
+	s := openTestOn(t, "postgres")
+	ctx := context.Background()
+	if err := s.Write(ctx, func(tx *Tx) error {
+		return tx.InsertProject(ctx, &model.Project{ID: "q", Name: "q", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Another server's batch holds project q: this session's lock stands for it.
+	other, err := s.locks.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, projectLockKey("q")); err != nil {
+		t.Fatal(err)
+	}
+	var unlock sync.Once
+	refused := errors.New("refused")
+	insert := func(summary string, then error) func(*Tx) error {
+		return func(tx *Tx) error {
+			task := &model.Task{ProjectID: "p", Summary: summary, Status: "Backlog", Source: "user", TaskType: "standard",
+				CreatedAt: time.Now(), UpdatedAt: time.Now()}
+			if err := tx.InsertTask(ctx, task); err != nil {
+				return err
+			}
+			return then
+		}
+	}
+	p := WritingIn(ctx, "p")
+	results := inOneBatch(t, s,
+		batchWrite{p, insert("a", nil)},
+		batchWrite{p, insert("b", nil)},
+		batchWrite{WritingIn(ctx, "q"), func(tx *Tx) error { return nil }}, // goes back: q is held
+		batchWrite{p, func(tx *Tx) error {
+			// The other server is done with q (its write comes first in the next batch).
+			unlock.Do(func() { _, _ = other.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, projectLockKey("q")) })
+			return insert("refused", refused)(tx)
+		}},
+	)
+	if results[0] != nil || results[1] != nil || results[2] != nil || !errors.Is(results[3], refused) {
+		t.Fatalf("results %v, want nil nil nil refused", results)
+	}
+	tasks, _, err := s.Read().Tasks(ctx, TaskFilter{ProjectID: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []string
+	for _, task := range tasks {
+		stored = append(stored, task.Summary)
+	}
+	if got := strings.Join(stored, " "); got != "a b" {
+		t.Fatalf("tasks stored: %s, want a b", got)
+	}
 }
