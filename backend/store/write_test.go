@@ -323,12 +323,7 @@ func testFailedWriteRunsItsBatchAgain(t *testing.T, engine string) {
 			mu.Lock()
 			runs[name]++
 			mu.Unlock()
-			task := &model.Task{ProjectID: "p", Summary: name, Status: "Backlog", Source: "user", TaskType: "standard",
-				CreatedAt: time.Now(), UpdatedAt: time.Now()}
-			if err := tx.InsertTask(ctx, task); err != nil {
-				return err
-			}
-			if err := tx.AppendEvent(ctx, "p", "task.created", task, time.Now()); err != nil {
+			if err := insertBacklogTask(tx, name); err != nil {
 				return err
 			}
 			return then
@@ -369,15 +364,7 @@ func testFailedWriteRunsItsBatchAgain(t *testing.T, engine string) {
 			t.Errorf("%s: %v", writes[i].name, err)
 		}
 	}
-	tasks, _, err := s.Read().Tasks(ctx, TaskFilter{ProjectID: "p"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stored []string
-	for _, task := range tasks {
-		stored = append(stored, task.Summary)
-	}
-	if got := strings.Join(stored, " "); got != "a b c d e" {
+	if got := storedSummaries(t, s); got != "a b c d e" {
 		t.Fatalf("tasks stored: %s, want a b c d e", got)
 	}
 	events, err := s.Read().EventsSince(ctx, "p", 0, 100)
@@ -475,9 +462,7 @@ func TestPostgresWriteBackAfterMovingTheSavepoint(t *testing.T) {
 	refused := errors.New("refused")
 	insert := func(summary string, then error) func(*Tx) error {
 		return func(tx *Tx) error {
-			task := &model.Task{ProjectID: "p", Summary: summary, Status: "Backlog", Source: "user", TaskType: "standard",
-				CreatedAt: time.Now(), UpdatedAt: time.Now()}
-			if err := tx.InsertTask(ctx, task); err != nil {
+			if err := insertBacklogTask(tx, summary); err != nil {
 				return err
 			}
 			return then
@@ -497,7 +482,26 @@ func TestPostgresWriteBackAfterMovingTheSavepoint(t *testing.T) {
 	if results[0] != nil || results[1] != nil || results[2] != nil || !errors.Is(results[3], refused) {
 		t.Fatalf("results %v, want nil nil nil refused", results)
 	}
-	tasks, _, err := s.Read().Tasks(ctx, TaskFilter{ProjectID: "p"})
+	if got := storedSummaries(t, s); got != "a b" {
+		t.Fatalf("tasks stored: %s, want a b", got)
+	}
+}
+
+// insertBacklogTask stores a task of project p with summary, and its event.
+func insertBacklogTask(tx *Tx, summary string) error {
+	ctx := context.Background()
+	task := &model.Task{ProjectID: "p", Summary: summary, Status: "Backlog", Source: "user", TaskType: "standard",
+		CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	if err := tx.InsertTask(ctx, task); err != nil {
+		return err
+	}
+	return tx.AppendEvent(ctx, "p", "task.created", task, time.Now())
+}
+
+// storedSummaries is the summaries of project p's tasks, in order, space-separated.
+func storedSummaries(t *testing.T, s *Store) string {
+	t.Helper()
+	tasks, _, err := s.Read().Tasks(context.Background(), TaskFilter{ProjectID: "p"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -505,7 +509,5 @@ func TestPostgresWriteBackAfterMovingTheSavepoint(t *testing.T) {
 	for _, task := range tasks {
 		stored = append(stored, task.Summary)
 	}
-	if got := strings.Join(stored, " "); got != "a b" {
-		t.Fatalf("tasks stored: %s, want a b", got)
-	}
+	return strings.Join(stored, " ")
 }
