@@ -371,8 +371,8 @@ func (b *batch) forgetMarks(t *Tx) {
 // statement that is not a SELECT ran: batchStmts.changed) the batch rolls back to w,
 // and the writes since then run again, in order, the failed one last and in a
 // savepoint of its own (careful), so that its second failure is its answer. So every
-// write function must give the same outcome when it runs twice on the same data; each
-// did when this was written (74 call sites).
+// write function must give the same outcome when it runs twice on the same data (Write);
+// the 79 of them were reviewed for it on 2026-11-24.
 type batchMark struct {
 	jobs, events, audit int // how many the batch held
 	seqs                map[string]int64
