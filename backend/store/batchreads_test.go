@@ -28,7 +28,7 @@ func testBatchKeepsAgentsAndBudgets(t *testing.T, engine string) {
 		if tx.b.pg {
 			query = postgresText(query)
 		}
-		if _, err := tx.b.tx.ExecContext(ctx, query, args...); err != nil {
+		if _, err := tx.b.q.ExecContext(ctx, query, args...); err != nil {
 			t.Error(err)
 		}
 	}

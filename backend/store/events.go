@@ -58,6 +58,9 @@ func (t *Tx) projectSeq(ctx context.Context, projectID string) (int64, error) {
 	if last, ok := t.b.seqs[projectID]; ok {
 		return last, nil
 	}
+	if last, ok := t.b.locked[projectID]; ok && last != notRead {
+		return last, nil // read with the lock (batch.beginPostgres)
+	}
 	if err := t.lockProject(ctx, projectID); err != nil {
 		return 0, err
 	}
@@ -72,12 +75,27 @@ func (t *Tx) projectSeq(ctx context.Context, projectID string) (int64, error) {
 }
 
 // flushEvents writes the batch's events and the projects' last seq, before the batch
-// commits.
+// commits. (PostgreSQL sends the same statements with its COMMIT: commitPostgres.)
 func (b *batch) flushEvents(ctx context.Context) error {
-	if len(b.events) == 0 {
-		return nil
+	r := Reader{q: b.q, batch: b.stmts, pg: b.pg}
+	for _, st := range b.eventStatements() {
+		if _, err := r.exec(ctx, st.query, st.args...); err != nil {
+			return fmt.Errorf("%s: %w", st.what, err)
+		}
 	}
-	r := Reader{q: b.tx, batch: b.stmts, pg: b.pg}
+	return nil
+}
+
+// statement is one statement to run, with what it does for an error message.
+type statement struct {
+	what, query string
+	args        []any
+}
+
+// eventStatements are the statements that store the batch's events and advance the
+// projects' last seq.
+func (b *batch) eventStatements() []statement {
+	var out []statement
 	for start := 0; start < len(b.events); start += maxRowsPerInsert {
 		end := min(start+maxRowsPerInsert, len(b.events))
 		args := make([]any, 0, 9*(end-start))
@@ -85,16 +103,12 @@ func (b *batch) flushEvents(ctx context.Context) error {
 			e, a := b.events[i], b.audit[i]
 			args = append(args, e.ProjectID, e.Seq, e.Type, []byte(e.Data.(json.RawMessage)), fmtTime(e.At), a.actorKind, a.actor, a.via, a.objectID)
 		}
-		if _, err := r.exec(ctx, insertRows(`INSERT INTO events (project_id, seq, type, data, at, actor_kind, actor, via, object_id) VALUES `, 9, end-start), args...); err != nil {
-			return fmt.Errorf("store events: %w", err)
-		}
+		out = append(out, statement{"store events", insertRows(`INSERT INTO events (project_id, seq, type, data, at, actor_kind, actor, via, object_id) VALUES `, 9, end-start), args})
 	}
 	for projectID, seq := range b.seqs {
-		if _, err := r.exec(ctx, `UPDATE projects SET event_seq = ? WHERE id = ?`, seq, projectID); err != nil {
-			return fmt.Errorf("store event seq: %w", err)
-		}
+		out = append(out, statement{"store event seq", `UPDATE projects SET event_seq = ? WHERE id = ?`, []any{seq, projectID}})
 	}
-	return nil
+	return out
 }
 
 // maxRowsPerInsert bounds a multi-row INSERT (and so the distinct statements prepared).

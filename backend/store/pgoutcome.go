@@ -13,7 +13,7 @@ import (
 // may not have reached the server, or it did and the answer was lost. SQLite's answer
 // to an unknown outcome is to stop taking writes (failstop.go); PostgreSQL can say what
 // happened. The writer makes its connection again (the pool does) and asks about the
-// batch's transaction (its id came with the batch's NOTIFY statement, pgwake.go):
+// batch's transaction (its id was read right after its BEGIN, pgpipeline.go):
 // committed, the batch is acknowledged as if the COMMIT had answered; rolled back, its
 // writes are told that nothing was saved and to send them again, and the writer goes
 // on. Still in progress (the old connection's backend does not know yet that its

@@ -52,6 +52,12 @@ func TestPostgresCommitOutcome(t *testing.T) {
 	onCommit := func(hook func()) { s.beforeCommit.Store(&hook) }
 
 	t.Run("answer lost after the commit", func(t *testing.T) {
+		// The connection's first batch also prepares its statements, a round trip of
+		// its own before the one that ends with the COMMIT (pgpipeline.go): that first
+		// answer is not the one to lose.
+		if err := insert("warm"); err != nil {
+			t.Fatal(err)
+		}
 		onCommit(func() { proxy.cutNextAnswer.Store(true) })
 		if err := insert("kept"); err != nil {
 			t.Fatalf("write whose COMMIT answer was lost: %v; want it acknowledged", err)
@@ -197,5 +203,91 @@ func TestPostgresStalledServerReleasesItsLocks(t *testing.T) {
 	}
 	if len(events) != 1 || events[0].Seq != 1 {
 		t.Fatalf("events %+v; want the other server's alone, seq 1", events)
+	}
+}
+
+// TestPostgresWriterConnectionLostWhileIdle: the writer's connection is lost between
+// two batches (its backend ended, a database restart): the next write is sent on a new
+// connection and succeeds. The batch's BEGIN goes out with its first write's statements
+// (pgpipeline.go), so the first sign of the loss is that write's round trip failing.
+func TestPostgresWriterConnectionLostWhileIdle(t *testing.T) {
+	ctx := context.Background()
+	loc, err := ParseDB(pgtest.DBFor(t, "postgres", migrateTestPostgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenLocation(ctx, loc, "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	insert := func(id string) error {
+		return s.Write(WritingIn(ctx, id), func(tx *Tx) error {
+			return tx.InsertProject(ctx, &model.Project{ID: id, Name: id, Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
+		})
+	}
+	for i, id := range []string{"first", "second", "third"} {
+		if i > 0 {
+			pid := s.writerPID.Load()
+			var ended bool
+			if err := s.locks.QueryRowContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, int64(pid)).Scan(&ended); err != nil || !ended {
+				t.Fatalf("end the writer's backend %d: %v, %v", pid, ended, err)
+			}
+		}
+		if err := insert(id); err != nil {
+			t.Fatalf("write %q after the writer's connection was lost: %v", id, err)
+		}
+	}
+	var n int
+	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM projects WHERE id IN ('first', 'second', 'third')`).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d of 3 projects stored (%v)", n, err)
+	}
+}
+
+// TestPostgresWriterConnectionLostInAWrite: the writer's connection is lost while a
+// write runs. The write is answered with an error (it once waited forever: its
+// statement failed, and so did the ROLLBACK TO its savepoint), nothing of it is stored,
+// and the next write goes through on a new connection.
+func TestPostgresWriterConnectionLostInAWrite(t *testing.T) {
+	ctx := context.Background()
+	loc, err := ParseDB(pgtest.DBFor(t, "postgres", migrateTestPostgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenLocation(ctx, loc, "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	insert := func(id string, before func()) error {
+		return s.Write(WritingIn(ctx, id), func(tx *Tx) error {
+			before()
+			return tx.InsertProject(ctx, &model.Project{ID: id, Name: id, Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
+		})
+	}
+	var once sync.Once
+	endWriter := func() {
+		once.Do(func() { // the write may run again; the connection is lost once
+			if _, err := s.locks.ExecContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, int64(s.writerPID.Load())); err != nil {
+				t.Errorf("end the writer's backend: %v", err)
+			}
+		})
+	}
+	answered := make(chan error, 1)
+	go func() { answered <- insert("lost", endWriter) }()
+	select {
+	case err := <-answered:
+		if err == nil {
+			t.Fatal("a write whose connection was lost as it ran was acknowledged")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a write whose connection was lost as it ran was not answered in 30 s")
+	}
+	if err := insert("after", func() {}); err != nil {
+		t.Fatalf("the next write: %v", err)
+	}
+	var n int
+	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE id = 'lost'), count(*) FILTER (WHERE id = 'after') FROM projects`).Scan(&n, new(int)); err != nil || n != 0 {
+		t.Fatalf("the lost write stored %d times (%v)", n, err)
 	}
 }

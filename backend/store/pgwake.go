@@ -47,17 +47,23 @@ const (
 // (pgoutcome.go). The order among projects does not matter: each project's
 // notification stands alone.
 func notifyEvents(ctx context.Context, tx queryer, lastSeqByProject map[string]int64) (xid string, err error) {
+	query, args := notifyStatement(lastSeqByProject)
+	var sent int
+	if err := tx.QueryRowContext(ctx, query, args...).Scan(&xid, &sent); err != nil {
+		return "", fmt.Errorf("notify other servers: %w", err)
+	}
+	return xid, nil
+}
+
+// notifyStatement is notifyEvents's statement; it returns the transaction's id and the
+// count of notifications.
+func notifyStatement(lastSeqByProject map[string]int64) (query string, args []any) {
 	payloads := make([]string, 0, len(lastSeqByProject))
 	for p, seq := range lastSeqByProject {
 		payloads = append(payloads, p+":"+strconv.FormatInt(seq, 10))
 	}
 	slices.Sort(payloads) // the same text for the same batch, for tests and logs
-	var sent int
-	if err := tx.QueryRowContext(ctx, `SELECT pg_current_xact_id()::text, count(pg_notify($1, p)) FROM unnest($2::text[]) AS p`,
-		wakeChannel, payloads).Scan(&xid, &sent); err != nil {
-		return "", fmt.Errorf("notify other servers: %w", err)
-	}
-	return xid, nil
+	return `SELECT pg_current_xact_id()::text, count(pg_notify($1, p)) FROM unnest($2::text[]) AS p`, []any{wakeChannel, payloads}
 }
 
 // parseWake reads a notification's payload "<project>:<seq>". A project id could hold a

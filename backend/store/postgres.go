@@ -226,8 +226,7 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 
 // errDeadlock answers the writes PostgreSQL cancelled to break a deadlock (40P01) or a
 // serialization failure (40001) with another server's batch. They are not run again by
-// the writer: a write function may keep what it read in the caller's variables, so
-// running it twice is not known to be safe. Nothing of them was stored.
+// the writer, whose next try could meet the same conflict. Nothing of them was stored.
 var errDeadlock = errs.Unavailable("the database cancelled this change to resolve a conflict with a change made at the same " +
 	"time through another agentdesk server; nothing of it was saved: send it again")
 

@@ -122,9 +122,10 @@ func twoPostgresStores(t *testing.T) [2]*Store {
 }
 
 // TestPostgresLostConnectionWhileWaitingForALock: a write waits for its project's lock
-// (another server's batch holds it) and its connection is ended meanwhile. The write
-// gets an error, not an endless wait, and the store takes the next write on a new
-// connection.
+// (another server's batch holds it) and its connection is ended meanwhile. Nothing of
+// the write had run, so the store sends it again on a new connection, where it waits
+// for the lock again and goes through once the other batch commits; its events follow
+// the other batch's, without a gap.
 func TestPostgresLostConnectionWhileWaitingForALock(t *testing.T) {
 	ctx := context.Background()
 	stores := twoPostgresStores(t)
@@ -137,35 +138,64 @@ func TestPostgresLostConnectionWhileWaitingForALock(t *testing.T) {
 	appendOne := func(s *Store) error {
 		return s.Write(inP, func(tx *Tx) error { return tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now()) })
 	}
+	// waitsForTheLock waits until stores[1]'s writer connection, other than the one
+	// of pid not, waits for an advisory lock; it returns that connection's pid.
+	waitsForTheLock := func(not uint32) uint32 {
+		deadline := time.Now().Add(30 * time.Second) // a hang, not a speed
+		for time.Now().Before(deadline) {
+			pid := stores[1].writerPID.Load()
+			var waiting int
+			if err := stores[0].locks.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND pid = $1`,
+				int64(pid)).Scan(&waiting); err != nil {
+				t.Error(err)
+				return 0
+			}
+			if waiting > 0 && pid != not {
+				return pid
+			}
+			time.Sleep(time.Millisecond)
+		}
+		t.Error("stores[1]'s writer does not wait for the lock after 30 s")
+		return 0
+	}
 	waiter := make(chan error, 1)
 	hold := func() { // stores[0]'s batch holds p's lock while stores[1]'s write waits for it
 		go func() { waiter <- appendOne(stores[1]) }()
-		var waiting int
-		for waiting == 0 {
-			if err := stores[0].locks.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND pid = $1`,
-				int64(stores[1].writerPID.Load())).Scan(&waiting); err != nil {
-				t.Error(err)
-				return
-			}
-		}
-		if _, err := stores[0].locks.ExecContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, int64(stores[1].writerPID.Load())); err != nil {
+		first := waitsForTheLock(0)
+		if _, err := stores[0].locks.ExecContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, int64(first)); err != nil {
 			t.Error(err)
 		}
-		select {
-		case err := <-waiter:
-			waiter <- err
-		case <-time.After(30 * time.Second): // a hang, not a speed
-			t.Error("the write whose connection was ended still waits after 30 s")
-		}
+		waitsForTheLock(first) // sent again, on a new connection
 	}
 	stores[0].beforeCommit.Store(&hold)
 	if err := appendOne(stores[0]); err != nil {
 		t.Fatalf("the write holding the lock: %v", err)
 	}
-	if err := <-waiter; err == nil {
-		t.Error("the write whose connection was ended while it waited: no error")
+	select {
+	case err := <-waiter:
+		if err != nil {
+			t.Errorf("the write whose connection was ended while it waited: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the write whose connection was ended while it waited is not answered 30 s after the lock was freed")
 	}
 	if err := appendOne(stores[1]); err != nil {
 		t.Fatalf("the next write on the store whose connection was ended: %v", err)
+	}
+	var seqs []int64
+	rows, err := stores[0].reader.QueryContext(ctx, `SELECT seq FROM events WHERE project_id = 'p' AND type = 'test' ORDER BY seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		if err := rows.Scan(&seq); err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, seq)
+	}
+	if len(seqs) != 3 || seqs[1] != seqs[0]+1 || seqs[2] != seqs[1]+1 {
+		t.Fatalf("the events' seqs: %v; want three in a row", seqs)
 	}
 }

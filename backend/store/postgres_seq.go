@@ -50,8 +50,8 @@ func projectLockKey(projectID string) int64 {
 	return int64(h.Sum64())
 }
 
-// lockProjectSQL takes a project's lock until the transaction ends. The key is a
-// number in the text, so that the statement can follow others in one round trip.
+// lockProjectSQL takes a project's lock until the transaction ends (Tx.lockProject;
+// batch.beginPostgres sends the same lock with its key as a parameter).
 func lockProjectSQL(projectID string) string {
 	return "SELECT pg_advisory_xact_lock(" + strconv.FormatInt(projectLockKey(projectID), 10) + ")"
 }
@@ -59,12 +59,12 @@ func lockProjectSQL(projectID string) string {
 // lockProject takes the project's lock for the rest of the batch, unless the batch
 // holds it already. SQLite has one writer: nothing to do.
 func (t *Tx) lockProject(ctx context.Context, projectID string) error {
-	if !t.pg || t.b.locked[projectID] {
+	if !t.pg || t.b.holdsLock(projectID) {
 		return nil
 	}
-	if _, err := t.b.tx.ExecContext(ctx, lockProjectSQL(projectID)); err != nil {
+	if _, err := t.b.q.ExecContext(ctx, lockProjectSQL(projectID)); err != nil {
 		return fmt.Errorf("lock project: %w", err)
 	}
-	t.b.locked[projectID] = true
+	t.b.locked[projectID] = notRead
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/jackc/pgx/v5"
 )
 
 // maxBatch bounds how many writes share one transaction.
@@ -126,20 +127,34 @@ func (s *Store) writeBatches(first *job) {
 
 // batch is the writer's open transaction and the writes it holds.
 type batch struct {
-	pg              bool // on PostgreSQL (the Store's pg)
-	tx              *sql.Tx
-	stmts           *batchStmts
-	jobs            []*job
-	results         []error
-	events          []model.Event
-	audit           []eventAudit     // one per event
-	seqs            map[string]int64 // project -> last event seq given in this batch
-	locked          map[string]bool  // PostgreSQL: the projects whose lock the batch holds
-	savepoint       bool             // PostgreSQL: savepoint w is there (batch.run)
-	mark            batchMark        // PostgreSQL: the batch as savepoint w found it
-	kept            *keptRows        // agents and budgets its writes looked up (batchreads.go)
-	queue           []*job           // writes to run before those of the channel
-	again           []*job           // writes put back for the next batch (batch.run)
+	pg bool // on PostgreSQL (the Store's pg)
+	// Where the writes' statements run: the transaction tx on SQLite; on PostgreSQL
+	// the connection conn, where the batch sends BEGIN and COMMIT itself, together
+	// with other statements (pgpipeline.go).
+	q    queryer
+	tx   *sql.Tx
+	conn *sql.Conn
+	pool *sql.DB // PostgreSQL: the writer's pool, conn's
+	// PostgreSQL: BEGIN was sent (it may have run), and the transaction's id as read
+	// right after it, for postgresOutcome.
+	begun       bool
+	xid         string
+	reconnected bool // PostgreSQL: conn replaced one found closed (batch.reconnect)
+	stmts       *batchStmts
+	jobs        []*job
+	results     []error
+	events      []model.Event
+	audit       []eventAudit     // one per event
+	seqs        map[string]int64 // project -> last event seq given in this batch
+	// PostgreSQL: the projects whose lock the batch holds, each with its last event seq
+	// as read under the lock (or notRead), which b.seqs overrides once the batch has
+	// numbered events of the project (Tx.projectSeq).
+	locked          map[string]int64
+	savepoint       bool      // PostgreSQL: savepoint w is there (batch.run)
+	mark            batchMark // PostgreSQL: the batch as savepoint w found it
+	kept            *keptRows // agents and budgets its writes looked up (batchreads.go)
+	queue           []*job    // writes to run before those of the channel
+	again           []*job    // writes put back for the next batch (batch.run)
 	changedTasks    []int64
 	allTasksChanged bool
 }
@@ -156,18 +171,29 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 		return nil
 	}
 	start := time.Now()
-	tx, err := s.writer.BeginTx(ctx, nil)
+	b := &batch{pg: s.pg, seqs: map[string]int64{}, queue: queue, kept: &keptRows{}}
+	var err error
+	if s.pg {
+		// BEGIN goes with the first write's statements (batch.beginPostgres).
+		b.pool = s.writer
+		b.conn, err = s.writer.Conn(ctx)
+		b.q = b.conn
+		b.locked = map[string]int64{} // SQLite has one writer: no project locks
+		b.setMark(b.seqs, b.locked)
+	} else {
+		b.tx, err = s.writer.BeginTx(ctx, nil)
+		b.q = b.tx
+	}
 	if err != nil {
 		failJobs(queue, s.batchError(fmt.Errorf("begin write: %w", err)))
 		return nil
 	}
-	b := &batch{pg: s.pg, tx: tx, stmts: &batchStmts{tx: tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}},
-		seqs: map[string]int64{}, queue: queue, kept: &keptRows{}}
-	if s.pg {
-		b.locked = map[string]bool{} // SQLite has one writer: no project locks
-		b.setMark(b.seqs, b.locked)
-	}
+	b.stmts = &batchStmts{tx: b.tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}}
 	defer b.stmts.preparePending(ctx) // after Commit or Rollback: the connection is free
+	if b.conn != nil {
+		// Runs first: gives the connection back to the writer's pool.
+		defer func() { b.conn.Close() }()
+	}
 	// A batch that fails (a full disk, say) never reaches the syncer, which therefore
 	// never says again that it is ready: the ready signal this batch may have taken is
 	// given back, or the next batch would wait for it forever.
@@ -207,14 +233,8 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 			break
 		}
 	}
-	if err := b.flushEvents(ctx); err != nil { // events.go
-		b.fail(s.batchError(err))
-		return b.putBack()
-	}
-	var xid string // PostgreSQL: the batch's transaction, for postgresOutcome
-	if s.pg {
-		// Wakes the other servers' hubs when (and only if) the batch commits (pgwake.go).
-		if xid, err = notifyEvents(ctx, tx, b.seqs); err != nil {
+	if !s.pg { // PostgreSQL stores them as it commits (commitPostgres)
+		if err := b.flushEvents(ctx); err != nil { // events.go
 			b.fail(s.batchError(err))
 			return b.putBack()
 		}
@@ -227,7 +247,7 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 	// this one (foreign.go), and the count of token changes (credcache.go); SQLite's only.
 	var writerVersion, credChanges int64
 	if !s.pg {
-		r := Reader{q: tx, batch: b.stmts}
+		r := Reader{q: b.tx, batch: b.stmts}
 		if err := r.queryRow(ctx, `PRAGMA data_version`).Scan(&writerVersion); err != nil {
 			b.fail(s.batchError(fmt.Errorf("read data_version: %w", err)))
 			return b.putBack()
@@ -240,11 +260,17 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 	}
 	prevSeqs := s.horizon.committing(b.seqs) // durable.go
 	committing := time.Now()
-	if err := s.commit(ctx, tx, writerVersion, xid); err != nil {
+	if err := s.commit(ctx, b, writerVersion); err != nil {
 		// Let the read caches forget whatever the batch may have changed.
 		s.horizon.restore(prevSeqs)
 		s.taskCache.invalidate(nil, true)
 		s.tokens.clear()
+		var refused notCommitted
+		if errors.As(err, &refused) {
+			// PostgreSQL refused a statement before the COMMIT, which did not run.
+			b.fail(s.batchError(refused.err))
+			return b.putBack()
+		}
 		if IsDiskFull(err) || errors.Is(err, errRolledBack) {
 			// Not committed, as SQLite rolled it back (diskfull.go: 507), or as
 			// PostgreSQL says it rolled it back (pgoutcome.go: 503): go on.
@@ -282,20 +308,15 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 }
 
 // commit commits the batch's transaction: on SQLite through the data_version watch
-// (foreign.go), on PostgreSQL directly (other servers' commits are LISTEN/NOTIFY's);
-// there, when the COMMIT fails, the database is asked whether transaction xid
-// committed after all (pgoutcome.go).
-func (s *Store) commit(ctx context.Context, tx *sql.Tx, writerVersion int64, xid string) error {
+// (foreign.go), on PostgreSQL with its events (commitPostgres).
+func (s *Store) commit(ctx context.Context, b *batch, writerVersion int64) error {
 	if s.pg {
 		if hook := s.beforeCommit.Swap(nil); hook != nil {
 			(*hook)()
 		}
-		if err := tx.Commit(); err != nil {
-			return s.postgresOutcome(xid, err)
-		}
-		return nil
+		return s.commitPostgres(ctx, b)
 	}
-	return s.watch.commit(ctx, tx, s.writer, writerVersion)
+	return s.watch.commit(ctx, b.tx, s.writer, writerVersion)
 }
 
 // next takes the next write of the batch's queue, or nil.
@@ -376,15 +397,14 @@ func (b *batch) forgetMarks(t *Tx) {
 type batchMark struct {
 	jobs, events, audit int // how many the batch held
 	seqs                map[string]int64
-	locked              map[string]bool
+	locked              map[string]int64
 }
 
 // runPostgres is run on PostgreSQL.
 func (b *batch) runPostgres(ctx context.Context, j *job) error {
 	seqs, locked := maps.Clone(b.seqs), maps.Clone(b.locked)
-	r := Reader{q: b.tx, batch: b.stmts, kept: b.kept, pg: true}
 	project := writingIn(j.ctx)
-	own := !b.savepoint || j.careful || (project != "" && !b.locked[project])
+	own := !b.savepoint || j.careful || (project != "" && !b.holdsLock(project))
 	if own {
 		again, err := b.beginPostgres(ctx, j)
 		if err != nil {
@@ -398,6 +418,7 @@ func (b *batch) runPostgres(ctx context.Context, j *job) error {
 		}
 	}
 	b.stmts.changed = false
+	r := Reader{q: b.q, batch: b.stmts, kept: b.kept, pg: true} // after beginPostgres: b.q may be new
 	t := &Tx{Reader: r, b: b}
 	err := runJob(j, t)
 	b.forgetMarks(t)
@@ -411,7 +432,7 @@ func (b *batch) runPostgres(ctx context.Context, j *job) error {
 	if !own && !b.stmts.changed {
 		// It only read; unless a statement failed (which leaves the transaction unusable,
 		// and this one with it), there is nothing to undo, and w moves here.
-		if _, spErr := b.tx.ExecContext(ctx, "RELEASE w; SAVEPOINT w"); spErr == nil {
+		if _, spErr := b.q.ExecContext(ctx, "RELEASE w; SAVEPOINT w"); spErr == nil {
 			b.seqs, b.locked = seqs, locked // its events are not stored
 			b.answer(j, err)
 			b.setMark(seqs, locked)
@@ -419,6 +440,8 @@ func (b *batch) runPostgres(ctx context.Context, j *job) error {
 		}
 	}
 	if _, rbErr := r.exec(ctx, "ROLLBACK TO w"); rbErr != nil {
+		b.jobs = append(b.jobs, j) // the batch fails, and j with it
+		b.results = append(b.results, rbErr)
 		return fmt.Errorf("roll back a failed write: %w", rbErr)
 	}
 	if own {
@@ -439,7 +462,7 @@ func (b *batch) runPostgres(ctx context.Context, j *job) error {
 }
 
 // setMark notes the batch as savepoint w finds it, with the given seqs and locks.
-func (b *batch) setMark(seqs map[string]int64, locked map[string]bool) {
+func (b *batch) setMark(seqs, locked map[string]int64) {
 	b.mark = batchMark{jobs: len(b.jobs), events: len(b.events), audit: len(b.audit),
 		seqs: maps.Clone(seqs), locked: maps.Clone(locked)}
 }
@@ -454,42 +477,57 @@ func (b *batch) answer(j *job, err error) {
 }
 
 // beginPostgres opens the write's savepoint on PostgreSQL, releasing the previous
-// write's in the same round trip, and takes the lock of the write's project
-// (postgres_seq.go) unless the batch holds it. The batch's first write waits for it:
-// the batch holds nothing yet, so nothing waits for it, and the wait cannot be part of
-// a cycle. A later write only tries; when the lock is taken (by another server's
-// batch), the write has not run and goes back for the next batch (again), to come first
-// there. So two servers' batches never wait for each other in a cycle through a lock.
+// write's, and takes the lock of the write's project (postgres_seq.go) unless the
+// batch holds it, reading the project's last seq under it: all in one round trip
+// (pgpipeline.go). The batch's first write waits for the lock: the batch holds nothing
+// yet, so nothing waits for it, and the wait cannot be part of a cycle. A later write
+// only tries; when the lock is taken (by another server's batch), the write has not
+// run and goes back for the next batch (again), to come first there. So two servers'
+// batches never wait for each other in a cycle through a lock.
 func (b *batch) beginPostgres(ctx context.Context, j *job) (again bool, err error) {
-	stmt := "SAVEPOINT w"
+	first := !b.begun
+	q := &pgx.Batch{}
+	b.open(q)
 	if b.savepoint {
-		stmt = "RELEASE w; SAVEPOINT w"
+		q.Queue("RELEASE w")
 	}
+	q.Queue("SAVEPOINT w")
 	project := writingIn(j.ctx)
-	lock := project != "" && !b.locked[project]
+	lock := project != "" && !b.holdsLock(project)
 	wait := lock && !b.savepoint // the batch's first write: no statement has run
-	if wait {
-		stmt += "; " + lockProjectSQL(project)
+	got, last := true, int64(notRead)
+	if lock {
+		if wait {
+			q.Queue(`SELECT pg_advisory_xact_lock($1)`, projectLockKey(project))
+		} else {
+			q.Queue(`SELECT pg_try_advisory_xact_lock($1)`, projectLockKey(project)).QueryRow(func(row pgx.Row) error {
+				return row.Scan(&got)
+			})
+		}
+		queueProjectSeq(q, project, &last) // read after the lock, whatever its outcome
 	}
-	if _, err := b.tx.ExecContext(ctx, stmt); err != nil {
+	if err := b.sendTogether(ctx, q); err != nil {
+		if first && b.reconnect(ctx) {
+			return b.beginPostgres(ctx, j)
+		}
 		return b.lockFailed(ctx, j, wait, err)
 	}
 	b.savepoint = true
 	if !lock {
 		return false, nil
 	}
-	if !wait {
-		var got bool
-		if err := b.tx.QueryRowContext(ctx, `SELECT pg_try_advisory_xact_lock($1)`, projectLockKey(project)).Scan(&got); err != nil {
-			return false, fmt.Errorf("lock project: %w", err)
-		}
-		if !got {
-			b.again = append(b.again, j)
-			return true, nil
-		}
+	if !got {
+		b.again = append(b.again, j)
+		return true, nil
 	}
-	b.locked[project] = true
+	b.locked[project] = last
 	return false, nil
+}
+
+// holdsLock says whether the batch holds the project's lock (PostgreSQL).
+func (b *batch) holdsLock(projectID string) bool {
+	_, ok := b.locked[projectID]
+	return ok
 }
 
 // lockFailed handles the failure of beginPostgres's statement. Only a batch's first
@@ -502,7 +540,7 @@ func (b *batch) lockFailed(ctx context.Context, j *job, waited bool, err error) 
 		return false, fmt.Errorf("begin a write: %w", err)
 	}
 	// Only the lock waits, so SAVEPOINT w ran: rolling back to it ends the wait.
-	if _, rbErr := b.tx.ExecContext(ctx, "ROLLBACK TO w"); rbErr != nil {
+	if _, rbErr := b.q.ExecContext(ctx, "ROLLBACK TO w"); rbErr != nil {
 		return false, fmt.Errorf("roll back a write whose lock deadlocked: %w", rbErr)
 	}
 	b.savepoint = true
@@ -530,7 +568,13 @@ func (s *Store) batchError(err error) error {
 
 // fail rolls the batch back and gives every write of it err.
 func (b *batch) fail(err error) {
-	_ = b.tx.Rollback()
+	if b.tx != nil {
+		_ = b.tx.Rollback()
+	} else if b.begun {
+		// Should it fail, the pool drops the connection, still in the transaction
+		// (pgx's ResetSession), and PostgreSQL rolls back when the session ends.
+		_, _ = b.conn.ExecContext(context.Background(), "ROLLBACK")
+	}
 	failJobs(b.jobs, err)
 }
 
