@@ -134,7 +134,7 @@ func OpenLocation(ctx context.Context, loc Location, path string, opts Options) 
 var writerIdleInTransaction = 30 * time.Second
 
 // openPostgresStore is Open on PostgreSQL: the same single writer with its group commit
-// (one transaction a batch, a savepoint a write) and a pool of readers, without SQLite's
+// (one transaction a batch, write.go and pgpipeline.go) and a pool of readers, without SQLite's
 // machinery. No WAL syncer: with synchronous_commit on, a COMMIT that returned is
 // durable, so the syncer only acknowledges batches in order. No checkpointer, no
 // data_version watch, no disk-full probe.
