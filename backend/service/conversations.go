@@ -134,9 +134,15 @@ func newUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
+// conversationFinder finds a conversation of a project: store.Reader, or store.Tx inside
+// a write (which keeps the conversations it found for the rest of its batch).
+type conversationFinder interface {
+	ConversationID(ctx context.Context, projectID, ref string) (int64, error)
+}
+
 // conversationID resolves a conversation reference (integer id or uuid) of the project;
 // an unknown one, or one of another project, is not found.
-func (s *Service) conversationID(ctx context.Context, r store.Reader, projectID, ref string) (int64, error) {
+func (s *Service) conversationID(ctx context.Context, r conversationFinder, projectID, ref string) (int64, error) {
 	shown := ref
 	if utf8.RuneCountInString(shown) > 64 {
 		shown = string([]rune(shown)[:64]) + "..."
@@ -270,7 +276,7 @@ func (s *Service) PostMessage(ctx context.Context, p *auth.Principal, ref string
 	now := s.clock()
 	var msg *model.Message
 	err = s.store.Write(ctx, func(tx *store.Tx) error {
-		convID, err := s.conversationID(ctx, tx.Reader, p.ProjectID, ref)
+		convID, err := s.conversationID(ctx, tx, p.ProjectID, ref)
 		if err != nil {
 			return err
 		}
@@ -496,7 +502,7 @@ func (s *Service) changeParticipants(ctx context.Context, p *auth.Principal, ref
 	now := s.clock()
 	var conv *model.Conversation
 	err := s.store.Write(ctx, func(tx *store.Tx) error {
-		convID, err := s.conversationID(ctx, tx.Reader, p.ProjectID, ref)
+		convID, err := s.conversationID(ctx, tx, p.ProjectID, ref)
 		if err != nil {
 			return err
 		}
@@ -663,7 +669,7 @@ func (s *Service) ShareDocument(ctx context.Context, p *auth.Principal, ref stri
 	actor := actorOf(p)
 	doc.UploadedBy = actor.Name
 	err = s.store.Write(ctx, func(tx *store.Tx) error {
-		convID, err := s.conversationID(ctx, tx.Reader, p.ProjectID, ref)
+		convID, err := s.conversationID(ctx, tx, p.ProjectID, ref)
 		if err != nil {
 			return err
 		}

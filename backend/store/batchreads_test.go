@@ -23,15 +23,7 @@ func testBatchKeepsAgentsAndBudgets(t *testing.T, engine string) {
 	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertAgent(ctx, agent) }); err != nil {
 		t.Fatal(err)
 	}
-	behindItsBack := func(tx *Tx, query string, args ...any) {
-		t.Helper()
-		if tx.b.pg {
-			query = postgresText(query)
-		}
-		if _, err := tx.b.q.ExecContext(ctx, query, args...); err != nil {
-			t.Error(err)
-		}
-	}
+	behindItsBack := func(tx *Tx, query string, args ...any) { runBehindItsBack(t, tx, query, args...) }
 	description := func(tx *Tx) string {
 		t.Helper()
 		a, err := tx.Agent(ctx, "p", agent.ID)
@@ -116,6 +108,113 @@ func testBatchKeepsAgentsAndBudgets(t *testing.T, engine string) {
 	}
 }
 
+// runBehindItsBack runs a statement in the batch's transaction but not through the
+// write (no statementContext): a change the batch does not know of, as no other writer
+// can make one.
+func runBehindItsBack(t *testing.T, tx *Tx, query string, args ...any) {
+	t.Helper()
+	if tx.b.pg {
+		query = postgresText(query)
+	}
+	if _, err := tx.b.q.ExecContext(context.Background(), query, args...); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestBatchKeepsConversationsAndParticipants: as agents and budgets, a batch finds a
+// conversation once, and knows the participants it added or found, until a statement of
+// its own may change them.
+func TestBatchKeepsConversationsAndParticipants(t *testing.T) {
+	pgtest.Engines(t, testBatchKeepsConversationsAndParticipants)
+}
+
+func testBatchKeepsConversationsAndParticipants(t *testing.T, engine string) {
+	s := openTestOn(t, engine)
+	ctx := context.Background()
+	conv := &model.Conversation{UUID: "c-uuid", ProjectID: "p", CreatedAt: time.Now()}
+	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertConversation(ctx, conv) }); err != nil {
+		t.Fatal(err)
+	}
+	find := func(tx *Tx) int64 { // the conversation's id by its old uuid, or -1
+		t.Helper()
+		id, err := tx.ConversationID(ctx, "p", "c-uuid")
+		if errors.Is(err, ErrNotFound) {
+			return -1
+		}
+		if err != nil {
+			t.Error(err)
+		}
+		return id
+	}
+	ann := model.Participant{Kind: "user", Name: "ann", CreatedAt: time.Now()}
+	bob := model.Participant{Kind: "user", Name: "bob", CreatedAt: time.Now()}
+	add := func(tx *Tx, p model.Participant) bool {
+		t.Helper()
+		added, err := tx.AddParticipant(ctx, conv.ID, p)
+		if err != nil {
+			t.Error(err)
+		}
+		return added
+	}
+	err := s.Write(ctx, func(tx *Tx) error {
+		if id := find(tx); id != conv.ID {
+			t.Errorf("conversation %d, want %d", id, conv.ID)
+			return errStop
+		}
+		runBehindItsBack(t, tx, `UPDATE conversations SET uuid = 'moved' WHERE id = ?`, conv.ID)
+		if id := find(tx); id != conv.ID {
+			t.Errorf("conversation %d after a change the batch did not make: it was looked up again", id)
+			return errStop
+		}
+		if !add(tx, ann) {
+			t.Error("ann was not added")
+			return errStop
+		}
+		runBehindItsBack(t, tx, `DELETE FROM conversation_participants WHERE name = 'ann'`)
+		// Statements that cannot change a kept row keep them: a message, another
+		// participant (an INSERT that only adds).
+		if err := tx.InsertMessage(ctx, &model.Message{ConversationID: conv.ID, Author: "ann", AuthorType: "user", Content: "hi", CreatedAt: time.Now()}); err != nil {
+			return err
+		}
+		if !add(tx, bob) {
+			t.Error("bob was not added")
+			return errStop
+		}
+		if id := find(tx); id != conv.ID || add(tx, ann) {
+			t.Errorf("conversation %d, ann added again, after a message and a participant: looked up again", id)
+			return errStop
+		}
+		// A DELETE may cascade anywhere: everything is looked up again.
+		if _, err := tx.exec(ctx, `DELETE FROM reactions WHERE message_id = 0`); err != nil {
+			return err
+		}
+		if id := find(tx); id != -1 {
+			t.Errorf("conversation %d by its old uuid after a DELETE, want none", id)
+			return errStop
+		}
+		if !add(tx, ann) {
+			t.Error("ann, removed behind the batch's back, was not added again after a DELETE")
+			return errStop
+		}
+		// The batch's own change to conversations: looked up again.
+		if id, err := tx.ConversationID(ctx, "p", "moved"); err != nil || id != conv.ID {
+			t.Errorf("conversation %d (%v) by its new uuid", id, err)
+			return errStop
+		}
+		if _, err := tx.exec(ctx, `UPDATE conversations SET uuid = 'moved again' WHERE id = ?`, conv.ID); err != nil {
+			return err
+		}
+		if id, err := tx.ConversationID(ctx, "p", "moved"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("conversation %d (%v) by a uuid the batch changed, want not found", id, err)
+			return errStop
+		}
+		return nil
+	})
+	if err != nil && err != errStop {
+		t.Fatal(err)
+	}
+}
+
 // errStop ends a write whose test failed: t.Fatal must not be called on the writer's goroutine.
 var errStop = errors.New("stop")
 
@@ -173,6 +272,11 @@ func TestForgetChangedBy(t *testing.T) {
 		"SELECT\n\tid FROM agents":                                           false,
 		"UPDATE\tagents SET name = ?":                                        true,
 		`WITH x AS (UPDATE projects SET name = ? RETURNING id) SELECT 1`:     true,
+		`INSERT INTO messages (conversation_id, content) VALUES (?, ?)`:      false,
+		`UPDATE conversations SET name = ? WHERE id = ?`:                     true,
+		`INSERT INTO conversation_participants (conversation_id, kind, name) VALUES (?, ?, ?) ON CONFLICT (conversation_id, kind, name) DO NOTHING`:             false,
+		`INSERT INTO conversation_participants (conversation_id, kind, name) VALUES (?, ?, ?) ON CONFLICT (conversation_id, kind, name) DO UPDATE SET name = ?`: true,
+		`UPDATE conversation_participants SET name = ? WHERE name = ?`:                                                                                          true,
 	} {
 		k := &keptRows{budgets: map[string]*model.Budget{"p": nil}}
 		k.forgetChangedBy(statementVerb(query), query)
