@@ -15,11 +15,11 @@ import (
 // On PostgreSQL a round trip costs the writer about as much as a create's INSERT
 // (docs/postgres.md), and the statements a batch runs besides its writes do not need
 // each other's results: the writer sends them together, in one round trip (a pgx
-// pipeline), on the connection of the batch's transaction. Two places:
-// beginPostgres's savepoint, project lock and the project's last seq; and, before the
-// commit, the events, the projects' seqs, the NOTIFY and the COMMIT (commitPostgres). They run in
-// order, each as if sent alone: a statement that fails leaves the transaction unusable
-// and the ones after it are not run.
+// pipeline), on the connection of the batch's transaction. Two places: with the first
+// write, BEGIN, the savepoint, the project lock and the project's last seq
+// (beginPostgres); at the end, the events, the projects' seqs, the NOTIFY and the
+// COMMIT (commitPostgres). They run in order, each as if sent alone: a statement that
+// fails leaves the transaction unusable and the ones after it are not run.
 
 // sendTogether runs q's statements in one round trip inside the batch's transaction,
 // and calls their result callbacks in order. It returns the first error.
