@@ -511,3 +511,40 @@ func storedSummaries(t *testing.T, s *Store) string {
 	}
 	return strings.Join(stored, " ")
 }
+
+// TestRefusedEventsFailTheBatch: the database refuses the batch's events as it stores
+// them (here an event row with the same seq, put there behind the batch's back). On
+// PostgreSQL they go with the COMMIT in one round trip, which then does not run
+// (pgpipeline.go). The batch's writes are told, nothing of it is stored, and the store
+// goes on.
+func TestRefusedEventsFailTheBatch(t *testing.T) { pgtest.Engines(t, testRefusedEventsFailTheBatch) }
+
+func testRefusedEventsFailTheBatch(t *testing.T, engine string) {
+	s := openTestOn(t, engine)
+	ctx := WritingIn(context.Background(), "p")
+	err := s.Write(ctx, func(tx *Tx) error {
+		if err := tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now()); err != nil {
+			return err
+		}
+		seq := tx.events[len(tx.events)-1].Seq
+		runBehindItsBack(t, tx, `INSERT INTO events (project_id, seq, type, data, at, actor_kind, actor, via, object_id) VALUES ('p', ?, 'squatter', ?, 'x', '', '', '', '')`,
+			seq, []byte("{}"))
+		return tx.InsertAgent(ctx, &model.Agent{ProjectID: "p", Name: "refused", CreatedAt: time.Now()})
+	})
+	if err == nil {
+		t.Fatal("a write whose batch's events were refused was acknowledged")
+	}
+	if err := s.Stopped(); err != nil {
+		t.Fatalf("the store stopped: %v", err)
+	}
+	var agents, events int
+	if err := s.reader.QueryRowContext(context.Background(), `SELECT (SELECT count(*) FROM agents), (SELECT count(*) FROM events)`).Scan(&agents, &events); err != nil {
+		t.Fatal(err)
+	}
+	if agents != 0 || events != 0 {
+		t.Fatalf("%d agents and %d events stored by a refused batch; want none", agents, events)
+	}
+	if err := s.Write(ctx, func(tx *Tx) error { return tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now()) }); err != nil {
+		t.Fatalf("the next write: %v", err)
+	}
+}
