@@ -113,14 +113,7 @@ func TestAddMemberByNameStaysInProject(t *testing.T) {
 func testAddMemberByNameStaysInProject(t *testing.T, engine string) {
 	ctx := context.Background()
 	svc := newService(t, engine) // the local owner, a member of every project
-	a, err := svc.CreateProject(ctx, auth.Owner(""), "A", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := svc.CreateProject(ctx, auth.Owner(""), "B", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := projectsAB(t, svc)
 	adminOf := func(pid string) *auth.Principal {
 		return &auth.Principal{Kind: auth.KindToken, ProjectID: pid, Name: "admin", Scopes: service.RoleScopes(model.RoleAdmin)}
 	}
@@ -177,14 +170,7 @@ func testMembershipsKeepJoinOrder(t *testing.T, engine string) {
 	if err := svc.EnsureDefaultProject(ctx); err != nil {
 		t.Fatal(err)
 	}
-	a, err := svc.CreateProject(ctx, auth.Owner(""), "A", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := svc.CreateProject(ctx, auth.Owner(""), "B", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := projectsAB(t, svc)
 	if a.ID < b.ID { // dana joins the project with the higher id first
 		a, b = b, a
 	}
@@ -238,4 +224,17 @@ func testMembershipsKeepJoinOrder(t *testing.T, engine string) {
 	if want := []int64{ms[0].UserID, dana, erin}; !ms[0].LocalOwner || !slices.Equal(ids, want) {
 		t.Errorf("members of A: %v, want %v (the owner, then the order they joined)", ids, want)
 	}
+}
+
+// projectsAB makes projects A and B as the local owner.
+func projectsAB(t *testing.T, svc *service.Service) (a, b *model.Project) {
+	t.Helper()
+	var err error
+	if a, err = svc.CreateProject(context.Background(), auth.Owner(""), "A", ""); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = svc.CreateProject(context.Background(), auth.Owner(""), "B", ""); err != nil {
+		t.Fatal(err)
+	}
+	return a, b
 }

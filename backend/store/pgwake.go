@@ -17,7 +17,7 @@ import (
 
 // Waking the other servers on PostgreSQL (issue 21). Several servers share one database;
 // a commit on one must wake the hubs (and empty the read caches) of the others. The
-// writer sends a NOTIFY inside each batch's transaction (notifyEvents), so that it is
+// writer sends a NOTIFY inside each batch's transaction (notifyStatement), so that it is
 // delivered only if the batch commits, and after its rows are visible; every server keeps
 // one connection LISTENing (Listener). A notification says which project has events up
 // to which seq; the hub then reads them from the events table, as it does for its own
@@ -39,24 +39,12 @@ const (
 	listenBackoffMax = time.Second
 )
 
-// notifyEvents tells the other servers, when tx commits, the last event seq of each
-// project the batch appended events to. PostgreSQL delivers a transaction's
-// notifications on commit, after its changes are visible, and drops them on rollback.
-// One statement for the whole batch (one round trip), which also returns the
-// transaction's id: should the COMMIT fail, the writer asks what became of it
-// (pgoutcome.go). The order among projects does not matter: each project's
-// notification stands alone.
-func notifyEvents(ctx context.Context, tx queryer, lastSeqByProject map[string]int64) (xid string, err error) {
-	query, args := notifyStatement(lastSeqByProject)
-	var sent int
-	if err := tx.QueryRowContext(ctx, query, args...).Scan(&xid, &sent); err != nil {
-		return "", fmt.Errorf("notify other servers: %w", err)
-	}
-	return xid, nil
-}
-
-// notifyStatement is notifyEvents's statement; it returns the transaction's id and the
-// count of notifications.
+// notifyStatement tells the other servers, when the batch's transaction commits, the
+// last event seq of each project the batch appended events to. PostgreSQL delivers a
+// transaction's notifications on commit, after its changes are visible, and drops them
+// on rollback. One statement for the whole batch, sent with its COMMIT
+// (commitPostgres). It returns the transaction's id and the count of notifications.
+// The order among projects does not matter: each project's notification stands alone.
 func notifyStatement(lastSeqByProject map[string]int64) (query string, args []any) {
 	payloads := make([]string, 0, len(lastSeqByProject))
 	for p, seq := range lastSeqByProject {

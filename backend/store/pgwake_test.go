@@ -50,6 +50,17 @@ func openPlain(t *testing.T, rawURL string) *sql.DB {
 	return db
 }
 
+// notifyEvents runs the writer's NOTIFY statement (notifyStatement) in tx, as a batch
+// does before its COMMIT.
+func notifyEvents(ctx context.Context, tx *sql.Tx, lastSeqByProject map[string]int64) (xid string, err error) {
+	query, args := notifyStatement(lastSeqByProject)
+	var sent int
+	if err := tx.QueryRowContext(ctx, query, args...).Scan(&xid, &sent); err != nil {
+		return "", fmt.Errorf("notify other servers: %w", err)
+	}
+	return xid, nil
+}
+
 // notifyIn runs notifyEvents in a transaction on db and commits it (or rolls it back).
 func notifyIn(t *testing.T, db interface {
 	BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
