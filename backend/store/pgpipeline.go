@@ -74,7 +74,7 @@ func (b *batch) reconnect(ctx context.Context) bool {
 		return false
 	}
 	b.conn.Close()
-	b.conn, b.q, b.begun, b.xid, b.reconnected = conn, conn, false, "", true
+	b.conn, b.q, b.begun, b.xid, b.reconnected = conn, deferringConn{conn, b}, false, "", true
 	return true
 }
 
@@ -94,17 +94,20 @@ func (s *Store) commitPostgres(ctx context.Context, b *batch) error {
 		return nil // no write ran a statement (their requests had ended): nothing to commit
 	}
 	q := &pgx.Batch{}
-	answered := 0 // statements that succeeded, in order
+	check := b.queueDeferred(q) // the writes' INSERTs that no one waited for (pgdefer.go)
+	deferred := q.Len()
+	answered := 0 // statements after those that succeeded, in order
 	counted := func(pgconn.CommandTag) error { answered++; return nil }
 	for _, st := range b.eventStatements() {
 		queue(q, st.query, st.args...).Exec(counted)
 	}
 	query, args := notifyStatement(b.seqs)
 	q.Queue(query, args...).Exec(counted)
-	beforeCommit := q.Len()
+	beforeCommit := q.Len() - deferred
 	var tag pgconn.CommandTag
 	q.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error { tag = ct; return nil })
 	err := b.sendTogether(ctx, q)
+	check(err)
 	var refused *pgconn.PgError
 	switch {
 	case err == nil && tag.String() == "COMMIT":

@@ -19,6 +19,9 @@ func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
 	if err != nil {
 		return err
 	}
+	if t.job != nil && !t.job.careful && t.b.holdsLock(task.ProjectID) {
+		return t.insertTaskLater(ctx, task, steps)
+	}
 	res, err := t.insert(ctx,
 		`INSERT INTO tasks (project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps, version)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
@@ -33,6 +36,29 @@ func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
 	task.Version = 1
 	for i := range task.Steps {
 		task.Steps[i].ID = model.StepID(task.ID, i)
+	}
+	return nil
+}
+
+// insertTaskLater is InsertTask on PostgreSQL: the id is taken beforehand, and the
+// INSERT goes with the batch's next round trip (pgdefer.go).
+func (t *Tx) insertTaskLater(ctx context.Context, task *model.Task, steps string) error {
+	id, err := t.b.taskID(ctx, task.ProjectID)
+	if err != nil {
+		return err
+	}
+	query := `INSERT INTO tasks (id, project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps, version)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`
+	t.statementContext(ctx, query)
+	t.b.deferred = append(t.b.deferred, deferredStatement{query: postgresText(query), job: t.job, args: pgArgs([]any{id,
+		task.ProjectID, task.AgentID, task.ConversationID, task.Summary, task.Details, task.Status, task.Source, task.TaskType,
+		task.WaitingDetails, task.WaitingVersion, fmtTime(task.CreatedAt), fmtTime(task.UpdatedAt), steps})})
+	task.ID, task.Version = id, 1
+	for i := range task.Steps {
+		task.Steps[i].ID = model.StepID(task.ID, i)
+	}
+	if len(t.b.deferred) >= maxDeferred {
+		return t.b.flushDeferred(ctx)
 	}
 	return nil
 }

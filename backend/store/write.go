@@ -55,6 +55,7 @@ const maxLockRetries = 3
 type Tx struct {
 	Reader
 	b      *batch
+	job    *job // PostgreSQL: the write it runs; a careful one defers nothing (pgdefer.go)
 	events []model.Event
 	audit  []eventAudit // who made each event, and its object (activity.go)
 	// The tasks this write changed (or all of them): the task lists' cache forgets them
@@ -157,6 +158,13 @@ type batch struct {
 	again           []*job    // writes put back for the next batch (batch.run)
 	changedTasks    []int64
 	allTasksChanged bool
+	// PostgreSQL: the writes' statements that go with the batch's next round trip; the
+	// ids the batch took for new tasks, by project; the write whose deferred statement
+	// was refused (pgdefer.go).
+	deferred []deferredStatement
+	taskIDs  map[string][]int64
+	refused  *job
+	waiting  func() int // how many writes wait to run after the current one
 }
 
 // writeBatch runs the writes of queue and those queued after them in one transaction,
@@ -172,12 +180,13 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 	}
 	start := time.Now()
 	b := &batch{pg: s.pg, seqs: map[string]int64{}, queue: queue, kept: &keptRows{}}
+	b.waiting = func() int { return len(b.queue) + len(s.jobs) }
 	var err error
 	if s.pg {
 		// BEGIN goes with the first write's statements (batch.beginPostgres).
 		b.pool = s.writer
 		b.conn, err = s.writer.Conn(ctx)
-		b.q = b.conn
+		b.q = deferringConn{b.conn, b}
 		b.locked = map[string]int64{} // SQLite has one writer: no project locks
 		b.setMark(b.seqs, b.locked)
 	} else {
@@ -208,6 +217,9 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 	}()
 	for j := b.next(); ; {
 		if err := b.run(ctx, j); err != nil {
+			if errors.Is(err, errRestart) {
+				return b.restart(j)
+			}
 			b.fail(s.batchError(err))
 			return b.putBack()
 		}
@@ -266,6 +278,9 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 		s.taskCache.invalidate(nil, true)
 		s.tokens.clear()
 		var refused notCommitted
+		if errors.As(err, &refused) && b.refused != nil {
+			return b.restart(nil) // a deferred statement was refused (pgdefer.go)
+		}
 		if errors.As(err, &refused) {
 			// PostgreSQL refused a statement before the COMMIT, which did not run.
 			b.fail(s.batchError(refused.err))
@@ -407,6 +422,9 @@ func (b *batch) runPostgres(ctx context.Context, j *job) error {
 	own := !b.savepoint || j.careful || (project != "" && !b.holdsLock(project))
 	if own {
 		again, err := b.beginPostgres(ctx, j)
+		if b.refused != nil {
+			return errRestart
+		}
 		if err != nil {
 			b.jobs = append(b.jobs, j) // the batch fails, and j with it
 			b.results = append(b.results, err)
@@ -419,9 +437,12 @@ func (b *batch) runPostgres(ctx context.Context, j *job) error {
 	}
 	b.stmts.changed = false
 	r := Reader{q: b.q, batch: b.stmts, kept: b.kept, pg: true} // after beginPostgres: b.q may be new
-	t := &Tx{Reader: r, b: b}
+	t := &Tx{Reader: r, b: b, job: j}
 	err := runJob(j, t)
 	b.forgetMarks(t)
+	if b.refused != nil {
+		return errRestart
+	}
 	if err == nil {
 		b.jobs = append(b.jobs, j)
 		b.results = append(b.results, nil)
@@ -437,6 +458,9 @@ func (b *batch) runPostgres(ctx context.Context, j *job) error {
 			b.answer(j, err)
 			b.setMark(seqs, locked)
 			return nil
+		}
+		if b.refused != nil { // refused as the savepoint's round trip sent it
+			return errRestart
 		}
 	}
 	if _, rbErr := r.exec(ctx, "ROLLBACK TO w"); rbErr != nil {
@@ -488,6 +512,7 @@ func (b *batch) beginPostgres(ctx context.Context, j *job) (again bool, err erro
 	first := !b.begun
 	q := &pgx.Batch{}
 	b.open(q)
+	check := b.queueDeferred(q) // none before BEGIN
 	if b.savepoint {
 		q.Queue("RELEASE w")
 	}
@@ -506,7 +531,8 @@ func (b *batch) beginPostgres(ctx context.Context, j *job) (again bool, err erro
 		}
 		queueProjectSeq(q, project, &last) // read after the lock, whatever its outcome
 	}
-	if err := b.sendTogether(ctx, q); err != nil {
+	err = b.sendTogether(ctx, q)
+	if check(err); err != nil {
 		if first && b.reconnect(ctx) {
 			return b.beginPostgres(ctx, j)
 		}
@@ -571,6 +597,7 @@ func (b *batch) fail(err error) {
 	if b.tx != nil {
 		_ = b.tx.Rollback()
 	} else if b.begun {
+		b.rolledBack()
 		// Should it fail, the pool drops the connection, still in the transaction
 		// (pgx's ResetSession), and PostgreSQL rolls back when the session ends.
 		_, _ = b.conn.ExecContext(context.Background(), "ROLLBACK")

@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// On PostgreSQL a create's INSERT was a round trip of its own, waited for only to learn
+// the new task's id: most of what a create cost the writer (docs/postgres.md). So a
+// write inserts a task of a project whose lock the batch holds with an id it takes
+// beforehand, and the INSERT waits, deferred, for the batch's next round trip: the
+// next statement of any write (deferringConn), the next write's savepoint, or the
+// COMMIT. A batch of creates sends its INSERTs together.
+//
+// Ids. The batch takes them from the tasks' sequence under the project's lock, for one
+// project, as many at a time as writes are waiting (taskID); what the batch leaves
+// unused is skipped. Since a project's tasks are inserted under its lock, their ids
+// still follow the order their batches commit in, across servers. One write at a time
+// takes one id at a time: ids skip numbers only under load.
+//
+// Failures. A deferred INSERT that PostgreSQL refuses is found in a later round trip,
+// which may belong to another write, and leaves the transaction unusable. The batch
+// then rolls back and every write of it goes back to the queue, to run again (Write
+// allows that); the write whose INSERT was refused runs carefully, with no deferring
+// and in a savepoint of its own, so that the refusal is its answer and no one else's.
+
+// deferredStatement is a write's statement whose answer no one waits for.
+type deferredStatement struct {
+	query string // PostgreSQL's text
+	args  []any
+	job   *job
+}
+
+// errRestart says that a deferred statement was refused: the batch starts again
+// (batch.restart).
+var errRestart = errors.New("a deferred statement was refused: the batch runs again")
+
+// queueDeferred adds the batch's deferred statements to q, first, and forgets them.
+// Call check with the round trip's error: it notes the write whose statement was
+// refused, if one was, in b.refused.
+func (b *batch) queueDeferred(q *pgx.Batch) (check func(error)) {
+	deferred := b.deferred
+	b.deferred = nil
+	answered := 0
+	for _, d := range deferred {
+		q.Queue(d.query, d.args...).Exec(func(pgconn.CommandTag) error { answered++; return nil })
+	}
+	return func(err error) {
+		if err != nil && answered < len(deferred) {
+			b.refused = deferred[answered].job
+		}
+	}
+}
+
+// flushDeferred sends the deferred statements, if any, in one round trip.
+func (b *batch) flushDeferred(ctx context.Context) error {
+	if len(b.deferred) == 0 {
+		return nil
+	}
+	q := &pgx.Batch{}
+	check := b.queueDeferred(q)
+	err := b.sendTogether(ctx, q)
+	check(err)
+	return err
+}
+
+// rolledBack forgets what a rollback undid: the deferred statements, and the ids taken
+// under locks it may have released.
+func (b *batch) rolledBack() {
+	b.deferred = nil
+	b.taskIDs = nil
+}
+
+// taskID gives an id for a new task of a project whose lock the batch holds. When the
+// batch has none left for the project, it takes as many as writes are waiting, plus
+// one, in the round trip that sends the deferred statements.
+func (b *batch) taskID(ctx context.Context, projectID string) (int64, error) {
+	if ids := b.taskIDs[projectID]; len(ids) > 0 {
+		b.taskIDs[projectID] = ids[1:]
+		return ids[0], nil
+	}
+	n := min(1+b.waiting(), maxIDsTaken)
+	q := &pgx.Batch{}
+	check := b.queueDeferred(q)
+	var ids []int64
+	q.Queue(`SELECT nextval(pg_get_serial_sequence('tasks', 'id')) FROM generate_series(1, $1)`, n).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	err := b.sendTogether(ctx, q)
+	check(err)
+	if err != nil {
+		return 0, err
+	}
+	if b.taskIDs == nil {
+		b.taskIDs = map[string][]int64{}
+	}
+	b.taskIDs[projectID] = ids[1:]
+	return ids[0], nil
+}
+
+// maxIDsTaken bounds the ids a batch takes at once; maxDeferred, the statements it
+// keeps waiting (a write that creates thousands of tasks sends them by the hundred).
+const (
+	maxIDsTaken = 64
+	maxDeferred = 256
+)
+
+// restart rolls the batch back after one of its deferred statements was refused, and
+// returns its writes to run again, first: j (the write running, if not among b.jobs
+// yet), and those it put back or did not reach. The write whose statement was refused
+// runs carefully.
+func (b *batch) restart(j *job) []*job {
+	_, _ = b.conn.ExecContext(context.Background(), "ROLLBACK") // a failure drops the connection (batch.fail)
+	b.rolledBack()
+	b.refused.careful = true
+	jobs := b.jobs
+	if j != nil && (len(jobs) == 0 || jobs[len(jobs)-1] != j) {
+		jobs = append(jobs, j)
+	}
+	return append(append(jobs, b.again...), b.queue...)
+}
+
+// deferringConn is the connection of a PostgreSQL batch as its writes' statements see
+// it: it sends the deferred statements before any other, and forgets them before a
+// ROLLBACK (TO w), which would undo them. A failed send leaves the transaction
+// unusable: the statement is still run, and fails.
+type deferringConn struct {
+	*sql.Conn
+	b *batch
+}
+
+func (c deferringConn) before(ctx context.Context, query string) error {
+	if strings.HasPrefix(query, "ROLLBACK") {
+		c.b.rolledBack()
+		return nil
+	}
+	return c.b.flushDeferred(ctx)
+}
+
+func (c deferringConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := c.before(ctx, query); err != nil {
+		return nil, err
+	}
+	return c.Conn.ExecContext(ctx, query, args...)
+}
+
+func (c deferringConn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if err := c.before(ctx, query); err != nil {
+		return nil, err
+	}
+	return c.Conn.QueryContext(ctx, query, args...)
+}
+
+func (c deferringConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	_ = c.before(ctx, query) // a failure leaves the transaction failed: the query fails too
+	return c.Conn.QueryRowContext(ctx, query, args...)
+}

@@ -1,0 +1,226 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
+)
+
+// TestRefusedTaskInsertAnswersOnlyItsWrite: on PostgreSQL a create's INSERT goes with
+// the batch's next round trip (pgdefer.go): the next statement of any write, the next
+// write's savepoint, the next ids taken, or the COMMIT. When the database refuses it
+// there, only the write that made it fails; the batch's other writes are stored once
+// each, with their events in order and without a gap. SQLite refuses it at once, to
+// the same outcome.
+func TestRefusedTaskInsertAnswersOnlyItsWrite(t *testing.T) {
+	pgtest.Engines(t, testRefusedTaskInsertAnswersOnlyItsWrite)
+}
+
+func testRefusedTaskInsertAnswersOnlyItsWrite(t *testing.T, engine string) {
+	cases := []struct {
+		name   string
+		writes []string // a write of "x+y" creates x, then y
+		stored string
+	}{
+		{"found by the commit", []string{"a", "boom", "b"}, "a b"},
+		{"found by another write's statement", []string{"a", "boom", "agent", "b"}, "a b"},
+		{"found by the next write's savepoint", []string{"a", "boom", "in-q", "b"}, "a b"},
+		{"found as ids are taken", []string{"a", "boom+c"}, "a"},
+		{"a careful write still defers nothing", []string{"boom", "a", "boom", "b"}, "a b"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := openTestOn(t, engine)
+			ctx := WritingIn(context.Background(), "p")
+			if err := insertProjectIn(s, "q", func() {}); err != nil {
+				t.Fatal(err)
+			}
+			refuseBoom(t, s, engine)
+			writes := make([]batchWrite, len(c.writes))
+			for i, w := range c.writes {
+				writes[i] = batchWrite{ctx: ctx, fn: func(tx *Tx) error {
+					switch w {
+					case "agent":
+						return tx.InsertAgent(ctx, &model.Agent{ProjectID: "p", Name: "agent", CreatedAt: time.Now()})
+					case "in-q":
+						return tx.InsertAgent(ctx, &model.Agent{ProjectID: "q", Name: "agent", CreatedAt: time.Now()})
+					}
+					for _, summary := range strings.Split(w, "+") {
+						if err := insertBacklogTask(tx, summary); err != nil {
+							return err
+						}
+					}
+					return nil
+				}}
+				if w == "in-q" {
+					writes[i].ctx = WritingIn(context.Background(), "q")
+				}
+			}
+			for i, err := range inOneBatch(t, s, writes...) {
+				refused := strings.HasPrefix(c.writes[i], "boom")
+				if refused != (err != nil) {
+					t.Errorf("write %s: %v", c.writes[i], err)
+				}
+				if refused && err != nil && !strings.Contains(err.Error(), "no_boom") {
+					t.Errorf("write %s failed with %v, not the refusal of its INSERT", c.writes[i], err)
+				}
+			}
+			if err := s.Stopped(); err != nil {
+				t.Fatalf("the store stopped: %v", err)
+			}
+			if got := storedSummaries(t, s); got != c.stored {
+				t.Errorf("tasks stored: %q, want %q", got, c.stored)
+			}
+			events, err := s.Read().EventsSince(context.Background(), "p", 0, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, e := range events {
+				if e.Seq != int64(i+1) || e.Type != "task.created" {
+					t.Fatalf("event %d: seq %d, %s; want seq %d, task.created", i, e.Seq, e.Type, i+1)
+				}
+			}
+			if want := len(strings.Fields(c.stored)); len(events) != want {
+				t.Errorf("%d events, want %d", len(events), want)
+			}
+			if err := s.Write(ctx, func(tx *Tx) error { return insertBacklogTask(tx, "after") }); err != nil {
+				t.Fatalf("the next write: %v", err)
+			}
+		})
+	}
+}
+
+// refuseBoom makes the database refuse a task whose summary is "boom", behind the
+// store's back: a constraint named no_boom. (PostgreSQL's test databases are emptied
+// and used again: the constraint goes with the test.)
+func refuseBoom(t *testing.T, s *Store, engine string) {
+	t.Helper()
+	query := `ALTER TABLE tasks ADD CONSTRAINT no_boom CHECK (summary <> 'boom') NOT VALID`
+	if engine == "sqlite" {
+		query = `CREATE TRIGGER no_boom BEFORE INSERT ON tasks WHEN NEW.summary = 'boom' BEGIN SELECT RAISE(ABORT, 'no_boom'); END`
+	} else {
+		t.Cleanup(func() {
+			if _, err := s.locks.ExecContext(context.Background(), `ALTER TABLE tasks DROP CONSTRAINT no_boom`); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	if err := s.Write(context.Background(), func(tx *Tx) error {
+		runBehindItsBack(t, tx, query)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTaskIDsFollowTheWrites: a task's id follows the writes' order, within a batch and
+// from one batch to the next. On PostgreSQL ids skip only those taken for waiting writes
+// that created no task (pgdefer.go takes one for each). The batch's later statements
+// see the tasks, whose INSERTs were sent before them.
+func TestTaskIDsFollowTheWrites(t *testing.T) { pgtest.Engines(t, testTaskIDsFollowTheWrites) }
+
+func testTaskIDsFollowTheWrites(t *testing.T, engine string) {
+	s := openTestOn(t, engine)
+	ctx := WritingIn(context.Background(), "p")
+	var ids []int64
+	create := func(tx *Tx) error {
+		task := &model.Task{ProjectID: "p", Summary: "t", Status: "Backlog", Source: "user", TaskType: "standard",
+			CreatedAt: time.Now(), UpdatedAt: time.Now()}
+		if err := tx.InsertTask(ctx, task); err != nil {
+			return err
+		}
+		return tx.AppendEvent(ctx, "p", "task.created", task, time.Now())
+	}
+	for range 2 {
+		if err := s.Write(ctx, create); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A write after them in the batch sees the tasks: what waits is sent first.
+	var seen int
+	count := func(tx *Tx) error { return tx.queryRow(ctx, `SELECT COUNT(*) FROM tasks`).Scan(&seen) }
+	writes := make([]batchWrite, 5)
+	for i := range writes {
+		writes[i] = batchWrite{ctx: ctx, fn: create}
+	}
+	writes[4].fn = count
+	for _, err := range inOneBatch(t, s, writes...) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if seen != 6 {
+		t.Errorf("a write after 4 creates of its batch saw %d tasks, want 6", seen)
+	}
+	if err := s.Write(ctx, create); err != nil {
+		t.Fatal(err)
+	}
+	tasks, _, err := s.Read().Tasks(context.Background(), TaskFilter{ProjectID: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		ids = append(ids, task.ID)
+	}
+	want := "[1 2 3 4 5 6 7]"
+	if engine == "postgres" {
+		// The first create of the batch took five ids, one for each write waiting; the
+		// one for the write that only counted is skipped.
+		want = "[1 2 3 4 5 6 8]"
+	}
+	if got := fmt.Sprint(ids); got != want {
+		t.Errorf("task ids %s, want %s", got, want)
+	}
+	// Each event holds its task, made in the same order.
+	events, err := s.Read().EventsSince(context.Background(), "p", 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range events {
+		data, _ := json.Marshal(e.Data)
+		if !strings.Contains(string(data), fmt.Sprintf(`"id":%d,`, ids[i])) {
+			t.Errorf("event %d holds %s, not task %d", e.Seq, data, ids[i])
+		}
+	}
+	if len(events) != 7 {
+		t.Errorf("%d events, want 7", len(events))
+	}
+}
+
+// TestOneWriteCreatesManyTasks: a write may create more tasks than a batch keeps
+// waiting (maxDeferred); they are sent by the hundred, and all are stored, in order.
+func TestOneWriteCreatesManyTasks(t *testing.T) { pgtest.Engines(t, testOneWriteCreatesManyTasks) }
+
+func testOneWriteCreatesManyTasks(t *testing.T, engine string) {
+	s := openTestOn(t, engine)
+	ctx := WritingIn(context.Background(), "p")
+	const n = 2*maxDeferred + 3
+	if err := s.Write(ctx, func(tx *Tx) error {
+		for i := range n {
+			if err := insertBacklogTask(tx, fmt.Sprint(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	tasks, _, err := s.Read().Tasks(context.Background(), TaskFilter{ProjectID: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tasks) != n {
+		t.Fatalf("%d tasks stored, want %d", len(tasks), n)
+	}
+	for i, task := range tasks {
+		if task.Summary != fmt.Sprint(i) || task.ID != int64(i+1) {
+			t.Fatalf("task %d: id %d, summary %q; want id %d, summary %d", i, task.ID, task.Summary, i+1, i)
+		}
+	}
+}
