@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
@@ -132,6 +133,39 @@ func (b *batch) restart(j *job) []*job {
 	return append(append(jobs, b.again...), b.queue...)
 }
 
+// deferrable says whether the write may defer a statement on the rows of a project:
+// on PostgreSQL, in a batch that holds the project's lock, unless it runs carefully.
+func (t *Tx) deferrable(projectID string) bool {
+	return t.job != nil && !t.job.careful && projectID != "" && t.b.holdsLock(projectID)
+}
+
+// deferrableHere is deferrable for the project the write names (WritingIn), for
+// statements that name their task only: the caller read it in that project.
+func (t *Tx) deferrableHere() bool {
+	return t.job != nil && t.deferrable(writingIn(t.job.ctx))
+}
+
+// deferStatement defers a statement written for both engines to the batch's next round
+// trip.
+func (t *Tx) deferStatement(ctx context.Context, query string, args ...any) {
+	t.deferAs(ctx, query, postgresText(query), args)
+}
+
+// deferAs defers pgQuery, which does what query does.
+func (t *Tx) deferAs(ctx context.Context, query, pgQuery string, args []any) {
+	t.statementContext(ctx, query) // notes the change, forgets what it may change (batchreads.go)
+	t.b.deferred = append(t.b.deferred, deferredStatement{query: pgQuery, args: pgArgs(args), job: t.job})
+}
+
+// deferOneRowUpdate defers an UPDATE that must change exactly one row, as its caller
+// would otherwise check. One that changes none fails where it is sent (a division by
+// zero, as no SQL function raises an error), and then, as for any refused deferred
+// statement, the write runs again carefully, where its statements run at once and its
+// caller sees what they changed.
+func (t *Tx) deferOneRowUpdate(ctx context.Context, update string, args ...any) {
+	t.deferAs(ctx, update, `WITH changed AS (`+postgresText(update)+` RETURNING 1) SELECT 1 / (SELECT count(*) FROM changed)`, args)
+}
+
 // deferringConn is the connection of a PostgreSQL batch as its writes' statements see
 // it: it sends the deferred statements before any other, and forgets them before a
 // ROLLBACK (TO w), which would undo them. A failed send leaves the transaction
@@ -166,4 +200,48 @@ func (c deferringConn) QueryContext(ctx context.Context, query string, args ...a
 func (c deferringConn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	_ = c.before(ctx, query) // a failure leaves the transaction failed: the query fails too
 	return c.Conn.QueryRowContext(ctx, query, args...)
+}
+
+// task is Reader.Task inside a PostgreSQL batch: the statements waiting, the task's row
+// and its conversation go in one round trip.
+func (c deferringConn) task(ctx context.Context, r Reader, projectID string, id int64, withConversation bool) (*model.Task, error) {
+	q := &pgx.Batch{}
+	check := c.b.queueDeferred(q)
+	var task *model.Task
+	r.statementContext(ctx, taskQuery)
+	queue(q, taskQuery, id, projectID).QueryRow(func(row pgx.Row) error {
+		t, err := scanTask(row)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // task stays nil
+		}
+		task = t
+		return err
+	})
+	conversation := []model.TaskMessage{}
+	if withConversation {
+		r.statementContext(ctx, taskConversationQuery)
+		queue(q, taskConversationQuery, id).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				m, err := scanTaskMessage(rows)
+				if err != nil {
+					return err
+				}
+				conversation = append(conversation, m)
+			}
+			return rows.Err()
+		})
+	}
+	err := c.b.sendTogether(ctx, q)
+	check(err)
+	if err != nil {
+		return nil, err
+	}
+	if task == nil {
+		return nil, ErrNotFound
+	}
+	if withConversation {
+		task.Conversation = conversation
+	}
+	task.Derive()
+	return task, nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -222,5 +223,95 @@ func testOneWriteCreatesManyTasks(t *testing.T, engine string) {
 		if task.Summary != fmt.Sprint(i) || task.ID != int64(i+1) {
 			t.Fatalf("task %d: id %d, summary %q; want id %d, summary %d", i, task.ID, task.Summary, i+1, i)
 		}
+	}
+}
+
+// TestDeferredTaskUpdates: on PostgreSQL a task's UPDATE and a step's go with the
+// batch's next round trip too, each guarded to change exactly one row (pgdefer.go).
+// Whatever the engine, in one batch: changes of the same task follow one another, each
+// version one more than the last; a write that saves a task it read at an older version
+// still saves it (as the immediate UPDATE does), at the next version; a step past the
+// last, or of a task that is not there, is ErrNotFound for its write alone, as is the
+// load of a task that is not there (on PostgreSQL sent with the statements waiting);
+// a load after them sees them all, a message added to the conversation too.
+func TestDeferredTaskUpdates(t *testing.T) { pgtest.Engines(t, testDeferredTaskUpdates) }
+
+func testDeferredTaskUpdates(t *testing.T, engine string) {
+	s := openTestOn(t, engine)
+	ctx := WritingIn(context.Background(), "p")
+	now := time.Now()
+	task := &model.Task{ProjectID: "p", Summary: "s", Status: "Todo", Source: "user", TaskType: "standard",
+		Steps: []model.Step{{Title: "one", Status: "pending"}, {Title: "two", Status: "pending"}}, CreatedAt: now, UpdatedAt: now}
+	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertTask(ctx, task) }); err != nil {
+		t.Fatal(err)
+	}
+	stale := *task // read at version 1
+	versions := make([]int64, 3)
+	change := func(i int, summary string) func(*Tx) error {
+		return func(tx *Tx) error {
+			got, err := tx.Task(ctx, "p", task.ID, false)
+			if err != nil {
+				return err
+			}
+			got.Summary = summary
+			if err := tx.UpdateTask(ctx, got); err != nil {
+				return err
+			}
+			versions[i] = got.Version
+			return nil
+		}
+	}
+	step := func(id int64, position int) func(*Tx) error {
+		return func(tx *Tx) error { return tx.UpdateStepStatus(ctx, id, position, "completed") }
+	}
+	results := inOneBatch(t, s,
+		batchWrite{ctx: ctx, fn: change(0, "a")},
+		batchWrite{ctx: ctx, fn: step(task.ID, 0)},
+		batchWrite{ctx: ctx, fn: change(1, "b")},
+		batchWrite{ctx: ctx, fn: step(task.ID, 2)},     // past the last step
+		batchWrite{ctx: ctx, fn: step(task.ID+100, 0)}, // no such task
+		batchWrite{ctx: ctx, fn: func(tx *Tx) error {
+			saved := stale
+			saved.Summary = "from an old read"
+			if err := tx.UpdateTask(ctx, &saved); err != nil {
+				return err
+			}
+			versions[2] = saved.Version
+			return nil
+		}},
+		batchWrite{ctx: ctx, fn: step(task.ID, 1)},
+		batchWrite{ctx: ctx, fn: func(tx *Tx) error {
+			_, err := tx.Task(ctx, "p", task.ID+100, true)
+			return err
+		}},
+		batchWrite{ctx: ctx, fn: func(tx *Tx) error {
+			return tx.AppendTaskMessage(ctx, task.ID, model.TaskMessage{Role: "assistant", Content: "hi", CreatedAt: now})
+		}},
+		batchWrite{ctx: ctx, fn: func(tx *Tx) error {
+			got, err := tx.Task(ctx, "p", task.ID, true)
+			if err != nil {
+				return err
+			}
+			if len(got.Conversation) != 1 || got.Conversation[0].Content != "hi" || got.Version != 4 {
+				return fmt.Errorf("a load after the changes saw version %d, conversation %v", got.Version, got.Conversation)
+			}
+			return nil
+		}},
+	)
+	for i, err := range results {
+		missing := i == 3 || i == 4 || i == 7
+		if missing != errors.Is(err, ErrNotFound) || (!missing && err != nil) {
+			t.Errorf("write %d: %v", i, err)
+		}
+	}
+	if got := fmt.Sprint(versions); got != "[2 3 4]" {
+		t.Errorf("versions after the changes: %s, want [2 3 4]", got)
+	}
+	got, err := s.Read().Task(context.Background(), "p", task.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Summary != "from an old read" || got.Version != 4 || got.Steps[0].Status != "completed" || got.Steps[1].Status != "completed" {
+		t.Errorf("stored: summary %q, version %d, steps %v; want the last save, version 4, both steps completed", got.Summary, got.Version, got.Steps)
 	}
 }

@@ -19,7 +19,7 @@ func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
 	if err != nil {
 		return err
 	}
-	if t.job != nil && !t.job.careful && t.b.holdsLock(task.ProjectID) {
+	if t.deferrable(task.ProjectID) {
 		return t.insertTaskLater(ctx, task, steps)
 	}
 	res, err := t.insert(ctx,
@@ -47,12 +47,10 @@ func (t *Tx) insertTaskLater(ctx context.Context, task *model.Task, steps string
 	if err != nil {
 		return err
 	}
-	query := `INSERT INTO tasks (id, project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps, version)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`
-	t.statementContext(ctx, query)
-	t.b.deferred = append(t.b.deferred, deferredStatement{query: postgresText(query), job: t.job, args: pgArgs([]any{id,
+	t.deferStatement(ctx, `INSERT INTO tasks (id, project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps, version)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`, id,
 		task.ProjectID, task.AgentID, task.ConversationID, task.Summary, task.Details, task.Status, task.Source, task.TaskType,
-		task.WaitingDetails, task.WaitingVersion, fmtTime(task.CreatedAt), fmtTime(task.UpdatedAt), steps})})
+		task.WaitingDetails, task.WaitingVersion, fmtTime(task.CreatedAt), fmtTime(task.UpdatedAt), steps)
 	task.ID, task.Version = id, 1
 	for i := range task.Steps {
 		task.Steps[i].ID = model.StepID(task.ID, i)
@@ -100,6 +98,16 @@ func decodeSteps(taskID int64, raw string) ([]model.Step, error) {
 // so a write that also changes the steps or the conversation bumps the version once.
 func (t *Tx) UpdateTask(ctx context.Context, task *model.Task) error {
 	t.taskChanged(task.ID)
+	if t.deferrable(task.ProjectID) {
+		// On PostgreSQL: task.Version is the one it was read at (or the update fails
+		// and runs again at once, pgdefer.go).
+		t.deferOneRowUpdate(ctx, `UPDATE tasks SET agent_id = ?, summary = ?, details = ?, status = ?, task_type = ?, waiting_details = ?, waiting_version = ?, updated_at = ?,
+		 version = ? WHERE id = ? AND project_id = ? AND version = ?`,
+			task.AgentID, task.Summary, task.Details, task.Status, task.TaskType, task.WaitingDetails, task.WaitingVersion,
+			fmtTime(task.UpdatedAt), task.Version+1, task.ID, task.ProjectID, task.Version)
+		task.Version++
+		return nil
+	}
 	err := t.queryRow(ctx,
 		`UPDATE tasks SET agent_id = ?, summary = ?, details = ?, status = ?, task_type = ?, waiting_details = ?, waiting_version = ?, updated_at = ?,
 		 version = version + 1 WHERE id = ? AND project_id = ? RETURNING version`,
@@ -124,6 +132,10 @@ func (t *Tx) TaskVersion(ctx context.Context, projectID string, id int64) (int64
 // UpdateStepStatus sets the status of the step at position (0-based) of a task.
 func (t *Tx) UpdateStepStatus(ctx context.Context, taskID int64, position int, status string) error {
 	t.taskChanged(taskID)
+	if t.deferrableHere() {
+		t.deferOneRowUpdate(ctx, updateStepStatus, status, position, taskID) // pgdefer.go
+		return nil
+	}
 	return t.execOne(ctx, updateStepStatus, status, position, taskID)
 }
 
@@ -135,8 +147,12 @@ var updateStepStatus = postgresSQL(`UPDATE tasks SET steps = json_set(steps, '$[
 // AppendTaskMessage adds an entry to a task's conversation.
 func (t *Tx) AppendTaskMessage(ctx context.Context, taskID int64, m model.TaskMessage) error {
 	t.taskChanged(taskID)
-	_, err := t.exec(ctx, `INSERT INTO task_messages (task_id, role, content, created_at, author, question) VALUES (?, ?, ?, ?, ?, NULLIF(?, ''))`,
-		taskID, m.Role, m.Content, fmtTime(m.CreatedAt), m.Author, m.Question)
+	const insert = `INSERT INTO task_messages (task_id, role, content, created_at, author, question) VALUES (?, ?, ?, ?, ?, NULLIF(?, ''))`
+	if t.deferrableHere() {
+		t.deferStatement(ctx, insert, taskID, m.Role, m.Content, fmtTime(m.CreatedAt), m.Author, m.Question) // pgdefer.go
+		return nil
+	}
+	_, err := t.exec(ctx, insert, taskID, m.Role, m.Content, fmtTime(m.CreatedAt), m.Author, m.Question)
 	return err
 }
 
@@ -401,9 +417,10 @@ func scanTask(row interface{ Scan(...any) error }) (*model.Task, error) {
 
 // Task loads one task of the project with its steps and, if asked, its conversation.
 func (r Reader) Task(ctx context.Context, projectID string, id int64, withConversation bool) (*model.Task, error) {
-	task, err := scanTask(r.queryRow(ctx,
-		`SELECT `+taskColumns+` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id WHERE t.id = ? AND t.project_id = ?`,
-		id, projectID))
+	if c, ok := r.q.(deferringConn); ok {
+		return c.task(ctx, r, projectID, id, withConversation) // a PostgreSQL batch (pgdefer.go)
+	}
+	task, err := scanTask(r.queryRow(ctx, taskQuery, id, projectID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -419,23 +436,37 @@ func (r Reader) Task(ctx context.Context, projectID string, id int64, withConver
 	return task, nil
 }
 
+const (
+	taskQuery             = `SELECT ` + taskColumns + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id WHERE t.id = ? AND t.project_id = ?`
+	taskConversationQuery = `SELECT role, content, created_at, COALESCE(author, ''), COALESCE(question, '') FROM task_messages WHERE task_id = ? ORDER BY id`
+)
+
 func (r Reader) taskConversation(ctx context.Context, taskID int64) ([]model.TaskMessage, error) {
-	rows, err := r.query(ctx, `SELECT role, content, created_at, COALESCE(author, ''), COALESCE(question, '') FROM task_messages WHERE task_id = ? ORDER BY id`, taskID)
+	rows, err := r.query(ctx, taskConversationQuery, taskID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	out := []model.TaskMessage{}
 	for rows.Next() {
-		var m model.TaskMessage
-		var created string
-		if err := rows.Scan(&m.Role, &m.Content, &created, &m.Author, &m.Question); err != nil {
+		m, err := scanTaskMessage(rows)
+		if err != nil {
 			return nil, err
 		}
-		m.CreatedAt = parseTime(created)
 		out = append(out, m)
 	}
 	return out, rows.Err()
+}
+
+// scanTaskMessage scans a row of taskConversationQuery.
+func scanTaskMessage(row interface{ Scan(...any) error }) (model.TaskMessage, error) {
+	var m model.TaskMessage
+	var created string
+	if err := row.Scan(&m.Role, &m.Content, &created, &m.Author, &m.Question); err != nil {
+		return m, err
+	}
+	m.CreatedAt = parseTime(created)
+	return m, nil
 }
 
 // Tasks lists the tasks that match f, oldest first, with their steps, in one query.
