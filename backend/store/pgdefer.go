@@ -15,8 +15,11 @@ import (
 // the new task's id: most of what a create cost the writer (docs/postgres.md). So a
 // write inserts a task of a project whose lock the batch holds with an id it takes
 // beforehand, and the INSERT waits, deferred, for the batch's next round trip: the
-// next statement of any write (deferringConn), the next write's savepoint, or the
-// COMMIT. A batch of creates sends its INSERTs together.
+// next statement of any write (deferringConn), the next write's savepoint, the next
+// ids taken, or the COMMIT. A batch of creates sends its INSERTs together. So do a
+// task's UPDATEs and a message added to its conversation (deferOneRowUpdate says how
+// an UPDATE that changes no row is still found), and a task's load sends what waits
+// with its two SELECTs (deferringConn.task).
 //
 // Ids. The batch takes them from the tasks' sequence under the project's lock, for one
 // project, as many at a time as writes are waiting (taskID); what the batch leaves
@@ -112,7 +115,7 @@ func (b *batch) taskID(ctx context.Context, projectID string) (int64, error) {
 }
 
 // maxIDsTaken bounds the ids a batch takes at once; maxDeferred, the statements it
-// keeps waiting (a write that creates thousands of tasks sends them by the hundred).
+// keeps waiting (a write that creates thousands of tasks sends them by the 256).
 const (
 	maxIDsTaken = 64
 	maxDeferred = 256
@@ -151,10 +154,15 @@ func (t *Tx) deferStatement(ctx context.Context, query string, args ...any) {
 	t.deferAs(ctx, query, postgresText(query), args)
 }
 
-// deferAs defers pgQuery, which does what query does.
+// deferAs defers pgQuery, which does what query does. Past maxDeferred statements
+// waiting, they are sent now; a refusal then is noted in b.refused, as anywhere else,
+// and the write's next statement fails.
 func (t *Tx) deferAs(ctx context.Context, query, pgQuery string, args []any) {
 	t.statementContext(ctx, query) // notes the change, forgets what it may change (batchreads.go)
 	t.b.deferred = append(t.b.deferred, deferredStatement{query: pgQuery, args: pgArgs(args), job: t.job})
+	if len(t.b.deferred) >= maxDeferred {
+		_ = t.b.flushDeferred(ctx)
+	}
 }
 
 // deferOneRowUpdate defers an UPDATE that must change exactly one row, as its caller

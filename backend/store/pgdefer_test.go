@@ -195,7 +195,8 @@ func testTaskIDsFollowTheWrites(t *testing.T, engine string) {
 }
 
 // TestOneWriteCreatesManyTasks: a write may create more tasks than a batch keeps
-// waiting (maxDeferred); they are sent by the hundred, and all are stored, in order.
+// waiting (maxDeferred, past which they are sent at once): all are stored, in order,
+// each with the next id.
 func TestOneWriteCreatesManyTasks(t *testing.T) { pgtest.Engines(t, testOneWriteCreatesManyTasks) }
 
 func testOneWriteCreatesManyTasks(t *testing.T, engine string) {

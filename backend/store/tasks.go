@@ -55,9 +55,6 @@ func (t *Tx) insertTaskLater(ctx context.Context, task *model.Task, steps string
 	for i := range task.Steps {
 		task.Steps[i].ID = model.StepID(task.ID, i)
 	}
-	if len(t.b.deferred) >= maxDeferred {
-		return t.b.flushDeferred(ctx)
-	}
 	return nil
 }
 
