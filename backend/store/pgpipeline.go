@@ -94,7 +94,7 @@ func (s *Store) commitPostgres(ctx context.Context, b *batch) error {
 		return nil // no write ran a statement (their requests had ended): nothing to commit
 	}
 	q := &pgx.Batch{}
-	check := b.queueDeferred(q) // the writes' INSERTs that no one waited for (pgdefer.go)
+	check := b.queueDeferred(q) // the writes' statements that no one waited for (pgdefer.go)
 	deferred := q.Len()
 	answered := 0 // statements after those that succeeded, in order
 	counted := func(pgconn.CommandTag) error { answered++; return nil }

@@ -73,7 +73,8 @@ func (t *Tx) everyTaskChanged() { t.allTasksChanged = true }
 // Write runs fn in a write transaction and returns once that transaction has committed
 // and is durable (or fn's error). Concurrent writes are committed together, and one
 // write's failure leaves the others of its batch untouched. fn may run more than once
-// before Write returns (on PostgreSQL, batch.runPostgres), each time on the same data:
+// before Write returns (on PostgreSQL, batch.runPostgres and batch.restart), each time
+// on the same data:
 // it must do nothing outside the transaction but assign its results, and leave its
 // caller's values as it found them.
 func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
