@@ -74,9 +74,8 @@ func (t *Tx) everyTaskChanged() { t.allTasksChanged = true }
 // and is durable (or fn's error). Concurrent writes are committed together, and one
 // write's failure leaves the others of its batch untouched. fn may run more than once
 // before Write returns (on PostgreSQL, batch.runPostgres and batch.restart), each time
-// on the same data:
-// it must do nothing outside the transaction but assign its results, and leave its
-// caller's values as it found them.
+// on the same data: it must do nothing outside the transaction but assign its results,
+// and leave its caller's values as it found them.
 func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
 	j := &job{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	s.closeMu.RLock()
