@@ -164,7 +164,7 @@ type batch struct {
 	deferred []deferredStatement
 	taskIDs  map[string][]int64
 	refused  *job
-	waiting  func() int // how many writes wait to run after the current one
+	waiting  func() int // PostgreSQL: how many writes wait to run after the current one
 }
 
 // writeBatch runs the writes of queue and those queued after them in one transaction,
@@ -180,10 +180,10 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 	}
 	start := time.Now()
 	b := &batch{pg: s.pg, seqs: map[string]int64{}, queue: queue, kept: &keptRows{}}
-	b.waiting = func() int { return len(b.queue) + len(s.jobs) }
 	var err error
 	if s.pg {
 		// BEGIN goes with the first write's statements (batch.beginPostgres).
+		b.waiting = func() int { return len(b.queue) + len(s.jobs) } // pgdefer.go
 		b.pool = s.writer
 		b.conn, err = s.writer.Conn(ctx)
 		b.q = deferringConn{b.conn, b}
