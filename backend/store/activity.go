@@ -37,7 +37,7 @@ func (t *Tx) IndexActivity(ctx context.Context, limit int) (more bool, err error
 		from, to int64
 	}
 	var projects []behind
-	rows, err := t.query(ctx, `SELECT id, activity_seq, event_seq FROM projects WHERE event_seq > activity_seq`)
+	rows, err := t.query(ctx, projectsBehind)
 	if err != nil {
 		return false, err
 	}
@@ -73,6 +73,13 @@ func (t *Tx) IndexActivity(ctx context.Context, limit int) (more bool, err error
 	}
 	return more, nil
 }
+
+// projectsBehind lists the projects whose trail is behind their events. On PostgreSQL
+// it locks their rows until the batch commits: two servers filling the trail at once
+// would otherwise both copy the same events. The second waits, then reads how far the
+// first filled it (in id order, so that two such writes lock the rows alike).
+var projectsBehind = postgresSQL(`SELECT id, activity_seq, event_seq FROM projects WHERE event_seq > activity_seq`,
+	`SELECT id, activity_seq, event_seq FROM projects WHERE event_seq > activity_seq ORDER BY id FOR NO KEY UPDATE`)
 
 // ActivityBehind says whether some events are not in the activity trail yet.
 func (r Reader) ActivityBehind(ctx context.Context) (bool, error) {

@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
-	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 
 	"github.com/agentdesk/agentdesk/backend/audit"
 	"github.com/agentdesk/agentdesk/backend/auth"
@@ -96,5 +98,76 @@ func testIndexActivity(t *testing.T, engine string) {
 	}
 	if behind, err := s.Read().ActivityBehind(ctx); err != nil || behind {
 		t.Fatalf("ActivityBehind = %v, %v; want false", behind, err)
+	}
+}
+
+// TestActivityFilledOnceAcrossStores: two stores on one PostgreSQL database stand for two
+// servers, each filling the activity trail (IndexActivity) while both append events to
+// one project. Every event must reach the trail exactly once: both used to copy the
+// same events when they filled it at the same moment.
+func TestActivityFilledOnceAcrossStores(t *testing.T) {
+	ctx := context.Background()
+	stores := twoPostgresStores(t)
+	if err := stores[0].Write(ctx, func(tx *Tx) error {
+		return tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const appends = 150
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	errc := make(chan error, 8)
+	for _, s := range stores {
+		wg.Add(2)
+		go func() { // a writer
+			defer wg.Done()
+			for range appends {
+				if err := s.Write(WritingIn(ctx, "p"), func(tx *Tx) error {
+					return tx.AppendEvent(ctx, "p", "test.made", map[string]int{"id": 1}, time.Now())
+				}); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+		go func() { // a filler, as the server's background runner
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := s.Write(ctx, func(tx *Tx) error { _, err := tx.IndexActivity(ctx, 0); return err }); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	go func() {
+		for range 2 * appends { // the writers are done when the project has every event
+			var n int
+			if err := stores[0].reader.QueryRowContext(ctx, `SELECT event_seq FROM projects WHERE id = 'p'`).Scan(&n); err == nil && n == 2*appends {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		close(stop)
+	}()
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	if err := stores[1].Write(ctx, func(tx *Tx) error { _, err := tx.IndexActivity(ctx, 0); return err }); err != nil {
+		t.Fatal(err)
+	}
+	var entries, distinct int
+	if err := stores[0].reader.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT event_seq) FROM activity WHERE project_id = 'p'`).Scan(&entries, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if entries != 2*appends || distinct != 2*appends {
+		t.Errorf("the trail holds %d entries of %d distinct events; want %d of %d", entries, distinct, 2*appends, 2*appends)
 	}
 }
