@@ -27,8 +27,20 @@ import (
 //     a token no sooner than foreignLookEvery after its commit (write.go), a revocation
 //     counts in every process by the time its caller hears it succeeded.
 //
-// PostgreSQL keeps no cache: another server's revocation must count at once, and its
-// notification comes only after that server has answered.
+// On PostgreSQL, where several servers share the database, the same rule holds with the
+// count read from the database (migration 00026 counts there too):
+//
+//   - Every batch's COMMIT round trip reads the count (commitPostgres); a server whose
+//     cached tokens may be older than foreignLookEvery reads it before it uses one
+//     (Store.TokenByHash). When the count moved, the cache is emptied. So a server uses
+//     a cached token only if a read of the count that began less than foreignLookEvery
+//     ago found no change since the token was cached.
+//   - A batch whose read found the count moved is acknowledged foreignLookEvery after
+//     its commit. So once a revocation's caller hears it succeeded, any read of the
+//     count that began less than foreignLookEvery ago began after the revocation was
+//     committed, and saw it: no server uses the revoked token from its cache.
+//
+// The times compared are each server's own (monotonic) durations: no clock is shared.
 
 // foreignLookEvery bounds how late the token cache may notice another process's commit,
 // and so how much longer a write that changes a token takes to be acknowledged. At 1 ms
@@ -76,10 +88,13 @@ func (c *tokenCache) clear() {
 
 // TokenByHash finds a token by the SHA-256 of its value.
 func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*model.Token, error) {
-	if s.pg {
-		return s.Read().TokenByHash(ctx, hash)
+	if !s.pg {
+		s.watch.checkRecent(ctx, foreignLookEvery)
+	} else if !s.credentials.recent() {
+		if err := s.lookAtCredentials(ctx); err != nil {
+			return s.Read().TokenByHash(ctx, hash)
+		}
 	}
-	s.watch.checkRecent(ctx, foreignLookEvery)
 	tok, gen, ok := s.tokens.get(hash)
 	if ok {
 		tok.Scopes = slices.Clone(tok.Scopes)
@@ -98,6 +113,53 @@ func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*model.Token, err
 // credentialChanges reads the count of token changes, inside the writer's batch.
 func credentialChanges(ctx context.Context, r Reader) (int64, error) {
 	var n int64
-	err := r.queryRow(ctx, `SELECT COALESCE((SELECT n FROM credential_changes WHERE id = 1), 0)`).Scan(&n)
+	err := r.queryRow(ctx, countCredentialChanges).Scan(&n)
 	return n, err
 }
+
+// credentialCount is a PostgreSQL server's last read of the count of token changes,
+// and when that read began.
+type credentialCount struct {
+	mu       sync.Mutex
+	n        int64
+	lookedAt time.Time
+}
+
+// recent says whether the last read began less than foreignLookEvery ago.
+func (c *credentialCount) recent() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.lookedAt.IsZero() && time.Since(c.lookedAt) < foreignLookEvery
+}
+
+// sawCredentialChanges takes a read of the count of token changes that began at start,
+// and empties the token cache if the count moved (then it says so). A read that began
+// before the last one taken only empties the cache, which is always safe.
+func (s *Store) sawCredentialChanges(n int64, start time.Time) (moved bool) {
+	c := &s.credentials
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	moved = n != c.n
+	if moved {
+		s.tokens.clear()
+	}
+	if start.After(c.lookedAt) {
+		c.n, c.lookedAt = n, start
+	}
+	return moved
+}
+
+// lookAtCredentials reads the count of token changes on the read pool (PostgreSQL).
+func (s *Store) lookAtCredentials(ctx context.Context) error {
+	start := time.Now()
+	var n int64
+	if err := s.reader.QueryRowContext(ctx, countCredentialChanges).Scan(&n); err != nil {
+		return err
+	}
+	s.sawCredentialChanges(n, start)
+	return nil
+}
+
+// countCredentialChanges reads the count of token changes (migration 00024; on
+// PostgreSQL, 00026).
+const countCredentialChanges = `SELECT COALESCE((SELECT n FROM credential_changes WHERE id = 1), 0)`

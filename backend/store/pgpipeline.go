@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -103,14 +104,24 @@ func (s *Store) commitPostgres(ctx context.Context, b *batch) error {
 	}
 	query, args := notifyStatement(b.seqs)
 	q.Queue(query, args...).Exec(counted)
+	var credentialChanges int64 // for the token cache (credcache.go)
+	q.Queue(countCredentialChanges).QueryRow(func(row pgx.Row) error {
+		if err := row.Scan(&credentialChanges); err != nil {
+			return err
+		}
+		answered++
+		return nil
+	})
 	beforeCommit := q.Len() - deferred
 	var tag pgconn.CommandTag
 	q.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error { tag = ct; return nil })
+	looked := time.Now()
 	err := b.sendTogether(ctx, q)
 	check(err)
 	var refused *pgconn.PgError
 	switch {
 	case err == nil && tag.String() == "COMMIT":
+		b.credentialsMoved = s.sawCredentialChanges(credentialChanges, looked)
 		return nil
 	case err == nil: // "ROLLBACK": the transaction had failed
 		return errRolledBack
@@ -123,6 +134,9 @@ func (s *Store) commitPostgres(ctx context.Context, b *batch) error {
 		return notCommitted{fmt.Errorf("store events and notify other servers: %w", err)}
 	}
 	b.conn.Close() // postgresOutcome asks on the writer's pool, whose connection this is
+	// Should it have committed after all, the count read may be lost: as if it moved.
+	s.tokens.clear()
+	b.credentialsMoved = true
 	return s.postgresOutcome(b.xid, err)
 }
 

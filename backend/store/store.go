@@ -82,8 +82,9 @@ type Store struct {
 	beforeSync            atomic.Pointer[func(events []model.Event) error] // tests: runs before each fsync with the events it covers; an error stands for the fsync's
 	beforeCommit          atomic.Pointer[func()]                           // tests: runs (once) before a PostgreSQL batch's COMMIT
 	taskCache             taskCache
-	tokens                tokenCache // credcache.go
-	credChanges           int64      // the writer's last count of token changes (credcache.go); -1 before the first
+	tokens                tokenCache      // credcache.go
+	credChanges           int64           // the writer's last count of token changes (credcache.go); -1 before the first
+	credentials           credentialCount // PostgreSQL: the last count of token changes read (credcache.go)
 	// PostgreSQL, several servers (pgmulti.go): the writer connection's backend pid, the
 	// listener for the other servers' commits, the pool holding webhook locks.
 	writerPID *atomic.Uint32

@@ -165,6 +165,9 @@ type batch struct {
 	taskIDs  map[string][]int64
 	refused  *job
 	waiting  func() int // PostgreSQL: how many writes wait to run after the current one
+	// PostgreSQL: the COMMIT's round trip found the count of token changes moved: the
+	// writes are acknowledged foreignLookEvery later (credcache.go).
+	credentialsMoved bool
 }
 
 // writeBatch runs the writes of queue and those queued after them in one transaction,
@@ -304,6 +307,9 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 		s.credChanges = credChanges
 		// Other processes' token caches notice this commit within foreignLookEvery:
 		// acknowledged no sooner, a revocation counts everywhere once its caller hears of it.
+		time.Sleep(foreignLookEvery)
+	}
+	if b.credentialsMoved { // PostgreSQL: a token changed (credcache.go)
 		time.Sleep(foreignLookEvery)
 	}
 	commitTook := time.Since(committing)
