@@ -36,8 +36,17 @@ func (t *Tx) IndexActivity(ctx context.Context, limit int) (more bool, err error
 		id       string
 		from, to int64
 	}
+	if t.pg {
+		// Two servers filling the trail at once would both copy the same events: they
+		// take turns, and each reads how far the trail is filled once it has its turn.
+		// (Locking the projects' rows instead held every batch's commit, which advances
+		// their event seq, for the whole copy: creates -4 to -10% on two servers.)
+		if _, err := t.exec(ctx, `SELECT pg_advisory_xact_lock(?)`, activityLockKey); err != nil {
+			return false, err
+		}
+	}
 	var projects []behind
-	rows, err := t.query(ctx, projectsBehind)
+	rows, err := t.query(ctx, `SELECT id, activity_seq, event_seq FROM projects WHERE event_seq > activity_seq`)
 	if err != nil {
 		return false, err
 	}
@@ -73,13 +82,6 @@ func (t *Tx) IndexActivity(ctx context.Context, limit int) (more bool, err error
 	}
 	return more, nil
 }
-
-// projectsBehind lists the projects whose trail is behind their events. On PostgreSQL
-// it locks their rows until the batch commits: two servers filling the trail at once
-// would otherwise both copy the same events. The second waits, then reads how far the
-// first filled it (in id order, so that two such writes lock the rows alike).
-var projectsBehind = postgresSQL(`SELECT id, activity_seq, event_seq FROM projects WHERE event_seq > activity_seq`,
-	`SELECT id, activity_seq, event_seq FROM projects WHERE event_seq > activity_seq ORDER BY id FOR NO KEY UPDATE`)
 
 // ActivityBehind says whether some events are not in the activity trail yet.
 func (r Reader) ActivityBehind(ctx context.Context) (bool, error) {

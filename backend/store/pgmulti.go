@@ -86,6 +86,14 @@ func webhookLockKey(id int64) int64 {
 	return int64(h.Sum64())
 }
 
+// activityLockKey is the advisory lock key the servers take turns on to fill the
+// activity trail (Tx.IndexActivity; the same key space as projectLockKey).
+var activityLockKey = func() int64 {
+	h := fnv.New64a()
+	h.Write([]byte("agentdesk.activity"))
+	return int64(h.Sum64())
+}()
+
 // HoldWebhook runs fn while this server is the only one sending webhook id's events, and
 // reports whether it did: false, without running fn, when another server is sending them
 // now (it sends what is due). On PostgreSQL the hold is a session advisory lock on a
