@@ -117,8 +117,9 @@ func credentialChanges(ctx context.Context, r Reader) (int64, error) {
 	return n, err
 }
 
-// credentialCount is a PostgreSQL server's last read of the count of token changes,
-// and when that read began.
+// credentialCount is the store's last read of the count of token changes (by the
+// writer, and on PostgreSQL by requests too), and when that read began (PostgreSQL's
+// requests look at it: recent).
 type credentialCount struct {
 	mu       sync.Mutex
 	n        int64

@@ -83,8 +83,7 @@ type Store struct {
 	beforeCommit          atomic.Pointer[func()]                           // tests: runs (once) before a PostgreSQL batch's COMMIT
 	taskCache             taskCache
 	tokens                tokenCache      // credcache.go
-	credChanges           int64           // the writer's last count of token changes (credcache.go); -1 before the first
-	credentials           credentialCount // PostgreSQL: the last count of token changes read (credcache.go)
+	credentials           credentialCount // the last count of token changes read (credcache.go)
 	// PostgreSQL, several servers (pgmulti.go): the writer connection's backend pid, the
 	// listener for the other servers' commits, the pool holding webhook locks.
 	writerPID *atomic.Uint32
@@ -174,7 +173,6 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		stop:            make(chan struct{}),
 		writerEnd:       make(chan struct{}),
 		readStmts:       newStmtCache(reader),
-		credChanges:     -1,
 		writeStmts:      newStmtCache(writer),
 	}
 	s.watch, err = openForeignWatch(path, opts.Synchronous, func() {

@@ -165,8 +165,8 @@ type batch struct {
 	taskIDs  map[string][]int64
 	refused  *job
 	waiting  func() int // PostgreSQL: how many writes wait to run after the current one
-	// PostgreSQL: the COMMIT's round trip found the count of token changes moved: the
-	// writes are acknowledged foreignLookEvery later (credcache.go).
+	// The count of token changes moved (read before the commit on SQLite, with it on
+	// PostgreSQL): the writes are acknowledged foreignLookEvery later (credcache.go).
 	credentialsMoved bool
 }
 
@@ -302,14 +302,12 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 	}
 	s.noteCommitted() // diskfull.go
 	s.taskCache.invalidate(b.changedTasks, b.allTasksChanged)
-	if !s.pg && credChanges != s.credChanges { // a token changed (credcache.go)
-		s.tokens.clear()
-		s.credChanges = credChanges
+	if !s.pg { // PostgreSQL read the count with its COMMIT (commitPostgres)
+		b.credentialsMoved = s.sawCredentialChanges(credChanges, committing)
+	}
+	if b.credentialsMoved { // a token changed (credcache.go)
 		// Other processes' token caches notice this commit within foreignLookEvery:
 		// acknowledged no sooner, a revocation counts everywhere once its caller hears of it.
-		time.Sleep(foreignLookEvery)
-	}
-	if b.credentialsMoved { // PostgreSQL: a token changed (credcache.go)
 		time.Sleep(foreignLookEvery)
 	}
 	commitTook := time.Since(committing)
