@@ -38,6 +38,9 @@ type deferredStatement struct {
 	query string // PostgreSQL's text
 	args  []any
 	job   *job
+	// Or, for tasks inserted one after another, by one write or several: their rows,
+	// which go as one INSERT (insertTasksStatement).
+	tasks *taskRows
 }
 
 // errRestart says that a deferred statement was refused: the batch starts again
@@ -52,11 +55,18 @@ func (b *batch) queueDeferred(q *pgx.Batch) (check func(error)) {
 	b.deferred = nil
 	answered := 0
 	for _, d := range deferred {
+		if d.tasks != nil {
+			d.query, d.args = insertTasksStatement, d.tasks.args()
+		}
 		q.Queue(d.query, d.args...).Exec(func(pgconn.CommandTag) error { answered++; return nil })
 	}
 	return func(err error) {
 		if err != nil && answered < len(deferred) {
-			b.refused = deferred[answered].job
+			if d := deferred[answered]; d.tasks != nil {
+				b.refused = d.tasks.jobs
+			} else {
+				b.refused = []*job{d.job}
+			}
 		}
 	}
 }
@@ -123,12 +133,14 @@ const (
 
 // restart rolls the batch back after one of its deferred statements was refused, and
 // returns its writes to run again, first: j (the write running, if not among b.jobs
-// yet), and those it put back or did not reach. The write whose statement was refused
-// runs carefully.
+// yet), and those it put back or did not reach. The writes whose statement was refused
+// (several, for tasks inserted together) run carefully.
 func (b *batch) restart(j *job) []*job {
 	_, _ = b.conn.ExecContext(context.Background(), "ROLLBACK") // a failure drops the connection (batch.fail)
 	b.rolledBack()
-	b.refused.careful = true
+	for _, r := range b.refused {
+		r.careful = true
+	}
 	jobs := b.jobs
 	if j != nil && (len(jobs) == 0 || jobs[len(jobs)-1] != j) {
 		jobs = append(jobs, j)
@@ -164,6 +176,63 @@ func (t *Tx) deferAs(ctx context.Context, query, pgQuery string, args []any) {
 		_ = t.b.flushDeferred(ctx)
 	}
 }
+
+// deferTaskInsert defers the INSERT of a new task with the given id. Tasks inserted one
+// after another, with no other statement deferred between them, go as one INSERT: on
+// PostgreSQL a statement costs a task's INSERT about as much again as its row, and
+// task_counts is kept once per statement (migration 00027).
+func (t *Tx) deferTaskInsert(ctx context.Context, id int64, task *model.Task, steps string) {
+	t.statementContext(ctx, "INSERT INTO tasks") // notes the change, as deferAs does
+	b := t.b
+	if n := len(b.deferred); n == 0 || b.deferred[n-1].tasks == nil {
+		b.deferred = append(b.deferred, deferredStatement{job: t.job, tasks: &taskRows{}})
+	}
+	rows := b.deferred[len(b.deferred)-1].tasks
+	rows.add(t.job, id, task, steps)
+	if len(rows.jobs) >= maxDeferred || len(b.deferred) >= maxDeferred {
+		_ = b.flushDeferred(ctx) // by the 256 rows, as other statements are sent
+	}
+}
+
+// taskRows are the new tasks of one deferred INSERT, by column.
+type taskRows struct {
+	jobs                                              []*job // each row's write
+	ids, waitingVersions                              []int64
+	agentIDs, conversationIDs                         []*int64
+	projectIDs, summaries, details, statuses, sources []string
+	taskTypes, createdAt, updatedAt, steps            []string
+	waitingDetails                                    []*string
+}
+
+func (r *taskRows) add(j *job, id int64, task *model.Task, steps string) {
+	r.jobs = append(r.jobs, j)
+	r.ids = append(r.ids, id)
+	r.projectIDs = append(r.projectIDs, task.ProjectID)
+	r.agentIDs = append(r.agentIDs, task.AgentID)
+	r.conversationIDs = append(r.conversationIDs, task.ConversationID)
+	r.summaries = append(r.summaries, task.Summary)
+	r.details = append(r.details, task.Details)
+	r.statuses = append(r.statuses, task.Status)
+	r.sources = append(r.sources, task.Source)
+	r.taskTypes = append(r.taskTypes, task.TaskType)
+	r.waitingDetails = append(r.waitingDetails, task.WaitingDetails)
+	r.waitingVersions = append(r.waitingVersions, task.WaitingVersion)
+	r.createdAt = append(r.createdAt, fmtTime(task.CreatedAt))
+	r.updatedAt = append(r.updatedAt, fmtTime(task.UpdatedAt))
+	r.steps = append(r.steps, steps)
+}
+
+// args are insertTasksStatement's arguments: one array per column.
+func (r *taskRows) args() []any {
+	return []any{r.ids, r.projectIDs, r.agentIDs, r.conversationIDs, r.summaries, r.details, r.statuses,
+		r.sources, r.taskTypes, r.waitingDetails, r.waitingVersions, r.createdAt, r.updatedAt, r.steps}
+}
+
+// insertTasksStatement inserts the rows of taskRows.args.
+const insertTasksStatement = `INSERT INTO tasks (id, project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps, version)
+SELECT id, project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps::jsonb, 1
+FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::text[], $13::text[], $14::text[])
+	AS r(id, project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps)`
 
 // deferOneRowUpdate defers an UPDATE that must change exactly one row, as its caller
 // would otherwise check. One that changes none fails where it is sent (a division by

@@ -316,3 +316,92 @@ func testDeferredTaskUpdates(t *testing.T, engine string) {
 		t.Errorf("stored: summary %q, version %d, steps %v; want the last save, version 4, both steps completed", got.Summary, got.Version, got.Steps)
 	}
 }
+
+// TestTasksOfABatchGoAsOneInsert: on PostgreSQL the tasks a batch creates one after
+// another, by one write or several, wait as one INSERT (deferTaskInsert), and
+// task_counts follows once per INSERT (migration 00027); a statement deferred between
+// them starts a new INSERT after it. Whatever the engine, each task is stored with its
+// own fields and counted once.
+func TestTasksOfABatchGoAsOneInsert(t *testing.T) { pgtest.Engines(t, testTasksOfABatchGoAsOneInsert) }
+
+func testTasksOfABatchGoAsOneInsert(t *testing.T, engine string) {
+	s := openTestOn(t, engine)
+	ctx := WritingIn(context.Background(), "p")
+	question := "which branch?"
+	var waiting, done *model.Task
+	// PostgreSQL: what waits, as the third write finds it before its read, and as the
+	// last leaves it. (The first write takes the ids of all five, as all are queued.)
+	var beforeRead, atEnd string
+	write := func(fn func(tx *Tx) error) batchWrite { return batchWrite{ctx: ctx, fn: fn} }
+	errs := inOneBatch(t, s,
+		write(func(tx *Tx) error { return insertBacklogTask(tx, "a") }),
+		write(func(tx *Tx) error {
+			waiting = &model.Task{ProjectID: "p", Summary: "b", Details: "asks", Status: "Waiting", Source: "agent",
+				TaskType: "standard", WaitingDetails: &question, WaitingVersion: 2, CreatedAt: time.Now(), UpdatedAt: time.Now(),
+				Steps: []model.Step{{Title: "look", Status: "Done"}, {Title: "ask", Status: "Working"}}}
+			return tx.InsertTask(ctx, waiting)
+		}),
+		write(func(tx *Tx) error {
+			if err := insertBacklogTask(tx, "c"); err != nil {
+				return err
+			}
+			beforeRead = deferredShape(tx)
+			tasks, _, err := tx.Tasks(ctx, TaskFilter{ProjectID: "p", Status: "Backlog"})
+			if err != nil || len(tasks) != 2 {
+				return fmt.Errorf("the batch's Backlog tasks: %d, %v", len(tasks), err)
+			}
+			done = &tasks[1]
+			done.Status = "Done"
+			return tx.UpdateTask(ctx, done)
+		}),
+		write(func(tx *Tx) error { return insertBacklogTask(tx, "d") }),
+		write(func(tx *Tx) error {
+			if err := insertBacklogTask(tx, "e"); err != nil {
+				return err
+			}
+			atEnd = deferredShape(tx)
+			return nil
+		}),
+	)
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	if engine == "postgres" && (beforeRead != "3 tasks" || atEnd != "WITH 2 tasks") {
+		t.Errorf("deferred before the read %q, want 3 tasks; at the end %q, want WITH (the UPDATE) and 2 tasks", beforeRead, atEnd)
+	}
+	if got := storedSummaries(t, s); got != "a b c d e" {
+		t.Errorf("tasks stored: %q", got)
+	}
+	got, err := s.Read().Task(context.Background(), "p", waiting.ID, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != "Waiting" || got.Details != "asks" || got.Source != "agent" || got.WaitingDetails == nil ||
+		*got.WaitingDetails != question || got.WaitingVersion != 2 || len(got.Steps) != 2 || got.Steps[1].Title != "ask" ||
+		got.Steps[1].Status != "Working" || got.Version != 1 || got.AgentID != nil || got.ConversationID != nil {
+		t.Errorf("task b stored as %+v", got)
+	}
+	counts, err := s.Read().TaskCounts(context.Background(), TaskFilter{ProjectID: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int64{"Backlog": 3, "Waiting": 1, "Done": 1}; fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("task counts %v, want %v (task %d Done)", counts, want, done.ID)
+	}
+}
+
+// deferredShape is what waits in the write's batch: "N tasks" for an INSERT of tasks,
+// the first word of any other statement.
+func deferredShape(tx *Tx) string {
+	var shape []string
+	for _, d := range tx.b.deferred {
+		if d.tasks != nil {
+			shape = append(shape, fmt.Sprintf("%d tasks", len(d.tasks.jobs)))
+		} else {
+			shape = append(shape, strings.Fields(d.query)[0])
+		}
+	}
+	return strings.Join(shape, " ")
+}

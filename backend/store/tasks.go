@@ -47,10 +47,7 @@ func (t *Tx) insertTaskLater(ctx context.Context, task *model.Task, steps string
 	if err != nil {
 		return err
 	}
-	t.deferStatement(ctx, `INSERT INTO tasks (id, project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps, version)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`, id,
-		task.ProjectID, task.AgentID, task.ConversationID, task.Summary, task.Details, task.Status, task.Source, task.TaskType,
-		task.WaitingDetails, task.WaitingVersion, fmtTime(task.CreatedAt), fmtTime(task.UpdatedAt), steps)
+	t.deferTaskInsert(ctx, id, task, steps)
 	task.ID, task.Version = id, 1
 	for i := range task.Steps {
 		task.Steps[i].ID = model.StepID(task.ID, i)

@@ -159,11 +159,11 @@ type batch struct {
 	changedTasks    []int64
 	allTasksChanged bool
 	// PostgreSQL: the writes' statements that go with the batch's next round trip; the
-	// ids the batch took for new tasks, by project; the write whose deferred statement
+	// ids the batch took for new tasks, by project; the writes whose deferred statement
 	// was refused (pgdefer.go).
 	deferred []deferredStatement
 	taskIDs  map[string][]int64
-	refused  *job
+	refused  []*job
 	waiting  func() int // PostgreSQL: how many writes wait to run after the current one
 	// The count of token changes moved (read before the commit on SQLite, with it on
 	// PostgreSQL): the writes are acknowledged foreignLookEvery later (credcache.go).
@@ -281,7 +281,7 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 		s.taskCache.invalidate(nil, true)
 		s.tokens.clear()
 		var refused notCommitted
-		if errors.As(err, &refused) && b.refused != nil {
+		if errors.As(err, &refused) && len(b.refused) > 0 {
 			return b.restart(nil) // a deferred statement was refused (pgdefer.go)
 		}
 		if errors.As(err, &refused) {
@@ -426,7 +426,7 @@ func (b *batch) runPostgres(ctx context.Context, j *job) error {
 	own := !b.savepoint || j.careful || (project != "" && !b.holdsLock(project))
 	if own {
 		again, err := b.beginPostgres(ctx, j)
-		if b.refused != nil {
+		if len(b.refused) > 0 {
 			return errRestart
 		}
 		if err != nil {
@@ -444,7 +444,7 @@ func (b *batch) runPostgres(ctx context.Context, j *job) error {
 	t := &Tx{Reader: r, b: b, job: j}
 	err := runJob(j, t)
 	b.forgetMarks(t)
-	if b.refused != nil {
+	if len(b.refused) > 0 {
 		return errRestart
 	}
 	if err == nil {
@@ -463,7 +463,7 @@ func (b *batch) runPostgres(ctx context.Context, j *job) error {
 			b.setMark(seqs, locked)
 			return nil
 		}
-		if b.refused != nil { // refused as the savepoint's round trip sent it
+		if len(b.refused) > 0 { // refused as the savepoint's round trip sent it
 			return errRestart
 		}
 	}
