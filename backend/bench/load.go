@@ -30,6 +30,8 @@ type loader struct {
 	others    []string
 	otherRaws []*rawClient
 	next      atomic.Uint64
+	servers   []*server // every server of the run, for the machine figures (machine.go)
+	postgres  bool      // the run is on PostgreSQL: the machine figures count its local processes
 }
 
 func newLoader(base string, others ...string) *loader {
@@ -123,11 +125,12 @@ type phase struct {
 	ok, errors  int64
 	errSamples  []string
 	wall        time.Duration
-	rps         float64 // successful requests per second
-	loadgenCPU  float64 // this process's CPU time / wall time, in cores
-	serverCPU   float64 // the server's CPU time / wall time, in cores
-	maxRSSMiB   float64 // the server's largest VmRSS sampled during the phase
-	p50, p99    float64 // latency phases: percentiles of the successful requests, ms
+	rps         float64    // successful requests per second
+	loadgenCPU  float64    // this process's CPU time / wall time, in cores
+	serverCPU   float64    // the server's CPU time / wall time, in cores
+	maxRSSMiB   float64    // the server's largest VmRSS sampled during the phase
+	machine     machineUse // throughput phases: the whole machine, per request
+	p50, p99    float64    // latency phases: percentiles of the successful requests, ms
 	latencyMean float64
 }
 
@@ -146,7 +149,7 @@ func (l *loader) throughput(ctx context.Context, srv *server, clients int, d tim
 	var errs errorLog
 	var ok atomic.Int64
 	rss := sampleRSS(srv)
-	selfBefore, serverBefore := selfCPU(), srv.cpu()
+	selfBefore, serverBefore, machineBefore := selfCPU(), srv.cpu(), sampleMachine(l.servers, l.postgres)
 	start := time.Now()
 	deadline := start.Add(d)
 	var wg sync.WaitGroup
@@ -167,14 +170,16 @@ func (l *loader) throughput(ctx context.Context, srv *server, clients int, d tim
 	}
 	wg.Wait()
 	wall := time.Since(start)
+	machine, loadgen := sampleMachine(l.servers, l.postgres), selfCPU()-selfBefore
 	p := phase{
 		ok:         ok.Load(),
 		errors:     errs.n.Load(),
 		errSamples: errs.samples,
 		wall:       wall,
 		rps:        float64(ok.Load()) / wall.Seconds(),
-		loadgenCPU: (selfCPU() - selfBefore).Seconds() / wall.Seconds(),
+		loadgenCPU: loadgen.Seconds() / wall.Seconds(),
 		serverCPU:  (srv.cpu() - serverBefore).Seconds() / wall.Seconds(),
+		machine:    machineBefore.use(machine, loadgen, ok.Load()),
 	}
 	p.maxRSSMiB = rss()
 	return p

@@ -126,7 +126,7 @@ func main() {
 	flag.StringVar(&cfg.jsonOut, "json-out", "", "also write the JSON line to this file")
 	flag.IntVar(&cfg.vectorChunks, "vector-chunks", 100_000, "chunks (384 dims) in the space the vector search is timed on (0 skips the knowledge-base phase)")
 	flag.StringVar(&cfg.db, "db", os.Getenv("AGENTDESK_DB"), "run the server (and the command line that prepares its projects) on this database, e.g. an empty postgres://user:pass@host/db (default: SQLite in the temporary data directory)")
-	flag.IntVar(&cfg.instances, "instances", 1, "servers sharing the -db database (1 or 2): the timed requests and the fan-out's subscribers alternate between them; CPU and RSS figures are the first server's")
+	flag.IntVar(&cfg.instances, "instances", 1, "servers sharing the -db database (1 or 2): the timed requests and the fan-out's subscribers alternate between them; CPU and RSS figures are the first server's, but for servers_cpu_us_per_create and the machine figures")
 	flag.BoolVar(&cfg.keepDataDirs, "keep", false, "keep the data directory (and server.log) instead of removing it")
 	flag.BoolVar(&cfg.writesOnly, "writes-only", false, "run only the write phases (creates, messages, callbacks), e.g. to tune the write path")
 	var sc soakConfig
@@ -260,12 +260,13 @@ func run(ctx context.Context, cfg config) int {
 		}
 	}()
 	if cfg.db != "" {
-		logf("database: %s (the server's CPU and RSS figures leave PostgreSQL's own out)", redactedDB(cfg.db))
+		logf("database: %s (the server's CPU and RSS figures leave PostgreSQL's own out; the machine lines count a local PostgreSQL's processes)", redactedDB(cfg.db))
 	}
 	logf("agentdesk %s serving on %s (pid %d, --synchronous %s); %d cores here; %d clients, %s phases, %d rounds",
 		cfg.bin, srv.url(), srv.pid(), cfg.synchronous, runtime.NumCPU(), cfg.clients, cfg.duration, cfg.rounds)
 
 	var others []string
+	servers := []*server{srv}
 	if cfg.instances == 2 {
 		dir2, done2, err := dataDir(cfg, "agentdesk-bench-2-")
 		if err != nil {
@@ -277,10 +278,11 @@ func run(ctx context.Context, cfg config) int {
 			return fail(err)
 		}
 		defer func() { _, _ = srv2.stop() }()
-		others = append(others, srv2.url())
+		others, servers = append(others, srv2.url()), append(servers, srv2)
 		logf("a second agentdesk on the same database: %s (pid %d); requests alternate between the two", srv2.url(), srv2.pid())
 	}
 	l := newLoader(srv.url(), others...)
+	l.servers, l.postgres = servers, cfg.db != ""
 	r := &report{values: map[string][]float64{}, errored: map[string]bool{}}
 	var seq atomic.Int64
 	newWrite, newRead := createBody(&seq, writes.agent), createBody(&seq, reads.agent)
@@ -318,6 +320,13 @@ func run(ctx context.Context, cfg config) int {
 		r.add("loadgen_cpu_share_creates", p.loadgenCPU)
 		r.add("server_cpu_share_creates", p.serverCPU)
 		r.add("server_cpu_us_per_create", p.serverCPUPerRequest())
+		r.add("servers_cpu_us_per_create", p.machine.serversUS)
+		r.add("machine_cpu_us_per_create", p.machine.cpuUS)
+		r.add("machine_switches_per_create", p.machine.switches)
+		r.add("machine_idle_share_creates", p.machine.idleShare)
+		if p.machine.postgresSeen {
+			r.add("postgres_cpu_us_per_create", p.machine.postgresUS)
+		}
 		r.check(fmt.Sprintf("round %d creates", round), p, "creates_per_s")
 		rssUnderLoad = max(rssUnderLoad, p.maxRSSMiB)
 
@@ -525,6 +534,7 @@ func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args
 func logThroughput(what string, clients int, p phase) {
 	logf("  %-26s %2d clients %9.0f req/s  ok %7d  errors %-4d  CPU loadgen %.2f + server %.2f of %d cores  RSS %.1f MiB",
 		what, clients, p.rps, p.ok, p.errors, p.loadgenCPU, p.serverCPU, runtime.NumCPU(), p.maxRSSMiB)
+	logf("  %-26s %s", "", p.machine)
 }
 
 func logLatency(what string, p phase) {

@@ -245,19 +245,8 @@ func (s *server) cpu() time.Duration {
 	if err != nil {
 		return 0
 	}
-	// The command name (field 2) is in parentheses and may hold spaces: count from
-	// the last ')'. After it come field 3 (state) onwards, so utime is index 11.
-	i := bytes.LastIndexByte(raw, ')')
-	if i < 0 || i+2 > len(raw) {
-		return 0
-	}
-	fields := strings.Fields(string(raw[i+2:]))
-	if len(fields) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(fields[11], 10, 64)
-	stime, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(utime+stime) * (time.Second / clockTicks)
+	_, cpu, _ := parsePidStat(raw)
+	return cpu
 }
 
 // clockTicks is USER_HZ, the unit of /proc/PID/stat times: 100 on Linux.
