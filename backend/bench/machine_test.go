@@ -31,3 +31,14 @@ func TestParsePidStat(t *testing.T) {
 		t.Fatal("a cut line parsed")
 	}
 }
+
+// TestMachineUse divides a phase's use by its requests; a PostgreSQL backend that
+// started during the phase counts from zero.
+func TestMachineUse(t *testing.T) {
+	u := machineSample{postgres: map[int]time.Duration{1: time.Second}}.use(
+		machineSample{postgres: map[int]time.Duration{1: 2 * time.Second, 2: time.Second}, busy: time.Second, idle: time.Second, switches: 40},
+		time.Second, 10)
+	if u.postgresUS != 200_000 || u.cpuUS != 100_000 || u.loadgenUS != 100_000 || u.switches != 4 || u.idleShare != 0.5 || !u.postgresSeen {
+		t.Fatalf("use = %+v", u)
+	}
+}
