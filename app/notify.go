@@ -3,6 +3,8 @@ package app
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/godbus/dbus/v5"
@@ -57,6 +59,9 @@ func (n *Notifier) Send(title, body, path string) error {
 		return errors.New("notifications are not available: no session bus")
 	}
 	hints := map[string]dbus.Variant{"desktop-entry": dbus.MakeVariant("agentdesk")}
+	if n.bodyMarkup() {
+		body = markupEscaper.Replace(body)
+	}
 	// The id is recorded under the lock the signal handler takes, so a click that comes
 	// before Notify's answer is read still finds its path.
 	n.mu.Lock()
@@ -74,6 +79,21 @@ func (n *Notifier) Send(title, body, path string) error {
 		n.paths[id] = path
 	}
 	return nil
+}
+
+// markupEscaper makes text safe in a notification body that the server reads as markup
+// (the spec's subset of HTML: <a>, <img>, <b>...): an agent's words must not become a link
+// or an image fetched from anywhere.
+var markupEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// bodyMarkup says whether the notification server may read a body as markup: unless it
+// answers GetCapabilities without "body-markup", assume it does, so the body is escaped.
+func (n *Notifier) bodyMarkup() bool {
+	var caps []string
+	if err := n.conn.Object(notifyService, notifyPath).Call(notifyInterface+".GetCapabilities", 0).Store(&caps); err != nil {
+		return true
+	}
+	return slices.Contains(caps, "body-markup")
 }
 
 // listen turns ActionInvoked into onClick, and forgets closed notifications.

@@ -44,6 +44,7 @@ func sessionBus(t *testing.T) {
 // is asked to show, and can say the user clicked one.
 type fakeNotifications struct {
 	conn *dbus.Conn
+	caps []string // what GetCapabilities answers
 	mu   sync.Mutex
 	got  []shown
 	next uint32
@@ -66,20 +67,24 @@ func (f *fakeNotifications) Notify(app string, replaces uint32, icon, summary, b
 	return f.next, nil
 }
 
+func (f *fakeNotifications) GetCapabilities() ([]string, *dbus.Error) {
+	return f.caps, nil
+}
+
 func (f *fakeNotifications) click(t *testing.T, id uint32, action string) {
 	if err := f.conn.Emit(notifyPath, notifyInterface+".ActionInvoked", id, action); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func startFakeNotifications(t *testing.T) *fakeNotifications {
+func startFakeNotifications(t *testing.T, caps ...string) *fakeNotifications {
 	t.Helper()
 	conn, err := dbus.ConnectSessionBus()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	f := &fakeNotifications{conn: conn, sent: make(chan struct{}, 16)}
+	f := &fakeNotifications{conn: conn, caps: caps, sent: make(chan struct{}, 16)}
 	if err := conn.Export(f, notifyPath, notifyInterface); err != nil {
 		t.Fatal(err)
 	}
@@ -132,6 +137,40 @@ func TestNotifierSendsAndOpensOnClick(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("a click opened nothing")
 		}
+	}
+}
+
+// An agent's text reaches a server that renders body markup escaped, so "<a>" and
+// "<img>" show as text instead of a link or an image loaded from anywhere; a server
+// without markup gets the text as it is.
+func TestNotifierEscapesMarkup(t *testing.T) {
+	sessionBus(t)
+	const agentText = `Approve? <a href="https://evil.example/">details</a> <img src="https://evil.example/t.png"> & more`
+	for _, c := range []struct {
+		caps []string
+		want string
+	}{
+		{[]string{"body", "body-markup", "actions"},
+			`Approve? &lt;a href="https://evil.example/"&gt;details&lt;/a&gt; &lt;img src="https://evil.example/t.png"&gt; &amp; more`},
+		{[]string{"body", "actions"}, agentText},
+	} {
+		server := startFakeNotifications(t, c.caps...)
+		n, err := NewNotifier(func(string) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Send("Waiting: <b>deploy</b>", agentText, "/tasks/1"); err != nil {
+			t.Fatal(err)
+		}
+		n.Close()
+		server.mu.Lock()
+		got := server.got
+		server.mu.Unlock()
+		if len(got) != 1 || got[0].body != c.want {
+			t.Errorf("capabilities %v: the server was shown %+v, want body %q", c.caps, got, c.want)
+		}
+		server.conn.ReleaseName(notifyService)
+		server.conn.Close()
 	}
 }
 
