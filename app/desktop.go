@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	goruntime "runtime"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -109,6 +110,11 @@ func Run(cfg server.Config) int {
 		AssetServer: &assetserver.Options{
 			Assets:  frontend.Assets(),
 			Handler: windowHandler(srv.Handler(), sess.Token),
+			// Wails serves index.html itself: the pages get the server's
+			// Content-Security-Policy here.
+			Middleware: func(next http.Handler) http.Handler {
+				return server.WithWindowSecurityHeaders(next, "ws://"+strings.TrimPrefix(srv.URL(), "http://"))
+			},
 		},
 		Bind: []interface{}{desk},
 		SingleInstanceLock: &options.SingleInstanceLock{

@@ -14,6 +14,15 @@ import (
 const uiCSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
 	"connect-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'"
 
+// WithWindowSecurityHeaders gives the desktop window's pages the same headers as the
+// server's: the window loads the UI from its own origin (wails://wails), not from the
+// server, so its event stream's WebSocket goes to another origin, streamOrigin (the
+// server's ws://127.0.0.1:PORT), which connect-src must name as well.
+func WithWindowSecurityHeaders(next http.Handler, streamOrigin string) http.Handler {
+	policy := strings.Replace(uiCSP, "connect-src 'self'", "connect-src 'self' "+streamOrigin, 1)
+	return securityHeaders(next, policy)
+}
+
 // playgroundCSP is the policy of the GraphQL page (backend/graphql/playground.html): it
 // loads nothing from elsewhere; its one inline <script> and one inline <style> are
 // allowed by their SHA-256 (TestPlaygroundCSPHashes recomputes them from the file, so
@@ -28,7 +37,9 @@ const playgroundCSP = "default-src 'none'; script-src 'sha256-4w+5nGPWqI9nk20pyr
 // GraphQL page at /graphql get their Content-Security-Policy, Referrer-Policy
 // same-origin and X-Content-Type-Options nosniff. The JSON API is left as it is. They
 // are set before the handler runs, so a handler may still replace them.
-func withSecurityHeaders(next http.Handler) http.Handler {
+func withSecurityHeaders(next http.Handler) http.Handler { return securityHeaders(next, uiCSP) }
+
+func securityHeaders(next http.Handler, uiPolicy string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
 		var csp string
@@ -37,7 +48,7 @@ func withSecurityHeaders(next http.Handler) http.Handler {
 		case p == "/graphql" || strings.HasPrefix(p, "/graphql/"):
 			csp = playgroundCSP
 		default:
-			csp = uiCSP
+			csp = uiPolicy
 		}
 		if csp != "" {
 			h := w.Header()

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -49,5 +50,34 @@ func TestSecurityHeaders(t *testing.T) {
 	}
 	if csp := get("/healthz", "").Get("Content-Security-Policy"); csp != "" {
 		t.Errorf("GET /healthz: Content-Security-Policy %q, want none", csp)
+	}
+}
+
+// TestWindowSecurityHeaders: the desktop window's pages (served in-process, not through
+// the listener) get the UI's policy too, with the event stream's origin allowed to
+// connect and nothing else widened.
+func TestWindowSecurityHeaders(t *testing.T) {
+	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<!doctype html>")) })
+	h := server.WithWindowSecurityHeaders(page, "ws://127.0.0.1:8080")
+	for _, c := range []struct {
+		path string
+		want bool
+	}{{"/", true}, {"/index.html", true}, {"/tasks/12", true}, {"/api/tasks", false}} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "wails://wails"+c.path, nil))
+		csp := rec.Header().Get("Content-Security-Policy")
+		if !c.want {
+			if csp != "" {
+				t.Errorf("GET %s: Content-Security-Policy %q, want none", c.path, csp)
+			}
+			continue
+		}
+		if !strings.HasPrefix(csp, "default-src 'self'; script-src 'self';") || !strings.Contains(csp, "frame-ancestors 'none'") ||
+			!strings.Contains(csp, "connect-src 'self' ws://127.0.0.1:8080;") {
+			t.Errorf("GET %s: Content-Security-Policy %q, want the UI's with the stream's origin in connect-src", c.path, csp)
+		}
+		if rec.Header().Get("Referrer-Policy") != "same-origin" || rec.Header().Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("GET %s: headers %v", c.path, rec.Header())
+		}
 	}
 }
