@@ -376,6 +376,24 @@ func TestRestoreDrill(t *testing.T) {
 		t.Fatal(err)
 	}
 	nd.Close()
+	// Code in the database runs on every write: a backup brings agentdesk's triggers and
+	// views only, word for word. A trigger that un-revokes tokens, a view, and one of
+	// agentdesk's own triggers with another body are refused.
+	for file, stmts := range map[string][]string{
+		"trigger.db": {`CREATE TRIGGER tokens_unrevoke AFTER UPDATE OF revoked_at ON tokens BEGIN UPDATE tokens SET revoked_at = NULL WHERE id = NEW.id; END`},
+		"view.db":    {`CREATE VIEW secrets AS SELECT id, secret FROM projects`},
+		"altered.db": {`DROP TRIGGER tokens_update_counted`, `CREATE TRIGGER tokens_update_counted AFTER UPDATE ON tokens BEGIN SELECT 1; END`},
+	} {
+		path := filepath.Join(bad, file)
+		os.WriteFile(path, raw, 0o600)
+		db, _ := sql.Open("sqlite", path)
+		for _, stmt := range stmts {
+			if _, err := db.Exec(stmt); err != nil {
+				t.Fatalf("%s: %v", stmt, err)
+			}
+		}
+		db.Close()
+	}
 	state = fsstate.Dir(t, crashed)
 	for file, says := range map[string]string{
 		"damaged.db": "damaged",
@@ -383,6 +401,9 @@ func TestRestoreDrill(t *testing.T) {
 		"other.db":   "not an agentdesk one",
 		"newer.db":   "written by a newer agentdesk",
 		"missing.db": "no such file",
+		"trigger.db": `holds a trigger "tokens_unrevoke" that agentdesk's schema does not have`,
+		"view.db":    `holds a view "secrets" that agentdesk's schema does not have`,
+		"altered.db": `holds a trigger "tokens_update_counted" that agentdesk's schema does not have`,
 	} {
 		_, errOut, code := cli("restore", "--from", filepath.Join(bad, file), "--data", crashed)
 		if code != 1 || !strings.Contains(errOut, says) || strings.Count(errOut, "\n") != 1 {

@@ -7,11 +7,19 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/database"
+
+	"github.com/agentdesk/agentdesk/migrations"
 )
 
 // Restoring a backup (agentdesk restore). The caller holds the data directory's lock,
@@ -117,7 +125,64 @@ func checkDatabase(ctx context.Context, db *sql.DB, path, check string) (int64, 
 	if known := KnownSchema(); version.Int64 > known {
 		return 0, &NewerSchemaError{Version: version.Int64, Known: known}
 	}
+	if err := checkSchemaObjects(ctx, db, path, version.Int64); err != nil {
+		return 0, err
+	}
 	return version.Int64, nil
+}
+
+// checkSchemaObjects refuses a backup holding a trigger or view that agentdesk's schema
+// at its version does not have, word for word: code in the database runs on every
+// write (a trigger could un-revoke tokens), so a backup brings only agentdesk's own.
+// The reference is a new in-memory database migrated to the same version.
+func checkSchemaObjects(ctx context.Context, db *sql.DB, path string, version int64) error {
+	ref, err := sql.Open("sqlite", "file::memory:")
+	if err != nil {
+		return err
+	}
+	defer ref.Close()
+	ref.SetMaxOpenConns(1) // one connection: one in-memory database
+	sub, err := fs.Sub(migrations.FS, ".")
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(database.DialectSQLite3, ref, sub)
+	if err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	if _, err := p.UpTo(ctx, version); err != nil {
+		return fmt.Errorf("build agentdesk's schema %d to compare the backup with: %w", version, err)
+	}
+	code := func(db *sql.DB) (map[string]string, error) {
+		rows, err := db.QueryContext(ctx, `SELECT type, name, coalesce(sql, '') FROM sqlite_schema WHERE type IN ('trigger', 'view')`)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		out := map[string]string{}
+		for rows.Next() {
+			var typ, name, text string
+			if err := rows.Scan(&typ, &name, &text); err != nil {
+				return nil, err
+			}
+			out[typ+" "+strconv.Quote(name)] = text
+		}
+		return out, rows.Err()
+	}
+	want, err := code(ref)
+	if err != nil {
+		return err
+	}
+	got, err := code(db)
+	if err != nil {
+		return err
+	}
+	for _, object := range slices.Sorted(maps.Keys(got)) {
+		if text, ok := want[object]; !ok || text != got[object] {
+			return fmt.Errorf("%s holds a %s that agentdesk's schema does not have: refused untouched; restore a backup agentdesk made", path, object)
+		}
+	}
+	return nil
 }
 
 // Restore replaces the database at dbPath (if any) by the backup at from, as described
