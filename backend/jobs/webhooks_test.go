@@ -579,3 +579,51 @@ func startEnv(t *testing.T, engine string) webhookEnv {
 	}
 	return webhookEnv{srv: srv, svc: srv.Service, pid: pid, other: other.ID}
 }
+
+// A webhook made while the server allowed private addresses is refused at every
+// connection once it does not: the name is resolved and checked when dialled, the
+// attempt fails with the reason, and the receiver is never asked, so nothing of its
+// answer comes back (neither in the delivery log nor from redeliver).
+func TestWebhookPrivateAddressRefusedWhenDialled(t *testing.T) {
+	pgtest.Engines(t, testWebhookPrivateAddressRefusedWhenDialled)
+}
+
+func testWebhookPrivateAddressRefusedWhenDialled(t *testing.T, engine string) {
+	clock := jobs.NewManualClock(testNow())
+	dir := newSite(t, engine)
+	srv := start(t, dir, clock) // private addresses allowed
+	svc, pid := srv.Service, project(t, srv.Service)
+	rcv := newReceiver(t)
+	rcv.answer.Store(func(w http.ResponseWriter) int {
+		io.WriteString(w, "db_password=hunter2")
+		return http.StatusOK
+	})
+	url := strings.Replace(rcv.srv.URL, "127.0.0.1", "localhost", 1) + "/hook"
+	hook, err := svc.CreateWebhook(context.Background(), auth.Owner(pid), service.WebhookInput{URL: &url})
+	if err != nil {
+		t.Fatalf("create webhook to %s while private addresses are allowed: %v", url, err)
+	}
+	rcv.secret.Store(hook.Secret)
+	stop(t, srv)
+
+	srv = startPublicOnly(t, dir, clock)
+	defer stop(t, srv)
+	svc = srv.Service
+	newTask(t, svc, pid, "never sent to loopback")
+	waitRetry(t, svc, pid, hook.ID, 1)
+	refused := func(d model.WebhookDelivery) bool {
+		return d.Status == nil && d.Response == "" && strings.HasPrefix(d.Error, "refused: ") &&
+			strings.HasSuffix(d.Error, " is a loopback address; start the server with --webhooks-allow-private to allow it")
+	}
+	ds := deliveries(t, svc, pid, hook.ID)
+	if len(ds) != 1 || !refused(ds[0]) {
+		t.Fatalf("deliveries %+v, want one refused", ds)
+	}
+	d, err := svc.Redeliver(context.Background(), auth.Owner(pid), ds[0].ID)
+	if err != nil || !refused(*d) {
+		t.Fatalf("redeliver: %+v, %v; want refused", d, err)
+	}
+	if n := len(rcv.requests()); n != 0 {
+		t.Fatalf("the loopback receiver got %d requests", n)
+	}
+}
