@@ -103,17 +103,24 @@ func wantsEvent(w *model.Webhook, e model.Event) bool {
 	return false
 }
 
-// DueWebhooks lists the ids of the enabled webhooks with events to send now.
-func (s *Service) DueWebhooks(ctx context.Context) ([]int64, error) {
+// DueWebhook is an enabled webhook with events to send now, and its project (the
+// deliverer shares the deliveries fairly between projects).
+type DueWebhook struct {
+	ID        int64
+	ProjectID string
+}
+
+// DueWebhooks lists the enabled webhooks with events to send now, by id.
+func (s *Service) DueWebhooks(ctx context.Context) ([]DueWebhook, error) {
 	list, err := s.store.Read().DueWebhooks(ctx, s.clock())
 	if err != nil {
 		return nil, internal("list due webhooks", err)
 	}
-	ids := make([]int64, len(list))
+	due := make([]DueWebhook, len(list))
 	for i, w := range list {
-		ids[i] = w.ID
+		due[i] = DueWebhook{ID: w.ID, ProjectID: w.ProjectID}
 	}
-	return ids, nil
+	return due, nil
 }
 
 // NextWebhookAttempt is the earliest retry set after now; ok is false when none is.
