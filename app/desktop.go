@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"os/signal"
 	goruntime "runtime"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -69,9 +68,7 @@ func Run(cfg server.Config) int {
 	}
 
 	ctx := context.Background()
-	// The window's pages open the event stream on ws://<cfg.Addr> with their own origin.
-	cfg.AllowedOrigins = append(slices.Clone(cfg.AllowedOrigins), WindowOrigins...)
-	srv, err := server.Start(ctx, cfg)
+	srv, err := server.Start(ctx, windowConfig(cfg))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentdesk:", err)
 		showFailure(err) // launched from a desktop, nobody reads stderr

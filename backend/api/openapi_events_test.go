@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
 )
@@ -58,7 +59,7 @@ func TestOpenAPIEventStream(t *testing.T) {
 	doc := oaLoad(t)
 	eventSchema := oaSchema(t, doc, "Event")
 	types := oaStrings(oaSchema(t, doc, "EventType").Enum)
-	env := testenv.Start(t)
+	env := testenv.StartWith(t, server.Config{WebhooksAllowPrivate: true}) // its webhook points at loopback
 	p := env.Project.ID
 	ctx, owner := context.Background(), auth.Owner(p)
 	tok := env.Token(t, p, auth.TaskRead, auth.TaskWrite, auth.MessagingRead, auth.MessagingWrite, auth.Admin) // admin: member.* events

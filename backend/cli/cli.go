@@ -36,6 +36,7 @@ Usage:
   agentdesk [--data DIR]                       open the desktop window
   agentdesk --serve [--addr HOST:PORT] [--data DIR] [--log-format text|json] [--synchronous full|normal]
                    [--activity-retention 90d] [--public-url URL] [--trusted-proxies CIDR,...]
+                   [--webhooks-allow-private]
                    [--oidc-issuer URL --oidc-client-id ID [--oidc-scopes S] [--oidc-allowed-domains a.com,b.org]
                     [--oidc-provider-name NAME]]
                                                run the server headless
@@ -78,6 +79,9 @@ Every command takes --data DIR (env AGENTDESK_DATA; default %s).
   and rate-limited after refused credentials (loopback clients never are).
 --metrics-addr HOST:PORT (env AGENTDESK_METRICS_ADDR): serve Prometheus metrics at
   http://HOST:PORT/metrics, on a listener of their own (off by default; docs/metrics.md).
+--webhooks-allow-private (env AGENTDESK_WEBHOOKS_ALLOW_PRIVATE=1): let webhooks reach loopback,
+  private, link-local and CGNAT addresses; without it they reach the public internet only
+  (the desktop window always allows them; docs/webhooks.md).
 Team mode: people sign in at /login with an OpenID Connect provider (--oidc-issuer, env
   AGENTDESK_OIDC_ISSUER; --oidc-client-id, env AGENTDESK_OIDC_CLIENT_ID; the client secret
   only from env AGENTDESK_OIDC_CLIENT_SECRET). It needs --public-url: the provider sends
@@ -219,6 +223,7 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	oidcScopes := fs.String("oidc-scopes", envOr("AGENTDESK_OIDC_SCOPES", "openid email profile"), "team mode: the scopes asked of the provider")
 	oidcDomains := fs.String("oidc-allowed-domains", os.Getenv("AGENTDESK_OIDC_ALLOWED_DOMAINS"), "team mode: email domains whose people join as members on first sign-in (comma list; empty: invited people only)")
 	metricsAddr := fs.String("metrics-addr", os.Getenv("AGENTDESK_METRICS_ADDR"), "serve Prometheus metrics at http://ADDR/metrics on a listener of their own (default: off)")
+	webhooksAllowPrivate := fs.Bool("webhooks-allow-private", os.Getenv("AGENTDESK_WEBHOOKS_ALLOW_PRIVATE") == "1", "let webhooks reach loopback, private, link-local and CGNAT addresses (default: the public internet only)")
 	trustedProxies := fs.String("trusted-proxies", os.Getenv("AGENTDESK_TRUSTED_PROXIES"), "reverse proxies (CIDR ranges or addresses, comma list) whose X-Forwarded-For and X-Forwarded-Proto are believed")
 	help := fs.Bool("help", false, "show usage")
 	fs.BoolVar(help, "h", false, "show usage")
@@ -274,7 +279,7 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 		return usagef("%v", err)
 	}
 	cfg := server.Config{DataDir: dataDir, DB: dbLocation(fs), Addr: *addr, Synchronous: strings.ToUpper(*synchronous), ActivityRetention: retention,
-		PublicURL: *publicURL, TrustedProxies: proxies, MetricsAddr: *metricsAddr}
+		PublicURL: *publicURL, TrustedProxies: proxies, MetricsAddr: *metricsAddr, WebhooksAllowPrivate: *webhooksAllowPrivate}
 	if _, _, err := net.SplitHostPort(*metricsAddr); *metricsAddr != "" && err != nil {
 		return usagef("--metrics-addr must be host:port such as 127.0.0.1:9090, not %q", *metricsAddr)
 	}

@@ -38,8 +38,8 @@ const waitFor = 15 * time.Second
 func twoServers(t *testing.T) (a, b *testenv.Env) {
 	t.Helper()
 	loc := testenv.ParseDB(t, pgtest.Migrated(t, testenv.MigratePostgres))
-	a = testenv.StartWith(t, server.Config{DB: loc})
-	b = testenv.StartWith(t, server.Config{DB: loc})
+	a = testenv.StartWith(t, server.Config{DB: loc, WebhooksAllowPrivate: true}) // webhooks to loopback receivers
+	b = testenv.StartWith(t, server.Config{DB: loc, WebhooksAllowPrivate: true})
 	return a, b
 }
 

@@ -87,7 +87,7 @@ func (b builder) webhookQueries(f gql.Fields) {
 
 func (b builder) webhookMutations(f gql.Fields) {
 	svc := b.svc
-	f["createWebhook"] = &gql.Field{Type: gql.NewNonNull(webhookType), Description: "Registers a webhook (admin): the project's events from now on are POSTed to url (http or https; private addresses allowed; redirects are not followed). Its signing secret is in secret, shown this once.",
+	f["createWebhook"] = &gql.Field{Type: gql.NewNonNull(webhookType), Description: "Registers a webhook (admin): the project's events from now on are POSTed to url (http or https, on the public internet unless the server runs with --webhooks-allow-private; redirects are not followed). Its signing secret is in secret, shown this once.",
 		Args: gql.FieldConfigArgument{
 			"url":         {Type: nnString},
 			"events":      {Type: gql.NewList(nnString), Description: "Event types to send (task.created, or task.* for a family); empty or left out: all."},

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/testenv"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
@@ -17,7 +18,7 @@ import (
 func TestWebhooksAdminAPI(t *testing.T) { pgtest.Engines(t, testWebhooksAdminAPI) }
 
 func testWebhooksAdminAPI(t *testing.T, engine string) {
-	env := testenv.StartOn(t, engine)
+	env := testenv.StartWithOn(t, engine, server.Config{WebhooksAllowPrivate: true}) // rcv is on loopback
 	pid := env.Project.ID
 	admin := env.Token(t, pid, allScopes...)
 	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
@@ -113,5 +114,48 @@ func testWebhooksAdminAPI(t *testing.T, engine string) {
 	do(t, env, admin, `mutation($id: Int!) { deleteWebhook(id: $id) }`, map[string]any{"id": created.ID}).ok(t).into(t, "deleteWebhook", &deleted)
 	if r := do(t, env, admin, `query($id: Int!) { webhookDeliveries(webhookId: $id) { id } }`, map[string]any{"id": created.ID}); !deleted || r.code(t) != "not_found" {
 		t.Fatalf("after deleteWebhook: %s", r.raw)
+	}
+}
+
+// Webhooks reach the public internet only: a URL whose host is or resolves to a
+// loopback, private, link-local, CGNAT or unspecified address is refused at creation,
+// saying how the operator allows it; a public address is accepted.
+func TestWebhookURLPublicOnly(t *testing.T) { pgtest.Engines(t, testWebhookURLPublicOnly) }
+
+func testWebhookURLPublicOnly(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine) // as agentdesk --serve runs by default
+	admin := env.Token(t, env.Project.ID, allScopes...)
+	create := `mutation($u: String!) { createWebhook(url: $u) { id } }`
+	for url, want := range map[string]string{
+		"http://127.0.0.1:8080/hook":               "url: 127.0.0.1 is a loopback address",
+		"http://127.9.9.9/hook":                    "url: 127.9.9.9 is a loopback address",
+		"http://10.0.0.5/hook":                     "url: 10.0.0.5 is a private address",
+		"http://172.16.3.4/hook":                   "url: 172.16.3.4 is a private address",
+		"https://192.168.1.10/hook":                "url: 192.168.1.10 is a private address",
+		"http://169.254.169.254/latest/meta-data/": "url: 169.254.169.254 is a link-local address",
+		"http://100.64.0.1/hook":                   "url: 100.64.0.1 is a shared (CGNAT) address",
+		"http://100.127.255.254/hook":              "url: 100.127.255.254 is a shared (CGNAT) address",
+		"http://0.0.0.0:8080/hook":                 "url: 0.0.0.0 is an unspecified address",
+		"http://[::1]:8080/hook":                   "url: ::1 is a loopback address",
+		"http://[::ffff:127.0.0.1]/hook":           "url: 127.0.0.1 is a loopback address",
+		"http://[fc00::1]/hook":                    "url: fc00::1 is a private address",
+		"http://[fd12:3456::1]/hook":               "url: fd12:3456::1 is a private address",
+		"http://[fe80::1]/hook":                    "url: fe80::1 is a link-local address",
+		"http://[::]/hook":                         "url: :: is an unspecified address",
+		"http://localhost:8080/hook":               "url: localhost resolves to ",
+		"http://LOCALHOST/hook":                    "url: LOCALHOST resolves to ",
+	} {
+		r := do(t, env, admin, create, map[string]any{"u": url})
+		if r.code(t) != "invalid_argument" {
+			t.Fatalf("createWebhook(%q): %s, want invalid_argument", url, r.raw)
+		}
+		if msg := r.Errors[0].Message; !strings.HasPrefix(msg, want) || !strings.Contains(msg, "--webhooks-allow-private") {
+			t.Fatalf("createWebhook(%q): %q, want %q... naming --webhooks-allow-private", url, msg, want)
+		}
+	}
+	// Public addresses, next to the refused ranges, are accepted (for task.created only,
+	// which this test never writes: nothing is sent to them).
+	for _, url := range []string{"https://192.0.2.10/hook", "http://100.128.0.1/hook", "http://172.32.0.1/hook", "https://[2001:db8::1]/hook"} {
+		do(t, env, admin, `mutation($u: String!) { createWebhook(url: $u, events: ["task.created"]) { id } }`, map[string]any{"u": url}).ok(t)
 	}
 }

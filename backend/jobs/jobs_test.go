@@ -35,10 +35,24 @@ func newSite(t *testing.T, engine string) site {
 }
 
 // start runs a real server (real SQLite file in the site's directory, or its
-// PostgreSQL database; listening on 127.0.0.1) on the manual clock.
+// PostgreSQL database; listening on 127.0.0.1) on the manual clock. Its webhooks may
+// reach private addresses: the webhook tests' receivers are on loopback.
 func start(t *testing.T, s site, clock *jobs.ManualClock) *server.Server {
 	t.Helper()
-	srv, err := server.Start(context.Background(), server.Config{DataDir: s.dir, DB: s.db, Addr: "127.0.0.1:0", Clock: clock})
+	return startServer(t, server.Config{DataDir: s.dir, DB: s.db, Clock: clock, WebhooksAllowPrivate: true})
+}
+
+// startPublicOnly is start with webhooks that reach the public internet only, as
+// agentdesk --serve runs by default.
+func startPublicOnly(t *testing.T, s site, clock *jobs.ManualClock) *server.Server {
+	t.Helper()
+	return startServer(t, server.Config{DataDir: s.dir, DB: s.db, Clock: clock})
+}
+
+func startServer(t *testing.T, cfg server.Config) *server.Server {
+	t.Helper()
+	cfg.Addr = "127.0.0.1:0"
+	srv, err := server.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("start server: %v", err)
 	}

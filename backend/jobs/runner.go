@@ -28,8 +28,9 @@ type Options struct {
 	// Commits receives a value after events are committed (the store's OnCommit), to
 	// wake the webhook deliverer; nil: it looks every second.
 	Commits <-chan struct{}
-	// MaxWebhookDeliveries bounds how many webhooks are sent to at once (default 8);
-	// each webhook has at most one request in flight.
+	// MaxWebhookDeliveries bounds how many webhooks are sent to at once (default 8), at
+	// most MaxProjectWebhookDeliveries of one project; each webhook has at most one
+	// request in flight.
 	MaxWebhookDeliveries int
 	// Foreign receives a value when another server sharing the PostgreSQL database
 	// committed (store.Options.OnForeign): the scheduler looks at the jobs again, at most

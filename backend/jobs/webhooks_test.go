@@ -579,3 +579,120 @@ func startEnv(t *testing.T, engine string) webhookEnv {
 	}
 	return webhookEnv{srv: srv, svc: srv.Service, pid: pid, other: other.ID}
 }
+
+// Eight webhooks of one project whose receivers hang hold at most four places at once:
+// another project's delivery goes out meanwhile, before any of the eight's attempts has
+// ended. Let go, the other four of the eight are sent to, still at most four at once.
+func TestWebhookFairBetweenProjects(t *testing.T) { pgtest.Engines(t, testWebhookFairBetweenProjects) }
+
+func testWebhookFairBetweenProjects(t *testing.T, engine string) {
+	env := startEnv(t, engine)
+	svc := env.svc
+	var mu sync.Mutex
+	inFlight, mostInFlight, ended := 0, 0, 0
+	asked := map[string]bool{} // receivers (host:port) that got a request
+	release := make(chan struct{})
+	hang := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		inFlight++
+		mostInFlight = max(mostInFlight, inFlight)
+		asked[req.Host] = true
+		mu.Unlock()
+		select {
+		case <-release:
+		case <-req.Context().Done(): // the deliverer gave up
+		}
+		mu.Lock()
+		inFlight--
+		ended++
+		mu.Unlock()
+	})
+	counts := func() (int, int, int, int) { // in flight, most in flight, ended, receivers asked
+		mu.Lock()
+		defer mu.Unlock()
+		return inFlight, mostInFlight, ended, len(asked)
+	}
+	tasksOnly := []string{"task.*"}
+	for range 8 {
+		rcv := httptest.NewServer(hang)
+		t.Cleanup(rcv.Close)
+		url := rcv.URL + "/hook"
+		if _, err := svc.CreateWebhook(context.Background(), auth.Owner(env.pid), service.WebhookInput{URL: &url, Events: &tasksOnly}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	released := false
+	defer func() {
+		if !released {
+			close(release) // before the receivers close: their handlers must return
+		}
+	}()
+	newTask(t, svc, env.pid, "for the eight")
+	eventually(t, "four of the eight webhooks' requests in flight", func() bool { n, _, _, _ := counts(); return n >= 4 })
+
+	other := newReceiver(t)
+	createWebhook(t, svc, env.other, other, "task.*")
+	newTask(t, svc, env.other, "for the other project")
+	if got := other.waitFor(1); got[0].frame.ProjectID != env.other || got[0].frame.Type != service.EventTaskCreated {
+		t.Fatalf("the other project's receiver got %s of %s", got[0].frame.Type, got[0].frame.ProjectID)
+	}
+	if n, most, ended, asked := counts(); n != 4 || most != 4 || ended != 0 || asked != 4 {
+		t.Fatalf("when the other project's delivery arrived: %d in flight (at most %d), %d ended, %d of 8 receivers asked; want 4, 4, 0, 4",
+			n, most, ended, asked)
+	}
+
+	released = true
+	close(release)
+	eventually(t, "all eight receivers asked", func() bool { _, _, _, asked := counts(); return asked == 8 })
+	if _, most, _, _ := counts(); most > jobs.MaxProjectWebhookDeliveries {
+		t.Fatalf("%d of one project's deliveries in flight at once, want at most %d", most, jobs.MaxProjectWebhookDeliveries)
+	}
+}
+
+// A webhook made while the server allowed private addresses is refused at every
+// connection once it does not: the name is resolved and checked when dialled, the
+// attempt fails with the reason, and the receiver is never asked, so nothing of its
+// answer comes back (neither in the delivery log nor from redeliver).
+func TestWebhookPrivateAddressRefusedWhenDialled(t *testing.T) {
+	pgtest.Engines(t, testWebhookPrivateAddressRefusedWhenDialled)
+}
+
+func testWebhookPrivateAddressRefusedWhenDialled(t *testing.T, engine string) {
+	clock := jobs.NewManualClock(testNow())
+	dir := newSite(t, engine)
+	srv := start(t, dir, clock) // private addresses allowed
+	svc, pid := srv.Service, project(t, srv.Service)
+	rcv := newReceiver(t)
+	rcv.answer.Store(func(w http.ResponseWriter) int {
+		io.WriteString(w, "db_password=hunter2")
+		return http.StatusOK
+	})
+	url := strings.Replace(rcv.srv.URL, "127.0.0.1", "localhost", 1) + "/hook"
+	hook, err := svc.CreateWebhook(context.Background(), auth.Owner(pid), service.WebhookInput{URL: &url})
+	if err != nil {
+		t.Fatalf("create webhook to %s while private addresses are allowed: %v", url, err)
+	}
+	rcv.secret.Store(hook.Secret)
+	stop(t, srv)
+
+	srv = startPublicOnly(t, dir, clock)
+	defer stop(t, srv)
+	svc = srv.Service
+	newTask(t, svc, pid, "never sent to loopback")
+	waitRetry(t, svc, pid, hook.ID, 1)
+	refused := func(d model.WebhookDelivery) bool {
+		return d.Status == nil && d.Response == "" && strings.HasPrefix(d.Error, "refused: ") &&
+			strings.HasSuffix(d.Error, " is a loopback address; start the server with --webhooks-allow-private to allow it")
+	}
+	ds := deliveries(t, svc, pid, hook.ID)
+	if len(ds) != 1 || !refused(ds[0]) {
+		t.Fatalf("deliveries %+v, want one refused", ds)
+	}
+	d, err := svc.Redeliver(context.Background(), auth.Owner(pid), ds[0].ID)
+	if err != nil || !refused(*d) {
+		t.Fatalf("redeliver: %+v, %v; want refused", d, err)
+	}
+	if n := len(rcv.requests()); n != 0 {
+		t.Fatalf("the loopback receiver got %d requests", n)
+	}
+}

@@ -55,6 +55,10 @@ type Config struct {
 	// MetricsAddr, if set, is where Prometheus metrics are served (GET /metrics) on a
 	// listener of their own, never the main one (backend/metrics, docs/metrics.md).
 	MetricsAddr string
+	// WebhooksAllowPrivate lets webhooks reach loopback, private, link-local and CGNAT
+	// addresses (--webhooks-allow-private); off, they reach the public internet only.
+	// The desktop window turns it on: its owner is the operator.
+	WebhooksAllowPrivate bool
 	// Clock drives the job scheduler and the service's timestamps (default the system
 	// clock); tests inject a jobs.ManualClock.
 	Clock jobs.Clock

@@ -98,7 +98,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Clock != nil {
 		now = cfg.Clock.Now
 	}
-	svcOpts := service.Options{Now: now, Embedder: cfg.Embedder(), OIDC: cfg.OIDC}
+	svcOpts := service.Options{Now: now, Embedder: cfg.Embedder(), OIDC: cfg.OIDC, WebhooksAllowPrivate: cfg.WebhooksAllowPrivate}
 	if m != nil {
 		svcOpts.OnWebhookDelivery = m.Delivery
 	}

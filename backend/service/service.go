@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -35,6 +36,10 @@ type Service struct {
 	limits *failureLimiter // refused credentials per client address (ratelimit.go)
 	// onDelivery is told of each webhook delivery attempt recorded (the metrics).
 	onDelivery func(model.WebhookDelivery)
+	// webhooksAllowPrivate lets webhooks reach non-public addresses (webhook_network.go);
+	// webhookClient sends every delivery, refusing them unless it is set.
+	webhooksAllowPrivate bool
+	webhookClient        *http.Client
 }
 
 // Options tune a Service; the zero value is what agentdesk runs with.
@@ -47,6 +52,10 @@ type Options struct {
 	// OnWebhookDelivery, if set, is told of each webhook delivery attempt once it is
 	// recorded (the metrics, backend/metrics). It must not block.
 	OnWebhookDelivery func(model.WebhookDelivery)
+	// WebhooksAllowPrivate lets webhooks reach loopback, private, link-local and CGNAT
+	// addresses (--webhooks-allow-private; the desktop window). Off, they reach the
+	// public internet only (webhook_network.go).
+	WebhooksAllowPrivate bool
 }
 
 // IdempotencyKeyTTL is how long an Idempotency-Key is remembered (the contract says at
@@ -59,7 +68,8 @@ const IdempotencyKeyTTL = 24 * time.Hour
 func New(st *store.Store, opts Options) *Service {
 	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{},
 		seen: map[int64]time.Time{}, seenNew: map[int64]time.Time{}, oidc: opts.OIDC, limits: newFailureLimiter(),
-		onDelivery: opts.OnWebhookDelivery}
+		onDelivery: opts.OnWebhookDelivery, webhooksAllowPrivate: opts.WebhooksAllowPrivate,
+		webhookClient: newWebhookClient(opts.WebhooksAllowPrivate)}
 	if s.now == nil {
 		s.now = time.Now
 	}

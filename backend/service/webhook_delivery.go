@@ -55,20 +55,6 @@ func webhookBackoff(failures int) time.Duration {
 	return 24 * time.Hour
 }
 
-// webhookClient sends every delivery. It never follows a redirect (the target is fixed
-// at creation: a 3xx is a failed attempt) and gives up after WebhookTimeout.
-var webhookClient = &http.Client{
-	Timeout: WebhookTimeout,
-	CheckRedirect: func(*http.Request, []*http.Request) error {
-		return http.ErrUseLastResponse
-	},
-	Transport: func() http.RoundTripper {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost = 4
-		return t
-	}(),
-}
-
 // WebhookMessageID is the webhook-id of an event: the same for every attempt, derived
 // from the project and the seq (no '.' in it, as the scheme asks).
 func WebhookMessageID(projectID string, seq int64) string {
@@ -117,17 +103,24 @@ func wantsEvent(w *model.Webhook, e model.Event) bool {
 	return false
 }
 
-// DueWebhooks lists the ids of the enabled webhooks with events to send now.
-func (s *Service) DueWebhooks(ctx context.Context) ([]int64, error) {
+// DueWebhook is an enabled webhook with events to send now, and its project (the
+// deliverer shares the deliveries fairly between projects).
+type DueWebhook struct {
+	ID        int64
+	ProjectID string
+}
+
+// DueWebhooks lists the enabled webhooks with events to send now, by id.
+func (s *Service) DueWebhooks(ctx context.Context) ([]DueWebhook, error) {
 	list, err := s.store.Read().DueWebhooks(ctx, s.clock())
 	if err != nil {
 		return nil, internal("list due webhooks", err)
 	}
-	ids := make([]int64, len(list))
+	due := make([]DueWebhook, len(list))
 	for i, w := range list {
-		ids[i] = w.ID
+		due[i] = DueWebhook{ID: w.ID, ProjectID: w.ProjectID}
 	}
-	return ids, nil
+	return due, nil
 }
 
 // NextWebhookAttempt is the earliest retry set after now; ok is false when none is.
@@ -337,7 +330,7 @@ func (s *Service) sendWebhook(ctx context.Context, w *model.Webhook, e model.Eve
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
 	req.Header.Set("webhook-signature", sig)
 	start := time.Now()
-	resp, err := webhookClient.Do(req)
+	resp, err := s.webhookClient.Do(req)
 	if err != nil {
 		d.Error = describeSendError(err)
 	} else {
@@ -358,6 +351,10 @@ func (s *Service) sendWebhook(ctx context.Context, w *model.Webhook, e model.Eve
 
 // describeSendError says why an attempt got no answer, without Go's wrapping.
 func describeSendError(err error) string {
+	var refused *refusedAddressError
+	if errors.As(err, &refused) {
+		return refused.Error() // the rule's own words, without Go's wrapping
+	}
 	var timeout interface{ Timeout() bool }
 	if errors.As(err, &timeout) && timeout.Timeout() {
 		return fmt.Sprintf("no answer within %s", WebhookTimeout)

@@ -106,10 +106,9 @@ func (s *Service) CountWebhooks(ctx context.Context) int64 {
 	return n
 }
 
-// checkWebhookURL accepts an absolute http or https URL without credentials. Private
-// and loopback addresses are allowed: agentdesk is a local app, and its receivers often
-// run beside it.
-func checkWebhookURL(raw string) error {
+// checkWebhookURL accepts an absolute http or https URL without credentials, whose host
+// webhooks may reach (checkWebhookHost).
+func (s *Service) checkWebhookURL(ctx context.Context, raw string) error {
 	if err := checkText("url", raw, true, MaxWebhookURLLen); err != nil {
 		return err
 	}
@@ -123,7 +122,7 @@ func checkWebhookURL(raw string) error {
 	if u.Fragment != "" {
 		return errs.Invalid("url must not have a #fragment")
 	}
-	return nil
+	return s.checkWebhookHost(ctx, u.Hostname())
 }
 
 func checkWebhookEvents(events []string) error {
@@ -163,7 +162,7 @@ func (s *Service) CreateWebhook(ctx context.Context, p *auth.Principal, in Webho
 	if err := s.applyWebhookInput(w, in); err != nil {
 		return nil, err
 	}
-	if err := checkWebhookURL(w.URL); err != nil {
+	if err := s.checkWebhookURL(ctx, w.URL); err != nil {
 		return nil, err
 	}
 	err := s.store.Write(ctx, func(tx *store.Tx) error {

@@ -65,7 +65,8 @@ const externalData = process.env.AGENTDESK_E2E_DATA;
 const data = externalData ?? mkdtempSync(join(tmpdir(), 'agentdesk-e2e-'));
 const port = await freePort();
 const url = `http://127.0.0.1:${port}`;
-const server = start(['--serve', '--addr', `127.0.0.1:${port}`, '--data', data]);
+// --webhooks-allow-private: the webhook test's receiver listens on loopback.
+const server = start(['--serve', '--addr', `127.0.0.1:${port}`, '--data', data, '--webhooks-allow-private']);
 for (let i = 0; ; i++) {
   try {
     if ((await fetch(url + '/healthz')).ok) break;

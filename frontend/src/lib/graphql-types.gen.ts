@@ -241,7 +241,7 @@ export type Mutation = {
   createTask: Task;
   /** Creates a space; its name is unique in the project. Needs the admin scope (data tokens are for REST /api/vector). */
   createVectorSpace: VectorSpace;
-  /** Registers a webhook (admin): the project's events from now on are POSTed to url (http or https; private addresses allowed; redirects are not followed). Its signing secret is in secret, shown this once. */
+  /** Registers a webhook (admin): the project's events from now on are POSTed to url (http or https, on the public internet unless the server runs with --webhooks-allow-private; redirects are not followed). Its signing secret is in secret, shown this once. */
   createWebhook: Webhook;
   /** Deletes an agent (admin); true when done. Its tasks become unassigned (their status does not change), it leaves its conversations, its messages stay. */
   deleteAgent: Scalars['Boolean']['output'];
