@@ -88,7 +88,7 @@ func bulkFill(ctx context.Context, st *store.Store, p project, n int, words []st
 					return err
 				}
 				task.Derive()
-				if err := tx.AppendEvent(ctx, p.id, "task.created", task, now); err != nil {
+				if err := tx.AppendEvent(ctx, p.id, "task.created", model.TaskEvent{Task: task}, now); err != nil {
 					return err
 				}
 			}

@@ -61,7 +61,9 @@ type taskChange struct {
 	Kind   string
 	TaskID *int64
 	Task   *model.Task
-	At     time.Time
+	// Appended is what the change added to the task's conversation (model.TaskEvent).
+	Appended []model.TaskMessage
+	At       time.Time
 }
 
 var taskChangeKindEnum = gql.NewEnum(gql.EnumConfig{Name: "TaskChangeKind", Description: "What happened to a task.", Values: gql.EnumValueConfigMap{
@@ -77,11 +79,17 @@ var taskChangeType = gql.NewObject(gql.ObjectConfig{Name: "TaskChange", Descript
 	"taskId": &gql.Field{Type: gql.Int, Description: "The task's id; null only for reset.", Resolve: field(func(c taskChange) any {
 		return int64Ptr(c.TaskID)
 	})},
-	"task": &gql.Field{Type: taskType, Description: "The task after the change, with its conversation; null when deleted (and for reset).", Resolve: field(func(c taskChange) any {
+	"task": &gql.Field{Type: taskType, Description: "The task after the change, without its conversation (null: query task(id) for the whole thread, then add appended); null when deleted (and for reset).", Resolve: field(func(c taskChange) any {
 		if c.Task == nil {
 			return nil
 		}
 		return *c.Task
+	})},
+	"appended": &gql.Field{Type: gql.NewList(gql.NewNonNull(taskMessageType)), Description: "The entries this change added to the task's conversation, oldest first (an answer, a comment, an agent's message); empty when it added none, null when deleted (and for reset).", Resolve: field(func(c taskChange) any {
+		if c.Task == nil {
+			return nil
+		}
+		return c.Appended
 	})},
 	"at": timeField("When the change happened", func(c taskChange) time.Time { return c.At }, false),
 }})
@@ -135,11 +143,17 @@ func (b builder) subscription() *gql.Object {
 						c := taskChange{Seq: e.Seq, At: e.At}
 						switch e.Type {
 						case service.EventTaskCreated, service.EventTaskUpdated:
-							var t model.Task
-							if json.Unmarshal(e.Data, &t) != nil {
+							var d struct {
+								model.Task
+								Appended []model.TaskMessage `json:"appended"`
+							}
+							if json.Unmarshal(e.Data, &d) != nil {
 								return nil, false
 							}
-							c.Kind, c.TaskID, c.Task = changeUpdated, &t.ID, &t
+							c.Kind, c.TaskID, c.Task, c.Appended = changeUpdated, &d.ID, &d.Task, d.Appended
+							if c.Appended == nil {
+								c.Appended = []model.TaskMessage{} // written before events carried it
+							}
 							if e.Type == service.EventTaskCreated {
 								c.Kind = changeCreated
 							}

@@ -160,8 +160,11 @@ type change struct {
 		ID     int64
 		Status string
 		Agent  *struct{ ID int64 }
+		// Conversation stays null: the change's new entries come in Appended.
+		Conversation []struct{ Content string }
 	}
-	At string
+	Appended []struct{ Role, Content string }
+	At       string
 }
 
 func (c *wsClient) change(id string) change {
@@ -177,7 +180,7 @@ func (c *wsClient) change(id string) change {
 	return ch
 }
 
-const taskChangedQuery = `subscription($since: Int) { taskChanged(since: $since) { seq kind taskId at task { id status agent { id } } } }`
+const taskChangedQuery = `subscription($since: Int) { taskChanged(since: $since) { seq kind taskId at task { id status agent { id } conversation { content } } appended { role content } } }`
 
 func TestSubscriptionTaskChanged(t *testing.T) { pgtest.Engines(t, testSubscriptionTaskChanged) }
 
@@ -229,10 +232,25 @@ func testSubscriptionTaskChanged(t *testing.T, engine string) {
 	c.send(wsMsg{ID: "s1", Type: "complete"})
 	c.sync()
 	env.Do(t, testenv.Request{Method: http.MethodPost, Path: "/api/tasks", Token: w, Body: map[string]any{"summary": "after"}})
-	if ch := c.change("s2"); ch.Kind != "created" {
-		t.Fatalf("s2 = %+v", ch)
+	after := c.change("s2")
+	if after.Kind != "created" || after.Appended == nil || len(after.Appended) != 0 {
+		t.Fatalf("s2 = %+v", after)
 	}
 	c.sync() // an s1 next would have come before the pong
+
+	// A comment's change carries the comment alone, not the task's conversation.
+	path := "/api/tasks/" + strconv.FormatInt(*after.TaskID, 10) + "/comments"
+	for _, text := range []string{"first", "second"} {
+		if r := env.Do(t, testenv.Request{Method: http.MethodPost, Path: path, Token: w, Body: map[string]any{"content": text}}); r.Status != http.StatusOK {
+			t.Fatalf("comment: %d %s", r.Status, r.Body)
+		}
+	}
+	for _, text := range []string{"first", "second"} {
+		ch := c.change("s2")
+		if ch.Kind != "updated" || len(ch.Appended) != 1 || ch.Appended[0].Content != text || ch.Appended[0].Role != "user" || ch.Task.Conversation != nil {
+			t.Fatalf("comment %q: %+v", text, ch)
+		}
+	}
 
 	// The same id may be used again once its operation is over.
 	c.subscribe("s1", taskChangedQuery, nil)

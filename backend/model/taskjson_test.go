@@ -111,3 +111,45 @@ func FuzzTaskJSON(f *testing.F) {
 			Steps: []Step{{ID: id, Title: title, Status: summary}}, Conversation: []TaskMessage{{Content: summary}}})
 	})
 }
+
+// TestTaskEventJSON: a task event's data is the task's fields without its conversation,
+// plus "appended", the entries the change added (an empty array when none).
+func TestTaskEventJSON(t *testing.T) {
+	at := time.Date(2026, 11, 23, 18, 28, 8, 638388000, time.UTC)
+	entries := []TaskMessage{{Role: RoleUser, Content: "first", CreatedAt: at, Author: "Dana"}, {Role: RoleUser, Content: "yes <b>", CreatedAt: at, Author: "Dana", Question: "Ship?"}}
+	task := Task{ID: 7, ProjectID: "prj_x", Summary: "s", Steps: []Step{}, Conversation: entries, Status: StatusDoing, CreatedAt: at, UpdatedAt: at}
+	for _, appended := range [][]TaskMessage{entries[1:], nil} {
+		got, err := TaskEvent{Task: &task, Appended: appended}.AppendJSON(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(got, &fields); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, got)
+		}
+		if _, ok := fields["conversation"]; ok {
+			t.Errorf("the event carries the conversation: %s", got)
+		}
+		wantAppended, _ := json.Marshal(append([]TaskMessage{}, appended...))
+		if !bytes.Equal(fields["appended"], wantAppended) {
+			t.Errorf("appended %s, want %s", fields["appended"], wantAppended)
+		}
+		delete(fields, "appended")
+		withoutConversation := task
+		withoutConversation.Conversation = nil
+		var want map[string]json.RawMessage
+		raw, _ := json.Marshal(reflectTask(withoutConversation))
+		json.Unmarshal(raw, &want)
+		if g, w := len(fields), len(want); g != w {
+			t.Errorf("%d task fields, want %d: %s", g, w, got)
+		}
+		for k, v := range want {
+			if !bytes.Equal(fields[k], v) {
+				t.Errorf("%s: %s, want %s", k, fields[k], v)
+			}
+		}
+	}
+	if len(task.Conversation) != 2 {
+		t.Errorf("encoding the event changed the task's conversation: %+v", task.Conversation)
+	}
+}

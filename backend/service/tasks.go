@@ -144,7 +144,7 @@ func (s *Service) insertTask(ctx context.Context, tx *store.Tx, p *auth.Principa
 	}
 	task.Conversation = []model.TaskMessage{}
 	task.Derive()
-	if err := tx.AppendEvent(ctx, p.ProjectID, EventTaskCreated, task, now); err != nil {
+	if err := tx.AppendEvent(ctx, p.ProjectID, EventTaskCreated, model.TaskEvent{Task: task}, now); err != nil {
 		return nil, internal("record event", err)
 	}
 	return task, nil
@@ -361,24 +361,27 @@ func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, c
 
 // saveTask writes a changed task, appends entries (if any) to its conversation, records
 // the task.updated event, and returns the task as stored: the end of every task change.
+// The event carries the task without its conversation and the entries this change
+// added (model.TaskEvent), so that events stay as small as the change.
 func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, entries []model.TaskMessage, now time.Time) (*model.Task, error) {
 	t.UpdatedAt = now
 	if err := tx.UpdateTask(ctx, t); err != nil {
 		return nil, internal("update task", err)
 	}
-	for _, entry := range entries {
+	for i := range entries {
+		entry := &entries[i]
 		// Its author is the actor of the change, named as the activity trail names
 		// them: the thread says "answered by Dana" exactly when the trail does.
 		entry.CreatedAt, entry.Author = now, audit.From(ctx).Name
-		if err := tx.AppendTaskMessage(ctx, t.ID, entry); err != nil {
+		if err := tx.AppendTaskMessage(ctx, t.ID, *entry); err != nil {
 			return nil, internal("append to the conversation", err)
 		}
-		// t already holds every change (the callers apply each one to it as they write
-		// it), so it is the stored task: no need to read it back.
-		t.Conversation = append(t.Conversation, entry)
 	}
+	// t already holds every change (the callers apply each one to it as they write it),
+	// so it is the stored task: no need to read it back.
+	t.Conversation = append(t.Conversation, entries...)
 	t.Derive()
-	if err := tx.AppendEvent(ctx, t.ProjectID, EventTaskUpdated, t, now); err != nil {
+	if err := tx.AppendEvent(ctx, t.ProjectID, EventTaskUpdated, model.TaskEvent{Task: t, Appended: entries}, now); err != nil {
 		return nil, err
 	}
 	return t, nil

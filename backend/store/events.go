@@ -23,8 +23,8 @@ import (
 func (t *Tx) AppendEvent(ctx context.Context, projectID, typ string, data any, at time.Time) error {
 	var raw []byte
 	var err error
-	if task, ok := data.(*model.Task); ok { // most events carry a task (model/taskjson.go)
-		raw, err = task.AppendJSON(make([]byte, 0, 1024))
+	if v, ok := data.(jsonAppender); ok { // most events carry a task (model.TaskEvent)
+		raw, err = v.AppendJSON(make([]byte, 0, 1024))
 	} else {
 		raw, err = json.Marshal(data)
 	}
@@ -38,6 +38,12 @@ func (t *Tx) AppendEvent(ctx context.Context, projectID, typ string, data any, a
 	t.events = append(t.events, model.Event{Seq: seq, Type: typ, ProjectID: projectID, At: at, Data: json.RawMessage(raw)})
 	t.audit = append(t.audit, auditOf(ctx, raw)) // activity.go
 	return nil
+}
+
+// jsonAppender is data that encodes itself faster than encoding/json does
+// (model/taskjson.go).
+type jsonAppender interface {
+	AppendJSON(dst []byte) ([]byte, error)
 }
 
 // nextSeq numbers the project's next event. The first event of a project in a batch

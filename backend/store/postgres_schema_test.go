@@ -16,7 +16,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // The SQLite tables with no PostgreSQL twin, and why.
 var sqliteOnlyTables = map[string]string{
-	"tasks_fts":         "FTS5 index: on PostgreSQL the GIN index tasks_search over to_tsvector('agentdesk_simple', summary || ' ' || details), non-alphanumerics as spaces",
+	"tasks_fts":         "FTS5 index: on PostgreSQL the GIN index tasks_search over to_tsvector('agentdesk_simple', task_search_words(project_id, summary, details)): each word behind its project's tag (migration 00030)",
 	"tasks_fts_pending": "FTS5 is filled in bulk after the write; PostgreSQL's GIN index is kept by the write itself (its own pending list batches the work)",
 	"vector_chunks_fts": "FTS5 index: on PostgreSQL the GIN index vector_chunks_search over to_tsvector('agentdesk_english', text), non-alphanumerics as spaces",
 	"goose_db_version":  "goose's own table, of a different shape per dialect",

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/md5"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -184,7 +186,7 @@ type TaskFilter struct {
 	AfterID        int64
 	Limit          int
 	// Query keeps the tasks whose summary or details hold every word of it (by prefix,
-	// accents and case ignored), through the FTS5 index tasks_fts (TaskSearchTerms).
+	// accents and case ignored), through the index of the project's words (TaskSearchTerms).
 	Query string
 	// Desc lists newest first: AfterID then means the page after it in that order
 	// (smaller ids), 0 the newest.
@@ -291,13 +293,15 @@ func (f TaskFilter) where(pg bool) (string, []any) {
 	if f.Query != "" {
 		// The matches come from the index; the page is still read in id order over the
 		// project's index, so that search pages like any list (after_id, Link).
+		// Both indexes hold each word behind its project's tag (searchTag), and the search
+		// asks for its project's: it reads only its own project's terms.
 		if pg {
-			// The GIN index tasks_search; no pending queue on PostgreSQL.
-			sb.WriteString(" AND to_tsvector('agentdesk_simple', regexp_replace((t.summary || ' ' || t.details) COLLATE \"und-x-icu\", '[^[:alnum:]]+', ' ', 'g')) @@ to_tsquery('agentdesk_simple', ?)")
-			args = append(args, taskTSQuery(f.Query))
+			// The GIN index tasks_search (migration 00030); no pending queue on PostgreSQL.
+			sb.WriteString(" AND to_tsvector('agentdesk_simple', task_search_words(t.project_id, t.summary, t.details)) @@ to_tsquery('agentdesk_simple', ?)")
+			args = append(args, taskTSQuery(f.ProjectID, f.Query))
 		} else {
 			sb.WriteString(" AND t.id IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)")
-			args = append(args, taskMatch(f.Query))
+			args = append(args, taskMatch(f.ProjectID, f.Query))
 		}
 	}
 	return sb.String(), args
@@ -306,7 +310,8 @@ func (f TaskFilter) where(pg bool) (string, []any) {
 // IndexTaskSearch brings the search index (tasks_fts) up to date with the tasks noted in
 // tasks_fts_pending by the triggers of migration 00021, about limit of them at most, and
 // says whether some remain: each noted task's entry goes, and comes back with its
-// current text unless the task is gone. One FTS5 segment for the whole pass.
+// current words (taskSearchWords) unless the task is gone. One FTS5 segment for the
+// whole pass.
 func (t *Tx) IndexTaskSearch(ctx context.Context, limit int) (more bool, err error) {
 	if t.pg {
 		return false, nil // the GIN index tasks_search is kept by every write
@@ -319,16 +324,80 @@ func (t *Tx) IndexTaskSearch(ctx context.Context, limit int) (more bool, err err
 		ids, more = ids[:limit], true
 	}
 	list, _ := json.Marshal(ids)
-	for _, q := range []string{
-		`DELETE FROM tasks_fts WHERE rowid IN (SELECT value FROM json_each(?1))`,
-		`INSERT INTO tasks_fts (rowid, summary, details) SELECT id, summary, details FROM tasks WHERE id IN (SELECT value FROM json_each(?1))`,
-		`DELETE FROM tasks_fts_pending WHERE task_id IN (SELECT value FROM json_each(?1))`,
+	entries, err := t.taskSearchEntries(ctx, string(list))
+	if err != nil {
+		return false, err
+	}
+	for _, st := range []struct{ query, arg string }{
+		{`DELETE FROM tasks_fts WHERE rowid IN (SELECT value FROM json_each(?1))`, string(list)},
+		{`INSERT INTO tasks_fts (rowid, words) SELECT value ->> 0, value ->> 1 FROM json_each(?1)`, entries},
+		{`DELETE FROM tasks_fts_pending WHERE task_id IN (SELECT value FROM json_each(?1))`, string(list)},
 	} {
-		if _, err := t.exec(ctx, q, string(list)); err != nil {
+		if _, err := t.exec(ctx, st.query, st.arg); err != nil {
 			return false, err
 		}
 	}
 	return more, nil
+}
+
+// taskSearchEntries reads the tasks of ids (a JSON array) that still exist and gives
+// their rows for tasks_fts, as a JSON array of [id, words].
+func (t *Tx) taskSearchEntries(ctx context.Context, ids string) (string, error) {
+	rows, err := t.query(ctx, `SELECT id, project_id, summary, details FROM tasks WHERE id IN (SELECT value FROM json_each(?1))`, ids)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var entries [][2]any
+	for rows.Next() {
+		var id int64
+		var projectID, summary, details string
+		if err := rows.Scan(&id, &projectID, &summary, &details); err != nil {
+			return "", err
+		}
+		entries = append(entries, [2]any{id, taskSearchWords(projectID, summary+" "+details)})
+	}
+	if err := rows.Err(); err != nil {
+		return "", err
+	}
+	out, err := json.Marshal(entries)
+	return string(out), err
+}
+
+// searchTag is the mark of a project's words in the search indexes (migration 00030):
+// 12 letters from the MD5 of its id, the hex digits 0-9 written g-p, so that tag and
+// word are one word to both tokenizers. A prefix search then reads only the terms of
+// its own project. Two projects sharing a tag would only share cost: every search
+// also keeps to its project's tasks. PostgreSQL computes the same (task_search_tag).
+func searchTag(projectID string) string {
+	sum := md5.Sum([]byte(projectID))
+	tag := []byte(hex.EncodeToString(sum[:6]))
+	for i, c := range tag {
+		if c >= '0' && c <= '9' {
+			tag[i] = 'g' + (c - '0')
+		}
+	}
+	return string(tag)
+}
+
+// taskSearchWords is what tasks_fts holds for a task's text: each of its words
+// (searchWords), once, behind the project's tag.
+func taskSearchWords(projectID, text string) string {
+	tag := searchTag(projectID)
+	var sb strings.Builder
+	seen := map[string]bool{}
+	for _, w := range searchWords(text) {
+		if !seen[w] {
+			seen[w] = true
+			sb.WriteString(tag + w + " ")
+		}
+	}
+	return sb.String()
+}
+
+// searchWords splits text into its words, lower case: runs of letters and digits.
+func searchWords(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) })
 }
 
 // TaskSearchBehind says whether tasks wait to be indexed for search.
@@ -348,9 +417,8 @@ const maxSearchTerms = 16
 // without repeats, at most maxSearchTerms: what a task search matches. None means the
 // search cannot match anything.
 func TaskSearchTerms(q string) []string {
-	words := strings.FieldsFunc(strings.ToLower(q), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) })
 	var terms []string
-	for _, w := range words {
+	for _, w := range searchWords(q) {
 		if !slices.Contains(terms, w) && len(terms) < maxSearchTerms {
 			terms = append(terms, w)
 		}
@@ -358,21 +426,23 @@ func TaskSearchTerms(q string) []string {
 	return terms
 }
 
-// taskMatch is the FTS5 query of a search: every word, each as a quoted prefix (so that
-// nothing the user types is FTS5 syntax), in summary or details.
-// taskTSQuery is taskMatch for PostgreSQL's to_tsquery: every word, by prefix.
-func taskTSQuery(q string) string {
+// taskTSQuery is taskMatch for PostgreSQL's to_tsquery: every word of the project, by prefix.
+func taskTSQuery(projectID, q string) string {
+	tag := searchTag(projectID)
 	terms := TaskSearchTerms(q)
 	for i, w := range terms {
-		terms[i] = w + ":*" // letters and digits only: nothing to quote
+		terms[i] = tag + w + ":*" // letters and digits only: nothing to quote
 	}
 	return strings.Join(terms, " & ")
 }
 
-func taskMatch(q string) string {
+// taskMatch is the FTS5 query of a search of a project: every word, each as a quoted
+// prefix behind the project's tag (nothing the user types is FTS5 syntax).
+func taskMatch(projectID, q string) string {
+	tag := searchTag(projectID)
 	terms := TaskSearchTerms(q)
 	for i, w := range terms {
-		terms[i] = `"` + w + `"*` // words hold letters and digits only: no quote to escape
+		terms[i] = `"` + tag + w + `"*` // words hold letters and digits only: no quote to escape
 	}
 	return strings.Join(terms, " AND ")
 }

@@ -21,7 +21,7 @@ func openTest(t *testing.T) *Store {
 }
 
 // openTestOn is openTest on a database of the engine (pgtest.Engines).
-func openTestOn(t *testing.T, engine string) *Store {
+func openTestOn(t testing.TB, engine string) *Store {
 	t.Helper()
 	loc, err := ParseDB(pgtest.DBFor(t, engine, migrateTestPostgres))
 	if err != nil {

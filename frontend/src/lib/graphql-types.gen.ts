@@ -948,12 +948,14 @@ export type Task = {
 
 /** A change to one of the project's tasks, as the event stream recorded it. */
 export type TaskChange = {
+  /** The entries this change added to the task's conversation, oldest first (an answer, a comment, an agent's message); empty when it added none, null when deleted (and for reset). */
+  appended: Maybe<Array<TaskMessage>>;
   /** When the change happened (RFC 3339, UTC) */
   at: Scalars['String']['output'];
   kind: TaskChangeKind;
   /** The event's seq in the project's stream; subscribe again with since: seq to resume after it. */
   seq: Scalars['Int']['output'];
-  /** The task after the change, with its conversation; null when deleted (and for reset). */
+  /** The task after the change, without its conversation (null: query task(id) for the whole thread, then add appended); null when deleted (and for reset). */
   task: Maybe<Task>;
   /** The task's id; null only for reset. */
   taskId: Maybe<Scalars['Int']['output']>;

@@ -15,6 +15,7 @@ import type {
   StepStatus,
   StreamEvent,
   Task,
+  TaskEvent,
 } from './types';
 import { STATUSES, waitingText } from './types';
 import type { ConnState } from './events';
@@ -28,6 +29,20 @@ function newer(a: Task | undefined, b: Task): boolean {
 /** `t`, with the conversation `prev` knew: list answers and events may leave it out. */
 function keepConversation(prev: Task | undefined, t: Task): Task {
   return prev?.conversation && !t.conversation ? { ...t, conversation: prev.conversation } : t;
+}
+
+/**
+ * The task a task.created or task.updated event brings, given the task shown before it:
+ * events carry only the entries a change added (`appended`), so they join the
+ * conversation already shown. A task shown in that very state (the answer to the request
+ * that made the change came first) has them already; a task shown without its
+ * conversation stays without one (the detail pane loads it whole).
+ */
+export function taskFromEvent(prev: Task | undefined, d: TaskEvent): Task {
+  const { appended = [], ...t } = d;
+  if (t.conversation || !prev?.conversation) return t; // an event stored before events stayed small carries it whole
+  if (prev.updated_at === t.updated_at) return { ...t, conversation: prev.conversation };
+  return { ...t, conversation: [...prev.conversation, ...appended] };
 }
 
 /** Per status: how many tasks the project has in it (the server's counts, kept live). */
@@ -180,9 +195,12 @@ export class AppState {
     const pending = this.boardPending ?? [];
     this.boardPending = null;
     for (const e of pending) {
-      const t = e.data as Task;
-      if (e.type === 'task.deleted') m.delete(t.id);
-      else if (!this.moving.has(t.id) && (!q || matchesSearch(t, q)) && newer(m.get(t.id), t)) m.set(t.id, keepConversation(m.get(t.id), t));
+      if (e.type === 'task.deleted') {
+        m.delete(e.data.id);
+        continue;
+      }
+      const t = taskFromEvent(m.get(e.data.id), e.data);
+      if (!this.moving.has(t.id) && (!q || matchesSearch(t, q)) && newer(m.get(t.id), t)) m.set(t.id, t);
     }
     if (pending.length) this.refreshCounts(); // whether the counts' answer saw them is unknown
     this.tasks = m;
@@ -404,7 +422,13 @@ export class AppState {
   }
 
   async refreshTask(id: number): Promise<void> {
-    this.put(await api.task(id));
+    // An event that overtakes the answer leaves a newer task without a conversation (it
+    // carries only what its change added) and the answer is dropped as older: ask again.
+    for (let tries = 0; tries < 3; tries++) {
+      this.put(await api.task(id));
+      const t = this.tasks.get(id);
+      if (!t || t.conversation) return;
+    }
   }
 
   // ---- events ----
@@ -443,7 +467,7 @@ export class AppState {
       case 'task.created':
       case 'task.updated':
         this.boardPending?.push(e);
-        this.put(d as Task, false, e.type === 'task.created');
+        this.put(taskFromEvent(this.tasks.get(d.id), d), false, e.type === 'task.created');
         break;
       case 'task.deleted':
         this.boardPending?.push(e);
@@ -590,7 +614,7 @@ export class AppState {
         break;
       case 'task.created':
       case 'task.updated':
-        this.linkTask(d as Task);
+        this.linkTask(taskFromEvent(undefined, d));
         break;
       case 'task.deleted':
         this.unlinkTask(d.id);

@@ -12,8 +12,10 @@ export type Status = S['TaskStatus'];
 export type StepStatus = S['StepStatus'];
 export type Step = S['Step'];
 export type TaskMessage = S['TaskMessage'];
-/** A task as REST answers and task events carry it; `conversation` only in single-task answers and events. */
+/** A task as REST answers carry it; `conversation` only in single-task answers. */
 export type Task = S['Task'];
+/** The data of a task.created or task.updated event: the task without its conversation, and the entries the change added. */
+export type TaskEvent = S['TaskEvent'];
 export type NewTask = S['CreateTaskRequest'];
 export type Conversation = S['Conversation'];
 export type Message = S['Message'];
