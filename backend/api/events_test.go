@@ -279,14 +279,20 @@ func testEventsReset(t *testing.T, engine string) {
 }
 
 // TestWebSocketOrigins: a browser page may open the WebSockets (/api/events and
-// /graphql's) only from a loopback host or a configured origin. A DNS rebinding page
-// sends an Origin that matches the Host it asked for, and must still be refused.
+// /graphql's) only from the server's own origin: the loopback address it serves on
+// (localhost naming it too), never a page on another port of this machine. A DNS
+// rebinding page sends an Origin that matches the Host it asked for, and must still be
+// refused.
 func TestWebSocketOrigins(t *testing.T) { pgtest.Engines(t, testWebSocketOrigins) }
 
 func testWebSocketOrigins(t *testing.T, engine string) {
 	env := testenv.StartOn(t, engine)
 	token := env.Token(t, env.Project.ID, "task:read")
 	_, port, _ := strings.Cut(strings.TrimPrefix(env.URL, "http://"), ":")
+	otherPort := "3000"
+	if port == otherPort {
+		otherPort = "3001"
+	}
 	cases := []struct {
 		origin, host string
 		ok           bool
@@ -294,8 +300,11 @@ func testWebSocketOrigins(t *testing.T, engine string) {
 		{"", "", true}, // not a browser
 		{env.URL, "", true},
 		{"http://localhost:" + port, "localhost:" + port, true},
-		{"http://127.0.0.9:3000", "", true},
-		{"http://[::1]:" + port, "", true},
+		{"http://127.0.0.1:" + otherPort, "", false}, // a page on another loopback port
+		{"http://localhost:" + otherPort, "", false},
+		{"http://127.0.0.9:" + port, "", false}, // another loopback address: another server may hold it
+		{"http://[::1]:" + port, "", false},
+		{"https://127.0.0.1:" + port, "", false},
 		{"http://rebind.example:" + port, "rebind.example:" + port, false},
 		{"https://evil.example", "", false},
 		{"null", "", false},

@@ -47,6 +47,7 @@ func oaEventScenarios() []oaCase {
 		{name: "events without a read scope", method: "GET", path: "/api/events", auth: "wo", header: ws, req: oaInvalid, status: 403, code: "forbidden"},
 		{name: "events write-only access_token", method: "GET", path: "/api/events", auth: "query:mw", header: ws, req: oaInvalid, status: 403, code: "forbidden"},
 		{name: "events data token", method: "GET", path: "/api/events", auth: "data", header: ws, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "events past the sockets of a credential", method: "GET", path: "/api/events", auth: "full", header: ws, status: 429, code: "rate_limited"},
 		{name: "events foreign origin", method: "GET", path: "/api/events", auth: "ro", header: oaHandshake("Origin", "https://evil.example"), status: 403, code: "forbidden", check: oaRefusedHandshake},
 	}
 }

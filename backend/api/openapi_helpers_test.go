@@ -23,9 +23,11 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
+	"github.com/gorilla/websocket"
 
 	"github.com/agentdesk/agentdesk/backend/api"
 	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/events"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
@@ -60,7 +62,8 @@ type oaCase struct {
 	// current ETags of {task} and {waiting}.
 	path string
 	body string
-	// auth: rw ro wo msg mr mw all data admin desktop other otherMsg (Bearer tokens), "query:" and a
+	// auth: rw ro wo msg mr mw all data admin desktop other otherMsg (Bearer tokens; full: a
+	// task:read token that holds events.MaxSocketsPerCredential streams open), "query:" and a
 	// token name (sent as ?access_token=), agent, agent-bad-digest, agent-unknown,
 	// agent-other (agent headers), none, "raw:" and an Authorization value, session (a
 	// new session of Dana, made for the case: its id is {freshSession}; {session} is
@@ -206,6 +209,15 @@ func newOAHarness(t *testing.T, engine string, router routers.Router, covered ma
 	token("admin", h.project, model.TokenPlatform, auth.TaskRead, auth.Admin)
 	token("other", h.otherProject, model.TokenPlatform, auth.TaskRead, auth.TaskWrite)
 	token("otherMsg", h.otherProject, model.TokenPlatform, auth.MessagingRead, auth.MessagingWrite)
+	token("full", h.project, model.TokenPlatform, auth.TaskRead)
+	for range events.MaxSocketsPerCredential { // "full" holds every socket it may
+		conn, resp, err := websocket.DefaultDialer.Dial(strings.Replace(env.URL, "http://", "ws://", 1)+"/api/events",
+			http.Header{"Authorization": {"Bearer " + h.tokens["full"]}})
+		if err != nil {
+			t.Fatalf("a stream of the full token: %v %v", err, resp)
+		}
+		t.Cleanup(func() { conn.Close() })
+	}
 	sess, err := env.Service.StartDesktopSession(context.Background(), auth.Owner(""))
 	if err != nil {
 		t.Fatalf("desktop session: %v", err)
@@ -407,8 +419,8 @@ func (h *oaHarness) call(t *testing.T, c oaCase, ids map[string]int64) *oaResult
 				return strconv.FormatInt(h.otherAgent.ID, 10)
 			case "other":
 				return strconv.FormatInt(h.otherTask, 10)
-			case "origin":
-				return h.env.URL
+			case "origin": // its public URL: with one, the server has no other origin
+				return oaPublicURL
 			case "conv":
 				return strconv.FormatInt(h.conv.ID, 10)
 			case "convUUID":

@@ -31,9 +31,10 @@ func TestOpenAPIHead(t *testing.T) {
 			continue
 		}
 		n++
-		// The upgrade, and the Origin check of the WebSocket library, come after "not a
-		// WebSocket" (400); the library's other refusals are 400 already.
-		if c.header["Upgrade"] != "" && (c.status == http.StatusSwitchingProtocols || c.header["Origin"] != "") {
+		// The upgrade, the count of a credential's sockets (429) and the Origin check of
+		// the WebSocket library come after "not a WebSocket" (400); the library's other
+		// refusals are 400 already.
+		if c.header["Upgrade"] != "" && (c.status == http.StatusSwitchingProtocols || c.status == http.StatusTooManyRequests || c.header["Origin"] != "") {
 			c.status = http.StatusBadRequest
 		}
 		c.method, c.code, c.check = http.MethodHead, "", nil

@@ -40,11 +40,14 @@ const (
 type Principal struct {
 	Kind      Kind
 	ProjectID string
-	Name      string   // token name, agent name or user name: who, for logs and audit
-	TokenID   int64    // KindToken
-	TokenType string   // KindToken: platform or data
-	AgentID   int64    // KindAgent
-	Scopes    []string // what the caller may do; the owner holds every scope
+	Name      string // token name, agent name or user name: who, for logs and audit
+	TokenID   int64  // KindToken
+	TokenType string // KindToken: platform or data
+	// TokenMaker is the person who made the token (KindToken; 0 when none did): a token
+	// the token makes is theirs too.
+	TokenMaker int64
+	AgentID    int64    // KindAgent
+	Scopes     []string // what the caller may do; the owner holds every scope
 	// Via is the interface the caller came through (audit's ViaREST, ViaGraphQL, ViaUI,
 	// ViaJob...), set where it authenticated; "" for a principal made in code, which
 	// acts for whoever its context says (the CLI's owner, or the system).

@@ -15,14 +15,15 @@ import (
 // fanout opens n WebSocket subscribers, makes `events` task changes at a steady rate,
 // and measures, for every delivery to every subscriber, the time from the event's
 // commit timestamp (`at`, taken by the server as the write starts, so it includes the
-// commit) to its arrival. It returns p50 and p99 in ms.
-func (l *loader) fanout(n, events int, rate float64, token string) (p50, p99 float64, err error) {
-	header := http.Header{"Authorization": {"Bearer " + token}}
+// commit) to its arrival. It returns p50 and p99 in ms. The subscribers follow with
+// streamTokens (a credential holds a limited number of sockets); token makes the changes.
+func (l *loader) fanout(n, events int, rate float64, token string, streamTokens []string) (p50, p99 float64, err error) {
 	conns := make([]*websocket.Conn, n)
 	for i := range conns {
 		// With two servers, half the subscribers follow the other one: the events made
 		// through a server reach the other's subscribers by its NOTIFY.
 		url := strings.Replace(l.baseOf(i), "http://", "ws://", 1) + "/api/events"
+		header := http.Header{"Authorization": {"Bearer " + streamTokens[i*len(streamTokens)/n]}}
 		c, _, err := websocket.DefaultDialer.Dial(url, header)
 		if err != nil {
 			return 0, 0, fmt.Errorf("subscriber %d: %w", i, err)

@@ -239,8 +239,12 @@ func run(ctx context.Context, cfg config) int {
 		return fail(err)
 	}
 	var fan project
+	var fanStreams []string
 	if cfg.subscribers > 0 {
 		if fan, err = srv.newProject("bench-fanout"); err != nil {
+			return fail(err)
+		}
+		if fanStreams, err = srv.streamTokens(fan, cfg.subscribers); err != nil {
 			return fail(err)
 		}
 	}
@@ -425,7 +429,7 @@ func run(ctx context.Context, cfg config) int {
 	if cfg.subscribers > 0 {
 		logf("\nevent fan-out")
 		for round := 1; round <= cfg.rounds && ctx.Err() == nil; round++ {
-			p50, p99, err := l.fanout(cfg.subscribers, 100, 50, fan.token)
+			p50, p99, err := l.fanout(cfg.subscribers, 100, 50, fan.token, fanStreams)
 			if err != nil {
 				r.check(fmt.Sprintf("round %d fan-out", round), phase{errors: 1, errSamples: []string{err.Error()}}, "fanout_p50_ms", "fanout_p99_ms")
 				continue

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentdesk/agentdesk/backend/events"
 )
 
 // server is the agentdesk binary under test, run as a child process.
@@ -103,6 +105,21 @@ func (s *server) newProject(name string) (project, error) {
 	agentAuth.Set("X-Task-Namespace", p.Namespace)
 	agentAuth.Set("X-Agent-Name", "worker")
 	return project{id: p.ID, token: token, agent: a.ID, agentAuth: agentAuth}, nil
+}
+
+// streamTokens makes enough task:read tokens of p for n event stream subscribers: one
+// credential holds at most events.MaxSocketsPerCredential sockets, so subscriber i
+// follows with token i / MaxSocketsPerCredential.
+func (s *server) streamTokens(p project, n int) ([]string, error) {
+	var tokens []string
+	for range (n + events.MaxSocketsPerCredential - 1) / events.MaxSocketsPerCredential {
+		tok, err := s.cli("token", "create", "--project", p.id, "--name", "bench streams", "--scopes", "task:read")
+		if err != nil {
+			return nil, err
+		}
+		tokens = append(tokens, strings.TrimSpace(string(tok)))
+	}
+	return tokens, nil
 }
 
 // freePort asks the kernel for a loopback port that is free right now.

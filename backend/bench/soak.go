@@ -108,13 +108,17 @@ func runSoak(ctx context.Context, cfg config, sc soakConfig) int {
 	defer agent.cmd.Process.Kill()
 
 	// Stream subscribers: every one must stay connected to the end.
+	streamTokens, err := srv.streamTokens(p, sc.subscribers)
+	if err != nil {
+		return fail(err)
+	}
 	var events atomic.Int64
 	subsDone := make(chan error, sc.subscribers)
 	subCtx, stopSubs := context.WithCancel(ctx)
 	defer stopSubs()
 	for i := range sc.subscribers {
 		conn, _, err := websocket.DefaultDialer.Dial(strings.Replace(srv.url(), "http://", "ws://", 1)+"/api/events",
-			http.Header{"Authorization": {"Bearer " + p.token}})
+			http.Header{"Authorization": {"Bearer " + streamTokens[i*len(streamTokens)/sc.subscribers]}})
 		if err != nil {
 			return fail(fmt.Errorf("subscriber %d: %w", i, err))
 		}

@@ -54,6 +54,7 @@ type Hub struct {
 	mu       sync.Mutex
 	projects map[string]*feed
 	watches  map[*Watch]struct{}
+	sockets  map[credential]int // open watches per credential (MaxSocketsPerCredential)
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -108,20 +109,58 @@ func (w *Watch) end(reason string) {
 	})
 }
 
-// Watch registers a connection's credential for checking; Unwatch when it closes.
-func (h *Hub) Watch(p *auth.Principal) *Watch {
-	w := &Watch{Principal: p, ended: make(chan struct{})}
-	h.mu.Lock()
-	h.watches[w] = struct{}{}
-	h.mu.Unlock()
-	return w
+// MaxSocketsPerCredential is how many sockets (event streams and GraphQL WebSockets
+// together) one credential may hold open at once: enough for every tab and agent of a
+// person, far from the thousands of goroutines and buffers one token could otherwise
+// pin (300 sockets of 100 subscriptions each).
+const MaxSocketsPerCredential = 64
+
+// socketsRetryAfter is the Retry-After of a socket refused for MaxSocketsPerCredential:
+// a guess, since the count drops only when one of the credential's sockets closes.
+const socketsRetryAfter = 10 * time.Second
+
+// credential identifies what a principal authenticated with: a token, an agent (the
+// project's digest with the agent's name), a session, the local owner of a project.
+// Many sockets may share one.
+type credential struct {
+	kind                 auth.Kind
+	project, name, proof string
+	tokenID, agentID     int64
 }
 
-// Unwatch forgets a watch.
+func credentialOf(p *auth.Principal) credential {
+	return credential{p.Kind, p.ProjectID, p.Name, string(p.TokenHash) + p.AgentDigest + string(p.SessionHash), p.TokenID, p.AgentID}
+}
+
+// Watch registers a socket's credential for checking; Unwatch when the socket closes.
+// A credential that already holds MaxSocketsPerCredential watches gets none: a
+// rate_limited error (429 before the upgrade) saying so.
+func (h *Hub) Watch(p *auth.Principal) (*Watch, error) {
+	c := credentialOf(p)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.sockets[c] >= MaxSocketsPerCredential {
+		return nil, errs.Limited(socketsRetryAfter, "this credential already holds %d open event stream and GraphQL WebSocket connections, the most one may; close one, or use a credential of its own for each client", MaxSocketsPerCredential)
+	}
+	w := &Watch{Principal: p, ended: make(chan struct{})}
+	h.watches[w] = struct{}{}
+	h.sockets[c]++
+	return w, nil
+}
+
+// Unwatch forgets a watch; its credential may open another socket. Forgetting one
+// twice changes nothing.
 func (h *Hub) Unwatch(w *Watch) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.watches[w]; !ok {
+		return
+	}
 	delete(h.watches, w)
-	h.mu.Unlock()
+	c := credentialOf(w.Principal)
+	if h.sockets[c]--; h.sockets[c] <= 0 {
+		delete(h.sockets, c)
+	}
 }
 
 // checkCredentials ends the watches whose credential no longer authenticates.
@@ -136,18 +175,13 @@ func (h *Hub) checkCredentials(ctx context.Context) {
 	}
 	h.mu.Unlock()
 	// Many sockets may share a credential (a fan-out of one token): each is checked once.
-	type credential struct {
-		kind                 auth.Kind
-		project, name, proof string
-		tokenID, agentID     int64
-	}
 	ended := map[credential]string{} // "" when it holds
 	for _, w := range list {
 		if w.Reason() != "" {
 			continue
 		}
 		p := w.Principal
-		c := credential{p.Kind, p.ProjectID, p.Name, string(p.TokenHash) + p.AgentDigest, p.TokenID, p.AgentID}
+		c := credentialOf(p)
 		reason, checked := ended[c]
 		if !checked {
 			// Only a refusal ends a stream; the database being busy or closing does not.
@@ -218,7 +252,7 @@ func New(opts Options) *Hub {
 		opts.MaxReplays = max(2, runtime.NumCPU())
 	}
 	h := &Hub{opts: opts, wake: make(chan struct{}, 1), replays: make(chan struct{}, opts.MaxReplays),
-		projects: map[string]*feed{}, watches: map[*Watch]struct{}{}, closing: make(chan struct{})}
+		projects: map[string]*feed{}, watches: map[*Watch]struct{}{}, sockets: map[credential]int{}, closing: make(chan struct{})}
 	h.writeTimeout.Store(int64(writeTimeout))
 	return h
 }

@@ -85,7 +85,10 @@ func repeat(typ string, n int) []string {
 func subscribe(t *testing.T, h *Hub, since int64, scopes ...string) *Subscriber {
 	t.Helper()
 	p := &auth.Principal{Kind: auth.KindToken, ProjectID: hubProject, Name: fmt.Sprint(scopes), Scopes: scopes}
-	w := h.Watch(p)
+	w, err := h.Watch(p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	sub, err := h.Subscribe(context.Background(), w, since)
 	if err != nil {
 		t.Fatal(err)
@@ -259,7 +262,10 @@ func testCheckCredentialsEndsRefused(t *testing.T, engine string) {
 	}
 	h := newHub(t, engine, Options{}, check)
 	watch := func(name string) *Watch {
-		w := h.Watch(&auth.Principal{Kind: auth.KindToken, ProjectID: hubProject, Name: name, TokenID: 1})
+		w, err := h.Watch(&auth.Principal{Kind: auth.KindToken, ProjectID: hubProject, Name: name, TokenID: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
 		t.Cleanup(func() { h.Unwatch(w) })
 		return w
 	}

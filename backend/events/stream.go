@@ -50,10 +50,12 @@ func Upgrader(allowedOrigins []string) *websocket.Upgrader {
 
 // OriginAllowed says whether a WebSocket handshake with this Origin header may proceed.
 // No Origin: not a browser (agents, scripts), allowed. Otherwise the origin must be one
-// of the configured ones (the public URL, the desktop window's) or a loopback host
-// (localhost, 127.0.0.0/8, ::1). Comparing with the request's Host is not enough: a DNS
-// rebinding page's Origin and Host both name the attacker's domain, which then resolves
-// to this machine.
+// of the allowed ones, scheme, host and port: the server's own (its public URL, or the
+// loopback address it serves on) and the desktop window's. Any other page is refused,
+// one on another loopback port included: cookies are not bound to a port, so such a
+// page would open the stream with a signed-in person's cookie. Comparing with the
+// request's Host is not enough either: a DNS rebinding page's Origin and Host both name
+// the attacker's domain, which then resolves to this machine.
 func OriginAllowed(origin string, allowed []string) bool {
 	if origin == "" {
 		return true
@@ -67,12 +69,7 @@ func OriginAllowed(origin string, allowed []string) bool {
 			return true
 		}
 	}
-	host := strings.ToLower(u.Hostname())
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	return false
 }
 
 // sameOrigin compares scheme, host and port, a default port written or not.
@@ -104,7 +101,11 @@ type Stream struct {
 // everything committed after the handshake; one with a replay is registered when its
 // replay's turn comes (Serve), and misses nothing either.
 func (h *Hub) Open(ctx context.Context, p *auth.Principal, since int64) (*Stream, error) {
-	st := &Stream{watch: h.Watch(p), since: since}
+	watch, err := h.Watch(p)
+	if err != nil {
+		return nil, err
+	}
+	st := &Stream{watch: watch, since: since}
 	if since < 0 {
 		sub, err := h.Subscribe(ctx, st.watch, since)
 		if err != nil {

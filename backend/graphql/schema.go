@@ -315,11 +315,28 @@ var tokenType = gql.NewObject(gql.ObjectConfig{Name: "Token", Description: "A pl
 	"expiresAt":  &gql.Field{Type: gql.String, Description: "Expiry (RFC 3339, UTC), if any.", Resolve: field(func(t tokenView) any { return timePtrString(t.ExpiresAt) })},
 	"lastUsedAt": &gql.Field{Type: gql.String, Description: "Last use (RFC 3339, UTC), if any.", Resolve: field(func(t tokenView) any { return timePtrString(t.LastUsedAt) })},
 	"revokedAt":  &gql.Field{Type: gql.String, Description: "Revocation (RFC 3339, UTC), if revoked.", Resolve: field(func(t tokenView) any { return timePtrString(t.RevokedAt) })},
+	"createdBy": &gql.Field{Type: personType, Description: "The person who made the token (signed in, or with a token they made); null for tokens of the command line and the desktop window. Removed from the project, or given a role without one of the token's scopes, that person's tokens are revoked.", Resolve: field(func(t tokenView) any {
+		if t.CreatedBy == nil {
+			return nil
+		}
+		return *t.CreatedBy
+	})},
 	"token": &gql.Field{Type: gql.String, Description: "The token's value: set only in the result of createPlatformToken, createDataToken or rotateToken, shown this once.", Resolve: field(func(t tokenView) any {
 		if t.Value == nil {
 			return nil
 		}
 		return *t.Value
+	})},
+}})
+
+var personType = gql.NewObject(gql.ObjectConfig{Name: "Person", Description: "A person, where a record says who did something.", Fields: gql.Fields{
+	"id":   &gql.Field{Type: nnInt, Description: "The user's id (Member.userId).", Resolve: field(func(u model.UserRef) any { return u.ID })},
+	"name": &gql.Field{Type: nnString, Resolve: field(func(u model.UserRef) any { return u.Name })},
+	"email": &gql.Field{Type: gql.String, Description: "null for a user added by name only.", Resolve: field(func(u model.UserRef) any {
+		if u.Email == nil {
+			return nil
+		}
+		return *u.Email
 	})},
 }})
 

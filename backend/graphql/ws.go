@@ -49,6 +49,9 @@ const (
 	closeInitTimeout      = 4408
 	closeSubscriberExists = 4409
 	closeTooManyInits     = 4429
+	// closeTryAgainLater (RFC 6455's registry: a temporary condition) closes a socket
+	// whose credential holds events.MaxSocketsPerCredential already.
+	closeTryAgainLater = 1013
 )
 
 // wsMessage is one message of the protocol.
@@ -66,10 +69,11 @@ type wsConn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	header *auth.Principal // from the upgrade's Authorization header, if any
-	pr     *auth.Principal // once acknowledged
-	watch  *events.Watch   // pr's credential, checked by the hub while the socket is open
-	inited bool
+	header      *auth.Principal // from the upgrade's Authorization header, if any
+	headerWatch *events.Watch   // header's hold on a socket, taken before the upgrade
+	pr          *auth.Principal // once acknowledged
+	watch       *events.Watch   // pr's credential, checked by the hub while the socket is open
+	inited      bool
 
 	writeMu sync.Mutex
 	mu      sync.Mutex
@@ -82,10 +86,16 @@ type wsOp struct{ cancel context.CancelFunc }
 // client goes away or the hub closes (server shutdown: close code 1001).
 func serveWS(rw http.ResponseWriter, r *http.Request, schema *gql.Schema, svc *service.Service, hub *events.Hub, up *websocket.Upgrader, token TokenFunc) {
 	var header *auth.Principal
+	var headerWatch *events.Watch
 	if r.Header.Get("Authorization") != "" {
 		value, err := token(r)
 		if err == nil {
 			header, err = authenticate(r.Context(), svc, value)
+		}
+		if err == nil {
+			// Counted from now, so that a credential over its number of sockets is
+			// refused with a 429 before the upgrade.
+			headerWatch, err = hub.Watch(header)
 		}
 		if err != nil {
 			replyError(rw, r, err)
@@ -94,17 +104,22 @@ func serveWS(rw http.ResponseWriter, r *http.Request, schema *gql.Schema, svc *s
 	}
 	conn, err := up.Upgrade(rw, r, nil)
 	if err != nil {
+		if headerWatch != nil {
+			hub.Unwatch(headerWatch)
+		}
 		return // the upgrader has answered (403 for a foreign origin, 400 for a bad handshake)
 	}
 	ctx, cancel := context.WithCancel(r.Context())
-	w := &wsConn{conn: conn, svc: svc, hub: hub, schema: schema, ctx: ctx, cancel: cancel, header: header, ops: map[string]*wsOp{}}
+	w := &wsConn{conn: conn, svc: svc, hub: hub, schema: schema, ctx: ctx, cancel: cancel, header: header, headerWatch: headerWatch, ops: map[string]*wsOp{}}
 	defer conn.Close()
 	defer cancel()
 	defer func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		if w.watch != nil {
-			hub.Unwatch(w.watch)
+		for _, watch := range []*events.Watch{w.watch, w.headerWatch} {
+			if watch != nil {
+				hub.Unwatch(watch)
+			}
 		}
 	}()
 	if conn.Subprotocol() != Subprotocol {
@@ -224,13 +239,17 @@ func (w *wsConn) handle(m wsMessage) bool {
 			return false
 		}
 		w.inited = true
-		pr, err := w.authenticate(m.Payload)
+		pr, watch, err := w.authenticate(m.Payload)
+		if errs.CodeOf(err) == errs.RateLimited {
+			_, msg := errs.Public(err)
+			w.close(closeTryAgainLater, "Try again later: "+msg)
+			return false
+		}
 		if err != nil {
 			_, msg := errs.Public(err)
 			w.close(closeForbidden, "Forbidden: "+msg)
 			return false
 		}
-		watch := w.hub.Watch(pr)
 		w.mu.Lock()
 		w.pr, w.watch = pr, watch
 		w.mu.Unlock()
@@ -281,13 +300,15 @@ func (w *wsConn) handle(m wsMessage) bool {
 	return true
 }
 
-// authenticate finds the caller: the connection_init payload's credentials
-// ({"Authorization": "Bearer adk_..."} or {"token": "adk_..."}), else the upgrade's header.
-func (w *wsConn) authenticate(payload json.RawMessage) (*auth.Principal, error) {
+// authenticate finds the caller and its hold on the socket: the connection_init
+// payload's credentials ({"Authorization": "Bearer adk_..."} or {"token": "adk_..."}),
+// else the upgrade's header (whose hold was taken before the upgrade). A credential
+// over MaxSocketsPerCredential gives a rate_limited error.
+func (w *wsConn) authenticate(payload json.RawMessage) (*auth.Principal, *events.Watch, error) {
 	var creds map[string]any
 	if len(payload) > 0 && string(payload) != "null" {
 		if json.Unmarshal(payload, &creds) != nil {
-			return nil, errs.Unauth("the connection_init payload must be an object, e.g. {\"Authorization\": \"Bearer <token>\"}")
+			return nil, nil, errs.Unauth("the connection_init payload must be an object, e.g. {\"Authorization\": \"Bearer <token>\"}")
 		}
 	}
 	c := service.Credentials{Where: service.WhereGraphQL, Address: service.ClientAddress(w.ctx)}
@@ -297,10 +318,22 @@ func (w *wsConn) authenticate(payload json.RawMessage) (*auth.Principal, error) 
 		}
 	}
 	c.Token, _ = creds["token"].(string)
+	w.mu.Lock()
+	headerWatch := w.headerWatch
+	w.headerWatch = nil // used below, or released: the payload's credential counts instead
+	w.mu.Unlock()
 	if c.Authorization == "" && c.Token == "" && w.header != nil {
-		return w.header, nil
+		return w.header, headerWatch, nil
 	}
-	return w.svc.Authenticate(w.ctx, c)
+	if headerWatch != nil {
+		w.hub.Unwatch(headerWatch)
+	}
+	pr, err := w.svc.Authenticate(w.ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	watch, err := w.hub.Watch(pr)
+	return pr, watch, err
 }
 
 func (w *wsConn) sendErrors(id string, list []gqlerrors.FormattedError) {

@@ -43,6 +43,16 @@ type Token struct {
 	ExpiresAt  *time.Time `json:"expires_at"`
 	LastUsedAt *time.Time `json:"last_used_at"`
 	RevokedAt  *time.Time `json:"revoked_at"`
+	// CreatedBy is the person who made the token (a session of theirs, or a token they
+	// made); nil for tokens of the command line, the desktop window and older versions.
+	CreatedBy *UserRef `json:"created_by"`
+}
+
+// UserRef names a person where a record says who did something.
+type UserRef struct {
+	ID    int64   `json:"id"`
+	Name  string  `json:"name"`
+	Email *string `json:"email"` // null for people added by name only
 }
 
 // Event is one stored change, as the events stream will send it.

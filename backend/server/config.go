@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -31,8 +32,9 @@ type Config struct {
 	// EventRetention is how long the event log is kept for ?since= replay (default 7 days).
 	EventRetention time.Duration
 	// PublicURL is the address people type to reach the server (behind a reverse proxy,
-	// its https URL). Browser pages from it may open the WebSockets (the event stream,
-	// GraphQL subscriptions); without it only pages from loopback hosts may.
+	// its https URL). Browser pages from it, and only from it, may open the WebSockets
+	// (the event stream, GraphQL subscriptions); without it, pages from the address the
+	// server listens on (ownOrigins).
 	PublicURL string
 	// AllowedOrigins are further browser origins that may open the WebSockets (the
 	// desktop window's pages).
@@ -64,12 +66,36 @@ type Config struct {
 	Clock jobs.Clock
 }
 
-// origins are the browser origins that may open the WebSockets besides loopback ones.
-func (c Config) origins() []string {
-	if c.PublicURL == "" {
-		return c.AllowedOrigins
+// origins are the browser origins that may open the WebSockets: the server's own
+// (ownOrigins) and the further ones of AllowedOrigins.
+func (c Config) origins(listening net.Addr) []string {
+	return append(ownOrigins(c.PublicURL, listening), c.AllowedOrigins...)
+}
+
+// ownOrigins is the server's own origin: its public URL when it has one, else the
+// address it listens on, as http://host:port. localhost names a loopback address as
+// well (the address people type), and a server listening on every interface
+// (0.0.0.0, [::]) is reached on loopback at 127.0.0.1 or [::1]; the port is always the
+// server's, so that a page served on another port of this machine is another origin.
+func ownOrigins(publicURL string, listening net.Addr) []string {
+	if publicURL != "" {
+		return []string{publicURL}
 	}
-	return append([]string{c.PublicURL}, c.AllowedOrigins...)
+	host, port, err := net.SplitHostPort(listening.String())
+	if err != nil {
+		return nil
+	}
+	origin := func(h string) string { return "http://" + net.JoinHostPort(h, port) }
+	ip := net.ParseIP(host)
+	switch {
+	case ip == nil:
+		return []string{origin(host)}
+	case ip.IsUnspecified():
+		return []string{origin("127.0.0.1"), origin("::1"), origin("localhost")}
+	case ip.IsLoopback():
+		return []string{origin(host), origin("localhost")}
+	}
+	return []string{origin(host)}
 }
 
 // DefaultAddr is where the server listens unless told otherwise: loopback only, so that

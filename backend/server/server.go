@@ -146,7 +146,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
 		},
 	}
-	router := api.NewRouter(svc, hub, cfg.origins(), cfg.TrustedProxies...)
+	router := api.NewRouter(svc, hub, cfg.origins(ln.Addr()), cfg.TrustedProxies...)
 	if m != nil {
 		router.ObserveRequests(m.Request)
 	}

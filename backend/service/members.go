@@ -204,7 +204,8 @@ func (s *Service) checkOwnerChange(ctx context.Context, tx *store.Tx, p *auth.Pr
 	return nil
 }
 
-// SetMemberRole changes a member's role.
+// SetMemberRole changes a member's role, and revokes the tokens the member made that
+// hold a scope the new role does not.
 func (s *Service) SetMemberRole(ctx context.Context, p *auth.Principal, userID int64, role string) (*model.Member, error) {
 	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
@@ -233,6 +234,9 @@ func (s *Service) SetMemberRole(ctx context.Context, p *auth.Principal, userID i
 		if err := tx.UpdateMemberRole(ctx, p.ProjectID, userID, role, now); err != nil {
 			return internal("change role", err)
 		}
+		if err := s.revokeTokensBeyond(ctx, tx, p.ProjectID, userID, roleScopes[role], now); err != nil {
+			return err
+		}
 		if out, err = s.loadMember(ctx, tx.Reader, p.ProjectID, userID); err != nil {
 			return err
 		}
@@ -244,8 +248,32 @@ func (s *Service) SetMemberRole(ctx context.Context, p *auth.Principal, userID i
 	return out, nil
 }
 
+// revokeTokensBeyond revokes the tokens userID made in the project that carry a scope
+// the person may no longer grant with the scopes held (nil: removed from the project).
+// It runs in the write that changes their membership, so that a token never does more
+// than its maker may: revoked like any other, it is refused everywhere at once and its
+// open sockets close.
+func (s *Service) revokeTokensBeyond(ctx context.Context, tx *store.Tx, projectID string, userID int64, held []string, now time.Time) error {
+	toks, err := tx.LiveTokensMadeBy(ctx, projectID, userID)
+	if err != nil {
+		return internal("list the member's tokens", err)
+	}
+	for _, tok := range toks {
+		if !slices.ContainsFunc(tok.Scopes, func(sc string) bool { return !mayGrant(held, tok.Type, sc) }) {
+			continue
+		}
+		if err := tx.RevokeToken(ctx, projectID, tok.ID, now); err != nil {
+			return internal("revoke token", err)
+		}
+		if err := tx.AppendEvent(ctx, projectID, EventTokenRevoked, map[string]int64{"id": tok.ID}, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // RemoveMember takes a user out of the principal's project (the user remains, for
-// other projects).
+// other projects) and revokes the tokens they made there.
 func (s *Service) RemoveMember(ctx context.Context, p *auth.Principal, userID int64) error {
 	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
@@ -262,6 +290,9 @@ func (s *Service) RemoveMember(ctx context.Context, p *auth.Principal, userID in
 		}
 		if err := tx.DeleteMember(ctx, p.ProjectID, userID); err != nil {
 			return internal("remove member", err)
+		}
+		if err := s.revokeTokensBeyond(ctx, tx, p.ProjectID, userID, nil, now); err != nil {
+			return err
 		}
 		return tx.AppendEvent(ctx, p.ProjectID, EventMemberRemoved, map[string]int64{"userId": userID}, now)
 	})

@@ -15,7 +15,8 @@ import (
 // A token that expired keeps its lifetime: the new one expires as long after now as the
 // old one did after its creation; a token without expiry gets none. The new value is
 // returned, shown this once. A revoked token cannot be rotated (create a new one), and
-// the caller must hold every scope of the token, as for creating it.
+// the caller must hold every scope of the token, as for creating it. The new token
+// belongs to whoever rotated it (tokenMaker), who is the one holding its value.
 func (s *Service) RotateToken(ctx context.Context, p *auth.Principal, id int64) (string, *model.Token, error) {
 	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
@@ -39,12 +40,16 @@ func (s *Service) RotateToken(ctx context.Context, p *auth.Principal, id int64) 
 			return errs.Conflicting("token %d is the desktop window's session and cannot be rotated; reopening the window replaces it", id)
 		}
 		for _, sc := range old.Scopes {
-			if !p.Has(sc) {
+			if !mayGrant(p.Scopes, old.Type, sc) {
 				return errs.Forbid("cannot rotate a token with the %s scope: the caller does not hold it", sc)
 			}
 		}
+		maker, err := s.tokenMaker(ctx, tx.Reader, p)
+		if err != nil {
+			return err
+		}
 		tok := &model.Token{ProjectID: p.ProjectID, Name: old.Name, Type: old.Type, Scopes: old.Scopes,
-			Hint: auth.TokenHint(value), CreatedAt: now}
+			Hint: auth.TokenHint(value), CreatedAt: now, CreatedBy: maker}
 		if old.ExpiresAt != nil {
 			at := now.Add(old.ExpiresAt.Sub(old.CreatedAt))
 			tok.ExpiresAt = &at

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
@@ -56,7 +57,7 @@ func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in CreateT
 		return "", nil, errs.Invalid("%s", problem)
 	}
 	for _, sc := range scopes {
-		if !p.Has(sc) && !(in.Type == model.TokenData && p.Has(auth.Admin)) {
+		if !mayGrant(p.Scopes, in.Type, sc) {
 			return "", nil, errs.Forbid("cannot grant the %s scope: the caller does not hold it", sc)
 		}
 	}
@@ -71,6 +72,10 @@ func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in CreateT
 		if _, err := s.project(ctx, tx.Reader, p.ProjectID); err != nil {
 			return err
 		}
+		var err error
+		if tok.CreatedBy, err = s.tokenMaker(ctx, tx.Reader, p); err != nil {
+			return err
+		}
 		if err := tx.InsertToken(ctx, tok, auth.HashToken(value)); err != nil {
 			return internal("create token", err)
 		}
@@ -80,6 +85,39 @@ func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in CreateT
 		return "", nil, err
 	}
 	return value, tok, nil
+}
+
+// mayGrant reports whether a caller holding the scopes held may put scope on a token of
+// tokenType: it holds the scope itself, or, on a data token, admin (see CreateToken).
+// A token's maker must keep that right for the token to live (members.go).
+func mayGrant(held []string, tokenType, scope string) bool {
+	return slices.Contains(held, scope) || tokenType == model.TokenData && slices.Contains(held, auth.Admin)
+}
+
+// tokenMaker is the person a token made or rotated by p belongs to: the signed-in
+// person, or the maker of the token p holds, so that a person's token cannot make one
+// that outlives their rights. Nil for the local owner (the CLI, the desktop window),
+// whose tokens belong to no one.
+func (s *Service) tokenMaker(ctx context.Context, r store.Reader, p *auth.Principal) (*model.UserRef, error) {
+	var id int64
+	switch p.Kind {
+	case auth.KindUser:
+		id = p.UserID
+	case auth.KindToken:
+		id = p.TokenMaker
+	}
+	if id == 0 {
+		return nil, nil
+	}
+	person, err := r.Person(ctx, id)
+	if err != nil {
+		return nil, internal("load the token's maker", err)
+	}
+	maker := &model.UserRef{ID: person.ID, Name: person.Name}
+	if person.Email != "" {
+		maker.Email = &person.Email
+	}
+	return maker, nil
 }
 
 // AuthenticateToken resolves a token value to its principal: the token case of
@@ -108,8 +146,12 @@ func (s *Service) tokenPrincipal(ctx context.Context, hash []byte) (*auth.Princi
 	if err != nil {
 		return nil, now, err
 	}
-	return &auth.Principal{Kind: auth.KindToken, ProjectID: tok.ProjectID, Name: tok.Name,
-		TokenID: tok.ID, TokenType: tok.Type, Scopes: tok.Scopes, TokenHash: hash}, now, nil
+	p := &auth.Principal{Kind: auth.KindToken, ProjectID: tok.ProjectID, Name: tok.Name,
+		TokenID: tok.ID, TokenType: tok.Type, Scopes: tok.Scopes, TokenHash: hash}
+	if tok.CreatedBy != nil {
+		p.TokenMaker = tok.CreatedBy.ID
+	}
+	return p, now, nil
 }
 
 // liveToken finds the token of a hash, if it is neither revoked nor expired.

@@ -97,17 +97,25 @@ func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*model.Token, err
 	}
 	tok, gen, ok := s.tokens.get(hash)
 	if ok {
-		tok.Scopes = slices.Clone(tok.Scopes)
-		return &tok, nil
+		return copyToken(tok), nil
 	}
 	found, err := s.Read().TokenByHash(ctx, hash)
 	if err != nil {
 		return nil, err
 	}
-	kept := *found
-	kept.Scopes = slices.Clone(found.Scopes)
-	s.tokens.put(gen, hash, kept)
+	s.tokens.put(gen, hash, *copyToken(*found))
 	return found, nil
+}
+
+// copyToken is a copy of tok that shares nothing with it, so that what a caller does
+// with a token never changes the cache's.
+func copyToken(tok model.Token) *model.Token {
+	tok.Scopes = slices.Clone(tok.Scopes)
+	if tok.CreatedBy != nil {
+		maker := *tok.CreatedBy
+		tok.CreatedBy = &maker
+	}
+	return &tok
 }
 
 // credentialChanges reads the count of token changes, inside the writer's batch.

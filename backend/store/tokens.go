@@ -10,12 +10,17 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 )
 
-// InsertToken stores a token by the hash of its value and sets its id.
+// InsertToken stores a token by the hash of its value and sets its id; tok.CreatedBy's
+// id, if any, is recorded as its maker.
 func (t *Tx) InsertToken(ctx context.Context, tok *model.Token, hash []byte) error {
+	var createdBy *int64
+	if tok.CreatedBy != nil {
+		createdBy = &tok.CreatedBy.ID
+	}
 	res, err := t.insert(ctx,
-		`INSERT INTO tokens (project_id, name, type, scopes, hash, hint, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		`INSERT INTO tokens (project_id, name, type, scopes, hash, hint, created_at, expires_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		tok.ProjectID, tok.Name, tok.Type, strings.Join(tok.Scopes, " "), hash, tok.Hint,
-		fmtTime(tok.CreatedAt), fmtTimePtr(tok.ExpiresAt))
+		fmtTime(tok.CreatedAt), fmtTimePtr(tok.ExpiresAt), createdBy)
 	if err != nil {
 		return err
 	}
@@ -23,13 +28,19 @@ func (t *Tx) InsertToken(ctx context.Context, tok *model.Token, hash []byte) err
 	return err
 }
 
-const tokenColumns = `id, project_id, name, type, scopes, hint, created_at, expires_at, last_used_at, revoked_at`
+// tokenColumns and tokenFrom read a token with its maker (scanToken).
+const (
+	tokenColumns = `t.id, t.project_id, t.name, t.type, t.scopes, t.hint, t.created_at, t.expires_at, t.last_used_at, t.revoked_at, u.id, u.name, u.email`
+	tokenFrom    = ` FROM tokens t LEFT JOIN users u ON u.id = t.created_by`
+)
 
 func scanToken(row interface{ Scan(...any) error }) (*model.Token, error) {
 	var tok model.Token
 	var scopes, created string
-	var expires, lastUsed, revoked sql.NullString
-	err := row.Scan(&tok.ID, &tok.ProjectID, &tok.Name, &tok.Type, &scopes, &tok.Hint, &created, &expires, &lastUsed, &revoked)
+	var expires, lastUsed, revoked, makerName, makerEmail sql.NullString
+	var makerID sql.NullInt64
+	err := row.Scan(&tok.ID, &tok.ProjectID, &tok.Name, &tok.Type, &scopes, &tok.Hint, &created, &expires, &lastUsed, &revoked,
+		&makerID, &makerName, &makerEmail)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -39,17 +50,30 @@ func scanToken(row interface{ Scan(...any) error }) (*model.Token, error) {
 	tok.Scopes = strings.Fields(scopes)
 	tok.CreatedAt = parseTime(created)
 	tok.ExpiresAt, tok.LastUsedAt, tok.RevokedAt = parseTimePtr(expires), parseTimePtr(lastUsed), parseTimePtr(revoked)
+	if makerID.Valid {
+		tok.CreatedBy = &model.UserRef{ID: makerID.Int64, Name: makerName.String}
+		if makerEmail.Valid {
+			tok.CreatedBy.Email = &makerEmail.String
+		}
+	}
 	return &tok, nil
 }
 
 // TokenByHash finds a token by the hash of its value.
 func (r Reader) TokenByHash(ctx context.Context, hash []byte) (*model.Token, error) {
-	return scanToken(r.queryRow(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash = ?`, hash))
+	return scanToken(r.queryRow(ctx, `SELECT `+tokenColumns+tokenFrom+` WHERE t.hash = ?`, hash))
 }
 
 // Tokens lists the project's tokens by id.
 func (r Reader) Tokens(ctx context.Context, projectID string) ([]model.Token, error) {
-	return queryList(ctx, r, scanToken, `SELECT `+tokenColumns+` FROM tokens WHERE project_id = ? ORDER BY id`, projectID)
+	return queryList(ctx, r, scanToken, `SELECT `+tokenColumns+tokenFrom+` WHERE t.project_id = ? ORDER BY t.id`, projectID)
+}
+
+// LiveTokensMadeBy lists the project's tokens that userID made and that are not revoked
+// (expired ones included: they end anyway, and revoking them changes nothing).
+func (r Reader) LiveTokensMadeBy(ctx context.Context, projectID string, userID int64) ([]model.Token, error) {
+	return queryList(ctx, r, scanToken,
+		`SELECT `+tokenColumns+tokenFrom+` WHERE t.project_id = ? AND t.created_by = ? AND t.revoked_at IS NULL ORDER BY t.id`, projectID, userID)
 }
 
 // TouchTokens records when tokens were last used; only ever moves the time forward.

@@ -559,13 +559,13 @@ export interface paths {
          * The event stream (WebSocket)
          * @description Upgrades to a WebSocket (RFC 6455) that carries every change of the caller's project as it happens: one JSON object per text frame, `{"seq": 42, "type": "task.created", "projectId": "...", "at": "2026-01-05T09:41:12.5Z", "data": {...}}` (schema `Event`; OpenAPI cannot type WebSocket frames, so the schema is given apart). Types: `task.created`, `task.updated` (data: the task with its conversation), `task.deleted` (data: `{"id"}`), `agent.created` (the agent), `conversation.created` (the conversation), `message.created` (the message), `document.created` (the document), `reaction.added` and `reaction.removed` (the reaction with the message's new counts), `participant.added` and `participant.removed` (the conversation id and the participant), and `stream.reset` (see below). New types may be added; clients skip those they do not know.
          *
-         *     **Credentials**, in this order: `Authorization: Bearer <token>`; `?access_token=<token>` (browsers, whose WebSocket API cannot set headers); or the agent headers `X-Task-Authorization` and `X-Agent-Name` with the project as `?project_id=`. The caller needs `task:read` or `messaging:read` (403 otherwise) and only receives the events its scopes allow: `task.*` and `agent.*` with `task:read`; `conversation.*`, `message.*`, `document.*`, `reaction.*` and `participant.*` with `messaging:read`; `stream.reset` always. A browser's `Origin` must be a loopback host (`localhost`, `127.0.0.0/8`, `[::1]`) or the configured public URL (`--public-url`) (403 otherwise); clients that send no `Origin` are not browsers and pass.
+         *     **Credentials**, in this order: `Authorization: Bearer <token>`; `?access_token=<token>` (browsers, whose WebSocket API cannot set headers); or the agent headers `X-Task-Authorization` and `X-Agent-Name` with the project as `?project_id=`. The caller needs `task:read` or `messaging:read` (403 otherwise) and only receives the events its scopes allow: `task.*` and `agent.*` with `task:read`; `conversation.*`, `message.*`, `document.*`, `reaction.*` and `participant.*` with `messaging:read`; `stream.reset` always. A browser's `Origin` must be the server's own origin, scheme, host and port: the configured public URL (`--public-url`), or without one the address the server listens on (`http://127.0.0.1:8080`, or `localhost` on that port); a page on another port of the same machine is refused (403). Clients that send no `Origin` are not browsers and pass. One credential holds at most 64 sockets open, streams and GraphQL WebSockets together (429 for the 65th).
          *
          *     **Replay**: `seq` increases by one with every event of the project and is stored for 7 days (by default). Without `since` the stream carries live events only; with `?since=SEQ` it first replays the stored events after SEQ, then continues live, with nothing lost or repeated in between. The replay is read from the log page by page; a few replays run at once and the others wait their turn, connected, and then miss nothing either. When SEQ is older than what is kept, or past the newest event (a restored database), the stream starts with one `stream.reset` event instead: reload the state, then follow the stream.
          *
          *     **Connection**: the server ignores what the client sends (messages over 4096 bytes close the connection), pings every 25 seconds and drops a client that has not answered for 60 seconds (WebSocket libraries answer pings by themselves). A client that stops reading (a message not taken within 10 seconds) or falls too far behind is closed with code 4008 and a reason naming the `since` to reconnect with, always with a close frame once it reads again; when the credential ends (token revoked, rotated or expired, agent deleted) the stream closes within a second with code 4401 and a reason; on shutdown the server closes with 1001. Reconnect with `?since=` the last `seq` received.
          *
-         *     **Refusals** come before the upgrade, as ordinary HTTP answers: 401 and 403 for credentials and scopes, 400 for a bad `since` or a request that is not a WebSocket upgrade, all in the error envelope. The checks of the WebSocket library itself, done last, answer in the envelope too, with `Sec-WebSocket-Version: 13`: 400 for a handshake without `Sec-WebSocket-Version: 13` or with a malformed `Sec-WebSocket-Key`, and 403 for a browser `Origin` that is not allowed. A `HEAD` never upgrades: it answers as a plain `GET` would.
+         *     **Refusals** come before the upgrade, as ordinary HTTP answers: 401 and 403 for credentials and scopes, 400 for a bad `since` or a request that is not a WebSocket upgrade, all in the error envelope. The checks of the WebSocket library itself, done last, answer in the envelope too, with `Sec-WebSocket-Version: 13`: 400 for a handshake without `Sec-WebSocket-Version: 13` or with a malformed `Sec-WebSocket-Key`, and 403 for a browser `Origin` that is not allowed. A credential that holds 64 sockets already answers 429 before the upgrade. A `HEAD` never upgrades: it answers as a plain `GET` would.
          */
         get: operations["streamEvents"];
         put?: never;
@@ -1494,6 +1494,13 @@ export interface components {
             last_used_at?: string | null;
             /** Format: date-time */
             revoked_at?: string | null;
+            /** @description The person who made the token (signed in, or with a token they made); null for tokens of the command line and the desktop window. Their removal from the project, or a role without one of the token's scopes, revokes it. */
+            created_by?: {
+                /** Format: int64 */
+                id: number;
+                name: string;
+                email: string | null;
+            } | null;
             /** Format: int64 */
             replaces?: number;
         };
@@ -1877,7 +1884,7 @@ export interface components {
         WebSocketVersion: string;
         /** @description Part of the WebSocket opening handshake: the base64 encoding of 16 random bytes. Otherwise the WebSocket library refuses the handshake: 400 (code `invalid_argument`). */
         WebSocketKey: string;
-        /** @description Sent by browsers. When present it must be this server's own origin (same host as the request) or one of the origins the server is configured to allow; any other origin answers 403 (code `forbidden`, from the WebSocket library), so that a foreign page cannot open the stream with a user's credentials. Clients that send no `Origin` (agents, scripts) are not browsers and pass. */
+        /** @description Sent by browsers. When present it must be this server's own origin: its public URL (`--public-url`), or without one the address it listens on (`localhost` naming a loopback address too), with the same scheme and port (the desktop window's pages have their own); any other origin answers 403 (code `forbidden`, from the WebSocket library), so that a foreign page cannot open the stream with a user's credentials. Clients that send no `Origin` (agents, scripts) are not browsers and pass. */
         Origin: string;
     };
     requestBodies: never;
@@ -3048,7 +3055,7 @@ export interface operations {
                 "Sec-WebSocket-Version": components["parameters"]["WebSocketVersion"];
                 /** @description Part of the WebSocket opening handshake: the base64 encoding of 16 random bytes. Otherwise the WebSocket library refuses the handshake: 400 (code `invalid_argument`). */
                 "Sec-WebSocket-Key": components["parameters"]["WebSocketKey"];
-                /** @description Sent by browsers. When present it must be this server's own origin (same host as the request) or one of the origins the server is configured to allow; any other origin answers 403 (code `forbidden`, from the WebSocket library), so that a foreign page cannot open the stream with a user's credentials. Clients that send no `Origin` (agents, scripts) are not browsers and pass. */
+                /** @description Sent by browsers. When present it must be this server's own origin: its public URL (`--public-url`), or without one the address it listens on (`localhost` naming a loopback address too), with the same scheme and port (the desktop window's pages have their own); any other origin answers 403 (code `forbidden`, from the WebSocket library), so that a foreign page cannot open the stream with a user's credentials. Clients that send no `Origin` (agents, scripts) are not browsers and pass. */
                 Origin?: components["parameters"]["Origin"];
                 /** @description The agent's orchestration namespace (`SERVICE_NAMESPACE`). Agents send it; it plays no part in authentication. */
                 "X-Task-Namespace"?: components["parameters"]["TaskNamespace"];
@@ -3090,6 +3097,22 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description The credential already holds 64 open sockets (event streams and GraphQL WebSockets together), the most one may: the error envelope (code `rate_limited`). It may open another once one of them closes. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        error?: {
+                            /** @constant */
+                            code?: "rate_limited";
+                        };
+                    };
                 };
             };
             500: components["responses"]["InternalError"];

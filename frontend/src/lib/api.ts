@@ -462,17 +462,17 @@ export const api = {
     }).then((d) => d.removeReaction),
 
   tokens: () =>
-    gql<{ tokens: Token[] }>('{ tokens { id name type scopes hint createdAt lastUsedAt revokedAt expiresAt } }').then((d) => d.tokens),
+    gql<{ tokens: Token[] }>('{ tokens { id name type scopes hint createdAt lastUsedAt revokedAt expiresAt createdBy { id name email } } }').then((d) => d.tokens),
   createToken: (type: 'platform' | 'data', name: string, scopes: string[], expiresAt?: string) => {
     const m = type === 'data' ? 'createDataToken' : 'createPlatformToken';
     return gql<Record<string, Token>>(
-      `mutation($n: String!, $s: [String!]!, $e: String) { t: ${m}(name: $n, scopes: $s, expiresAt: $e) { id name type scopes hint createdAt lastUsedAt revokedAt expiresAt token } }`,
+      `mutation($n: String!, $s: [String!]!, $e: String) { t: ${m}(name: $n, scopes: $s, expiresAt: $e) { id name type scopes hint createdAt lastUsedAt revokedAt expiresAt createdBy { id name email } token } }`,
       { n: name, s: scopes, e: expiresAt ?? null },
     ).then((d) => d.t);
   },
   revokeToken: (id: number) => gql<{ revokeToken: boolean }>('mutation($id: Int!) { revokeToken(id: $id) }', { id }),
   rotateToken: (id: number) =>
-    gql<{ rotateToken: Token }>('mutation($id: Int!) { rotateToken(id: $id) { id name type scopes hint createdAt lastUsedAt revokedAt token } }', {
+    gql<{ rotateToken: Token }>('mutation($id: Int!) { rotateToken(id: $id) { id name type scopes hint createdAt lastUsedAt revokedAt createdBy { id name email } token } }', {
       id,
     }).then((d) => d.rotateToken),
 

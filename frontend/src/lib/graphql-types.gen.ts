@@ -640,6 +640,15 @@ export type Participant = {
   name: Scalars['String']['output'];
 };
 
+/** A person, where a record says who did something. */
+export type Person = {
+  /** null for a user added by name only. */
+  email: Maybe<Scalars['String']['output']>;
+  /** The user's id (Member.userId). */
+  id: Scalars['Int']['output'];
+  name: Scalars['String']['output'];
+};
+
 /** A project: it owns agents, tokens, tasks and conversations. */
 export type Project = {
   /** When the project was created (RFC 3339, UTC) */
@@ -1009,6 +1018,8 @@ export type TaskStatus =
 export type Token = {
   /** When the token was created (RFC 3339, UTC) */
   createdAt: Scalars['String']['output'];
+  /** The person who made the token (signed in, or with a token they made); null for tokens of the command line and the desktop window. Removed from the project, or given a role without one of the token's scopes, that person's tokens are revoked. */
+  createdBy: Maybe<Person>;
   /** Expiry (RFC 3339, UTC), if any. */
   expiresAt: Maybe<Scalars['String']['output']>;
   /** A short, non-secret part of the value, to tell tokens apart. */

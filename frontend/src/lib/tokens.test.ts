@@ -72,4 +72,29 @@ describe('tokens', () => {
     const create = calls.find((c) => c.body.query.includes('createDataToken'))!;
     expect(create.body.variables).toEqual({ n: 'kb-loader', s: ['vector:read', 'vector:write'], e: null });
   });
+
+  it("shows who made each token, and no person for the command line's", async () => {
+    cleanup();
+    const base = { type: 'platform', scopes: ['admin'], hint: 'adk_zzzz', createdAt: '2026-01-01T00:00:00Z', lastUsedAt: null, revokedAt: null };
+    const calls = fakeFetch((c) => {
+      if (c.body.query.includes('tokens')) {
+        return {
+          data: {
+            tokens: [
+              { ...base, id: 1, name: 'ci', createdBy: { id: 7, name: 'Dana Test', email: 'dana@example.com' } },
+              { ...base, id: 2, name: 'cli', createdBy: null },
+            ],
+          },
+        };
+      }
+      throw new Error('unexpected ' + c.body.query);
+    });
+    render(Tokens);
+    await vi.waitFor(() => expect(screen.getAllByTestId('token-maker')).toHaveLength(2));
+    expect(calls[0].body.query).toContain('createdBy { id name email }');
+    const [dana, cli] = screen.getAllByTestId('token-maker');
+    expect(dana.textContent?.trim()).toBe('Dana Test');
+    expect(dana.querySelector('[title]')?.getAttribute('title')).toBe('dana@example.com');
+    expect(cli.textContent?.trim()).toBe('no person');
+  });
 });
