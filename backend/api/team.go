@@ -184,11 +184,13 @@ func idTokenProblem(err error) string {
 }
 
 // identity reads who signed in from the ID token's claims, asking the provider's
-// userinfo endpoint for the email and name when the token does not carry them.
+// userinfo endpoint for the email and name when the token does not carry an email (as
+// zitadel does). The email and whether it is verified come from the same place; a
+// missing email_verified is false.
 func identity(ctx context.Context, p *oidc.Provider, idt *oidc.IDToken, tok *oauth2.Token) (service.Identity, error) {
 	var claims struct {
 		Email         string `json:"email"`
-		EmailVerified *bool  `json:"email_verified"`
+		EmailVerified bool   `json:"email_verified"`
 		Name          string `json:"name"`
 		Username      string `json:"preferred_username"`
 	}

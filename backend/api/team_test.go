@@ -42,21 +42,42 @@ type team struct {
 	op    string // the provider's issuer URL
 	clock *jobs.ManualClock
 	st    *opStorage
+	p     *oidcop.Provider
+}
+
+// teamSetup is what a test changes of startTeam's provider and server.
+type teamSetup struct {
+	allowedDomains []string
+	trustEmail     bool                  // --oidc-trust-email
+	provider       func(*oidcop.Options) // changes the provider's options
 }
 
 // startTeam starts the provider (backend/testenv/oidcop) and a server in team mode.
 func startTeam(t *testing.T, engine string, allowedDomains ...string) *team {
 	t.Helper()
+	return startTeamWith(t, engine, teamSetup{allowedDomains: allowedDomains})
+}
+
+func startTeamWith(t *testing.T, engine string, setup teamSetup) *team {
+	t.Helper()
 	var users []oidcop.User
-	for _, u := range []struct{ id, name, email string }{
-		{"u1", "dana", "dana@example.com"}, {"u2", "eve", "eve@elsewhere.org"}, {"u3", "lee", "lee@corp.example"},
-		{"u4", "dana2", "dana@example.com"}, // another account claiming Dana's email
+	for _, u := range []struct {
+		id, name, email string
+		unverified      bool
+	}{
+		{"u1", "dana", "dana@example.com", false}, {"u2", "eve", "eve@elsewhere.org", false}, {"u3", "lee", "lee@corp.example", false},
+		{"u4", "dana2", "dana@example.com", false}, // another account claiming Dana's email
+		{"u5", "ivy", "inv@acme.test", true},       // an email the provider has not verified
 	} {
-		users = append(users, oidcop.User{ID: u.id, Username: u.name, Password: "pw", Email: u.email,
+		users = append(users, oidcop.User{ID: u.id, Username: u.name, Password: "pw", Email: u.email, EmailUnverified: u.unverified,
 			Name: strings.ToUpper(u.name[:1]) + u.name[1:] + " Test"})
 	}
-	p, err := oidcop.Start(oidcop.Options{ClientID: "agentdesk", ClientSecret: "s3cret",
-		RedirectURIs: []string{teamPublicURL + "/auth/callback"}, Users: users})
+	o := oidcop.Options{ClientID: "agentdesk", ClientSecret: "s3cret",
+		RedirectURIs: []string{teamPublicURL + "/auth/callback"}, Users: users}
+	if setup.provider != nil {
+		setup.provider(&o)
+	}
+	p, err := oidcop.Start(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +87,8 @@ func startTeam(t *testing.T, engine string, allowedDomains ...string) *team {
 	clock := jobs.NewManualClock(time.Now())
 	env := testenv.StartWithOn(t, engine, server.Config{Clock: clock, PublicURL: teamPublicURL, OIDC: auth.OIDC{
 		PublicURL: teamPublicURL, Issuer: issuer, ClientID: "agentdesk", ClientSecret: "s3cret",
-		Scopes: []string{"openid", "email", "profile"}, AllowedDomains: allowedDomains}})
-	return &team{env: env, op: issuer, clock: clock, st: &opStorage{wrongKey: &p.WrongKey}}
+		Scopes: []string{"openid", "email", "profile"}, AllowedDomains: setup.allowedDomains, TrustEmail: setup.trustEmail}})
+	return &team{env: env, op: issuer, clock: clock, st: &opStorage{wrongKey: &p.WrongKey}, p: p}
 }
 
 // invite adds a person to the default project by email, as the local owner would

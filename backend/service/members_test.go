@@ -190,7 +190,7 @@ func testMembershipsKeepJoinOrder(t *testing.T, engine string) {
 		t.Fatal(err)
 	}
 
-	value, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "dana-1", Email: "dana@example.com", Name: "Dana"})
+	value, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "dana-1", Email: "dana@example.com", EmailVerified: true, Name: "Dana"})
 	if err != nil {
 		t.Fatal(err)
 	}

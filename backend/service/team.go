@@ -88,7 +88,7 @@ func (s *Service) TakeLogin(ctx context.Context, state string) (nonce, verifier 
 type Identity struct {
 	Issuer, Subject string
 	Email           string // lowercased; "" when the provider gave none
-	EmailVerified   *bool  // nil when the provider does not say
+	EmailVerified   bool   // the provider said email_verified: true for Email
 	Name            string
 	// Where the sign-in came from, recorded with the session for its owner's list:
 	// the browser's User-Agent (cut to MaxUserAgentLen) and the client address.
@@ -103,12 +103,17 @@ const MaxUserAgentLen = 200
 // hash). A person is known by (issuer, subject); on first sign-in, a user invited by
 // email is linked to them, and otherwise someone whose email domain is allowed joins the
 // default project as a member. Anyone else is refused (forbidden).
+//
+// Only a verified email (email_verified: true, or any with --oidc-trust-email) is used:
+// to match an invitation or an allowed domain, and to replace a known person's email.
+// An unverified one is ignored, so a person who changes their email at the provider to
+// someone else's claims no invitation made later for that address.
 func (s *Service) SignIn(ctx context.Context, id Identity) (string, error) {
 	if id.Issuer == "" || id.Subject == "" {
 		return "", errs.Unauth("the ID token names no issuer or subject")
 	}
 	id.Email = strings.ToLower(strings.TrimSpace(id.Email))
-	verified := id.Email != "" && (id.EmailVerified == nil || *id.EmailVerified)
+	verified := id.Email != "" && (id.EmailVerified || s.oidc.TrustEmail)
 	var email *string
 	if verified {
 		email = &id.Email

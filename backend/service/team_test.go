@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,19 +30,18 @@ func teamService(t *testing.T, engine string) *service.Service {
 	return svc
 }
 
-// TestSignInPeople: who a verified identity becomes. An email the provider says is not
-// verified matches no invitation and no allowed domain; one it does not speak of is
-// taken as the provider's (Entra ID, for one, never says). Email and name are
-// refreshed at every sign-in.
+// TestSignInPeople: who a verified identity becomes. An email the provider does not say
+// is verified (email_verified false, or not said at all) matches no invitation and no
+// allowed domain, and replaces no known email. Verified email and name are refreshed
+// at every sign-in.
 func TestSignInPeople(t *testing.T) { pgtest.Engines(t, testSignInPeople) }
 
 func testSignInPeople(t *testing.T, engine string) {
 	ctx := context.Background()
 	svc := teamService(t, engine)
-	no, yes := false, true
-	if _, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s1",
-		Email: "una@corp.example", EmailVerified: &no, Name: "Una"}); errs.CodeOf(err) != errs.Forbidden {
-		t.Fatalf("unverified email: %v, want forbidden", err)
+	_, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s1", Email: "una@corp.example", Name: "Una"})
+	if errs.CodeOf(err) != errs.Forbidden || !strings.Contains(err.Error(), "no verified email") {
+		t.Fatalf("unverified email in an allowed domain: %v, want forbidden", err)
 	}
 	me := func(value string) *service.Me {
 		t.Helper()
@@ -55,22 +55,29 @@ func testSignInPeople(t *testing.T, engine string) {
 		}
 		return m
 	}
-	value, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s2", Email: "Lee@Corp.example", Name: "Lee"})
+	value, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s2", Email: "Lee@Corp.example", EmailVerified: true, Name: "Lee"})
 	if err != nil {
-		t.Fatalf("allowed domain, email_verified not said: %v", err)
+		t.Fatalf("allowed domain: %v", err)
 	}
 	if m := me(value); m.Via != "session" || m.User.Email != "lee@corp.example" || m.User.Name != "Lee" || m.Memberships[0].Role != "member" {
 		t.Fatalf("first sign-in: %+v %+v", m, m.User)
 	}
-	value, err = svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s2", Email: "lee.k@corp.example", EmailVerified: &yes, Name: "Lee K."})
+	value, err = svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s2", Email: "lee.k@corp.example", EmailVerified: true, Name: "Lee K."})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m := me(value); m.User.Email != "lee.k@corp.example" || m.User.Name != "Lee K." || len(m.Memberships) != 1 {
 		t.Fatalf("second sign-in did not refresh email and name: %+v %+v", m, m.User)
 	}
+	value, err = svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s2", Email: "boss@corp.example", Name: "Lee K."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := me(value); m.User.Email != "lee.k@corp.example" {
+		t.Fatalf("an unverified email replaced the verified one: %+v", m.User)
+	}
 	// Same subject at another issuer: another person, refused (not invited, domain not allowed).
-	if _, err := svc.SignIn(ctx, service.Identity{Issuer: "https://other.example.com", Subject: "s2", Email: "x@elsewhere.org"}); errs.CodeOf(err) != errs.Forbidden {
+	if _, err := svc.SignIn(ctx, service.Identity{Issuer: "https://other.example.com", Subject: "s2", Email: "x@elsewhere.org", EmailVerified: true}); errs.CodeOf(err) != errs.Forbidden {
 		t.Fatalf("other issuer: %v", err)
 	}
 }
@@ -97,7 +104,7 @@ func TestPruneSessions(t *testing.T) {
 	}
 	signIn := func(subject string) string {
 		t.Helper()
-		v, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: subject, Email: subject + "@corp.example", Name: subject})
+		v, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: subject, Email: subject + "@corp.example", EmailVerified: true, Name: subject})
 		if err != nil {
 			t.Fatal(err)
 		}
