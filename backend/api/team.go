@@ -69,7 +69,7 @@ func (h *teamHandler) oauth2Config(p *oidc.Provider) *oauth2.Config {
 
 // login serves GET /login.
 func (h *teamHandler) login(c *gin.Context) {
-	if err := h.svc.AdmitSignIn(service.ClientAddress(c.Request.Context())); err != nil {
+	if err := h.svc.BeginSignIn(service.ClientAddress(c.Request.Context())); err != nil {
 		signInFailed(c, err)
 		return
 	}
@@ -95,66 +95,67 @@ func (h *teamHandler) callback(c *gin.Context) {
 	ctx := c.Request.Context()
 	q := c.Request.URL.Query()
 	addr := service.ClientAddress(ctx)
-	if err := h.svc.AdmitSignIn(addr); err != nil {
-		signInFailed(c, err)
-		return
-	}
-	// A refused sign-in counts against the address's limit of failures.
-	failed := func(err error) {
-		h.svc.SignInFailed(addr, err)
-		signInFailed(c, err)
-	}
+	// Only a provider answer that fails verification counts against the address's
+	// limit of failures (ratelimit.go). The checks before it count nothing: any page
+	// can make a browser send a callback without its login cookie, or with ?error=.
+	unverified := func(err error) { signInFailed(c, h.svc.SignInRefused(addr, err)) }
 	if e := q.Get("error"); e != "" {
 		// The state is spent either way: the provider said no.
 		_, _, _ = h.svc.TakeLogin(ctx, q.Get("state"))
-		failed(errs.Unauth("the sign-in provider refused: %s %s", e, q.Get("error_description")))
+		signInFailed(c, errs.Unauth("the sign-in provider refused: %s %s", e, q.Get("error_description")))
 		return
 	}
 	nonce, verifier, err := h.svc.TakeLogin(ctx, q.Get("state"))
 	if err != nil {
-		failed(err)
+		signInFailed(c, err)
 		return
 	}
 	http.SetCookie(c.Writer, h.loginCookie("", -1))
 	if ck, err := c.Request.Cookie(h.loginCookie("", 0).Name); err != nil || ck.Value != q.Get("state") {
-		failed(errs.Unauth("this sign-in was begun in another browser (or its cookie was lost); sign in again at /login"))
+		signInFailed(c, errs.Unauth("this sign-in was begun in another browser (or its cookie was lost); sign in again at /login"))
 		return
 	}
 	p, err := h.discover(ctx)
 	if err != nil {
-		failed(err)
+		signInFailed(c, err)
 		return
 	}
 	tok, err := h.oauth2Config(p).Exchange(ctx, q.Get("code"), oauth2.VerifierOption(verifier))
-	if err != nil {
+	var refused *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &refused):
 		slog.Warn("sign-in: code exchange", "err", err)
-		failed(errs.Unauth("the sign-in provider did not accept the sign-in code (used already, or expired); sign in again at /login"))
+		unverified(errs.Unauth("the sign-in provider did not accept the sign-in code (used already, or expired); sign in again at /login"))
+		return
+	case err != nil:
+		slog.Warn("sign-in: code exchange", "err", err)
+		signInFailed(c, errs.Unavailable("the sign-in provider %s does not answer; try again later", h.cfg.Issuer))
 		return
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		failed(errs.Unauth("the sign-in provider sent no ID token; is the openid scope asked for?"))
+		signInFailed(c, errs.Unauth("the sign-in provider sent no ID token; is the openid scope asked for?"))
 		return
 	}
 	idt, err := p.Verifier(&oidc.Config{ClientID: h.cfg.ClientID, Now: h.svc.Now}).Verify(ctx, raw)
 	if err != nil {
 		slog.Warn("sign-in: ID token refused", "err", err)
-		failed(errs.Unauth("the ID token is not valid (%s); sign in again at /login", idTokenProblem(err)))
+		unverified(errs.Unauth("the ID token is not valid (%s); sign in again at /login", idTokenProblem(err)))
 		return
 	}
 	if idt.Nonce != nonce {
-		failed(errs.Unauth("the ID token was not issued for this sign-in (nonce mismatch); sign in again at /login"))
+		unverified(errs.Unauth("the ID token was not issued for this sign-in (nonce mismatch); sign in again at /login"))
 		return
 	}
 	id, err := identity(ctx, p, idt, tok)
 	if err != nil {
-		failed(err)
+		signInFailed(c, err)
 		return
 	}
-	id.UserAgent, id.Address = c.Request.UserAgent(), service.ClientAddress(ctx)
+	id.UserAgent, id.Address = c.Request.UserAgent(), addr
 	value, err := h.svc.SignIn(ctx, id)
 	if err != nil {
-		failed(err)
+		signInFailed(c, err)
 		return
 	}
 	if old, err := c.Request.Cookie(h.cfg.SessionCookie()); err == nil {
