@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -188,5 +189,47 @@ func testRateLimitFailedVerifications(t *testing.T, engine string) {
 	r := tm.env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks", Token: good, Header: http.Header{"X-Forwarded-For": {client}}})
 	if r.Status != http.StatusOK {
 		t.Fatalf("good token from the limited address: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestRateLimitLogin: /login, which needs no credential and stores a login under way,
+// is limited on its own: 30 a minute per client address, then 429 with Retry-After.
+// Other addresses and loopback are not limited by it.
+func TestRateLimitLogin(t *testing.T) { pgtest.Engines(t, testRateLimitLogin) }
+
+func testRateLimitLogin(t *testing.T, engine string) {
+	tm := startTeamWith(t, engine, teamSetup{proxied: true})
+	login := func(xff string) *testenv.Response {
+		req, _ := http.NewRequest("GET", tm.env.URL+"/login", nil)
+		if xff != "" {
+			req.Header.Set("X-Forwarded-For", xff)
+		}
+		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return &testenv.Response{Status: resp.StatusCode, Header: resp.Header, Body: body}
+	}
+	const client = "198.51.100.40"
+	for i := range 30 {
+		if r := login(client); r.Status != http.StatusFound {
+			t.Fatalf("/login %d: %d %s, want 302", i+1, r.Status, r.Body)
+		}
+	}
+	expectLimited(t, login(client), "31st /login", "60")
+	if r := login("198.51.100.41"); r.Status != http.StatusFound {
+		t.Fatalf("/login from another address: %d %s", r.Status, r.Body)
+	}
+	for i := range 40 {
+		if r := login(""); r.Status != http.StatusFound {
+			t.Fatalf("loopback /login %d: %d %s", i+1, r.Status, r.Body)
+		}
+	}
+	tm.clock.Advance(time.Minute)
+	if r := login(client); r.Status != http.StatusFound {
+		t.Fatalf("/login a minute later: %d %s", r.Status, r.Body)
 	}
 }

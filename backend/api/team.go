@@ -69,17 +69,13 @@ func (h *teamHandler) oauth2Config(p *oidc.Provider) *oauth2.Config {
 
 // login serves GET /login.
 func (h *teamHandler) login(c *gin.Context) {
-	if err := h.svc.BeginSignIn(service.ClientAddress(c.Request.Context())); err != nil {
-		signInFailed(c, err)
-		return
-	}
 	p, err := h.discover(c.Request.Context())
 	if err != nil {
 		signInFailed(c, err)
 		return
 	}
 	state, nonce, verifier := auth.RandomString(43), auth.RandomString(43), oauth2.GenerateVerifier()
-	if err := h.svc.BeginLogin(c.Request.Context(), state, nonce, verifier); err != nil {
+	if err := h.svc.BeginLogin(c.Request.Context(), service.ClientAddress(c.Request.Context()), state, nonce, verifier); err != nil {
 		signInFailed(c, err)
 		return
 	}

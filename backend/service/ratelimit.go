@@ -166,17 +166,6 @@ func (f *addressFailures) expire(now time.Time, window time.Duration) {
 	f.times = f.times[i:]
 }
 
-// BeginSignIn counts a sign-in begun (GET /login) by addr, or refuses it with a
-// rate_limited error when addr began LoginLimit within the last LoginWindow.
-func (s *Service) BeginSignIn(addr string) error {
-	now := s.clock()
-	if err := s.logins.admit(addr, now); err != nil {
-		return err
-	}
-	s.logins.count(addr, now)
-	return nil
-}
-
 // SignInRefused counts a sign-in whose provider answer failed verification against
 // addr's limit of failures, and returns err, or a rate_limited error past the limit.
 func (s *Service) SignInRefused(addr string, err error) error {

@@ -37,7 +37,6 @@ func (s *Service) OIDC() auth.OIDC { return s.oidc }
 // Now is the service's clock, for the ID token checks of the sign-in.
 func (s *Service) Now() time.Time { return s.clock() }
 
-// BeginLogin stores a login under way: its state, nonce and PKCE verifier, for the
 // PruneSessions forgets the sessions that can no longer be used (signed out, or past
 // SessionIdle or SessionMaxAge); backend/jobs runs it hourly. A forgotten session's
 // cookie is refused like an expired one.
@@ -49,11 +48,33 @@ func (s *Service) PruneSessions(ctx context.Context) error {
 	})
 }
 
-// callback to take once.
-func (s *Service) BeginLogin(ctx context.Context, state, nonce, verifier string) error {
+// MaxPendingLogins bounds the logins under way (begun at /login in the last
+// LoginMaxAge, not yet back at the callback), whoever began them.
+const MaxPendingLogins = 10_000
+
+// BeginLogin stores a login under way from the client address addr: its state, nonce
+// and PKCE verifier, for the callback to take once. It is refused (rate_limited) past
+// LoginLimit a LoginWindow from addr, and while MaxPendingLogins are under way.
+func (s *Service) BeginLogin(ctx context.Context, addr, state, nonce, verifier string) error {
 	now := s.clock()
+	if err := s.logins.admit(addr, now); err != nil {
+		return err
+	}
+	s.logins.count(addr, now)
 	return s.store.Write(ctx, func(tx *store.Tx) error {
-		if err := tx.InsertLogin(ctx, state, nonce, verifier, now, now.Add(-LoginMaxAge)); err != nil {
+		if err := tx.PruneLogins(ctx, now.Add(-LoginMaxAge)); err != nil {
+			return internal("forget old logins", err)
+		}
+		n, oldest, err := tx.PendingLogins(ctx)
+		if err != nil {
+			return internal("count logins", err)
+		}
+		if n >= MaxPendingLogins {
+			wait := oldest.Add(LoginMaxAge).Sub(now)
+			return errs.Limited(wait, "%d sign-ins are under way on this server, the most it takes at once; try again in %d seconds",
+				MaxPendingLogins, max(1, int((wait+time.Second-1)/time.Second)))
+		}
+		if err := tx.InsertLogin(ctx, state, nonce, verifier, now); err != nil {
 			return internal("store the login", err)
 		}
 		return nil

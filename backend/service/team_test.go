@@ -3,6 +3,7 @@ package service_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"strings"
 	"testing"
@@ -152,5 +153,46 @@ func TestPruneSessions(t *testing.T) {
 	}
 	if _, err := authn(idle); errs.CodeOf(err) != errs.Unauthenticated {
 		t.Fatalf("the idle session after pruning: %v, want unauthenticated", err)
+	}
+}
+
+// TestPendingLoginsBounded: at most MaxPendingLogins logins are under way at once;
+// past that /login is refused rate_limited until the oldest has expired, whoever
+// begins it. (The logins here come from no network: no per-address limit applies.)
+func TestPendingLoginsBounded(t *testing.T) { pgtest.Engines(t, testPendingLoginsBounded) }
+
+func testPendingLoginsBounded(t *testing.T, engine string) {
+	ctx := context.Background()
+	st := testenv.OpenStore(t, engine, store.Options{Synchronous: "NORMAL"})
+	now := time.Now()
+	svc := service.New(st, service.Options{Now: func() time.Time { return now }, OIDC: auth.OIDC{PublicURL: "https://agentdesk.example.com",
+		Issuer: "https://id.example.com", ClientID: "agentdesk"}})
+	t.Cleanup(func() {
+		svc.Close()
+		st.Close()
+	})
+	err := st.Write(ctx, func(tx *store.Tx) error {
+		for i := range service.MaxPendingLogins - 1 {
+			if err := tx.InsertLogin(ctx, fmt.Sprintf("state-%d", i), "n", "v", now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	if err := svc.BeginLogin(ctx, "", "last", "n", "v"); err != nil {
+		t.Fatalf("login %d: %v", service.MaxPendingLogins, err)
+	}
+	err = svc.BeginLogin(ctx, "", "one-too-many", "n", "v")
+	if secs, ok := errs.RetryAfterSeconds(err); !ok || secs != int((service.LoginMaxAge-time.Minute)/time.Second) ||
+		!strings.Contains(err.Error(), "sign-ins are under way") {
+		t.Fatalf("login %d: %v (Retry-After %d), want rate_limited until the oldest expires", service.MaxPendingLogins+1, err, secs)
+	}
+	now = now.Add(service.LoginMaxAge - time.Minute + time.Second)
+	if err := svc.BeginLogin(ctx, "", "after", "n", "v"); err != nil {
+		t.Fatalf("once the oldest logins expired: %v", err)
 	}
 }

@@ -165,11 +165,31 @@ func (t *Tx) PruneSessions(ctx context.Context, idleBefore, oldBefore time.Time)
 	return res.RowsAffected()
 }
 
-// InsertLogin stores a login under way; logins begun before stale are dropped.
-func (t *Tx) InsertLogin(ctx context.Context, state, nonce, verifier string, at, stale time.Time) error {
-	if _, err := t.exec(ctx, `DELETE FROM oidc_logins WHERE created_at < ?`, fmtTime(stale)); err != nil {
-		return err
+// pruneLogins deletes the logins under way begun before a time, by the index on
+// created_at (migration 00028).
+const pruneLogins = `DELETE FROM oidc_logins WHERE created_at < ?`
+
+// PruneLogins deletes the logins under way begun before stale.
+func (t *Tx) PruneLogins(ctx context.Context, stale time.Time) error {
+	_, err := t.exec(ctx, pruneLogins, fmtTime(stale))
+	return err
+}
+
+// PendingLogins counts the logins under way and says when the oldest began (zero when
+// there is none).
+func (r Reader) PendingLogins(ctx context.Context) (n int, oldest time.Time, err error) {
+	var first sql.NullString
+	if err := r.queryRow(ctx, `SELECT COUNT(*), MIN(created_at) FROM oidc_logins`).Scan(&n, &first); err != nil {
+		return 0, time.Time{}, err
 	}
+	if first.Valid {
+		oldest = parseTime(first.String)
+	}
+	return n, oldest, nil
+}
+
+// InsertLogin stores a login under way.
+func (t *Tx) InsertLogin(ctx context.Context, state, nonce, verifier string, at time.Time) error {
 	_, err := t.exec(ctx, `INSERT INTO oidc_logins (state, nonce, verifier, created_at) VALUES (?, ?, ?, ?)`,
 		state, nonce, verifier, fmtTime(at))
 	return err
