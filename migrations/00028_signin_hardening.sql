@@ -3,6 +3,11 @@
 -- minutes (store/sessions.go): by created_at, which needs an index, or every /login
 -- scans them all.
 CREATE INDEX oidc_logins_created_at ON oidc_logins(created_at);
+-- The provider's raw ID token of a session, sent back as id_token_hint at sign-out
+-- (providers such as Hydra refuse a post_logout_redirect_uri without it). It is no
+-- credential for agentdesk; it is cleared when the session ends.
+ALTER TABLE sessions ADD COLUMN id_token TEXT;
 
 -- +goose Down
+ALTER TABLE sessions DROP COLUMN id_token;
 DROP INDEX oidc_logins_created_at;

@@ -89,3 +89,28 @@ func testTeamChangedEmailClaimsNothing(t *testing.T, engine string) {
 		t.Fatalf("the invitation of ceo@acme.test went to Dana (user %d): memberships %+v", me.User.ID, me.Memberships)
 	}
 }
+
+// TestTeamSignOutSendsIDTokenHint: against a provider that, as Hydra, refuses a
+// post_logout_redirect_uri without a valid id_token_hint, signing out ends the
+// provider's session and comes back to agentdesk.
+func TestTeamSignOutSendsIDTokenHint(t *testing.T) {
+	pgtest.Engines(t, testTeamSignOutSendsIDTokenHint)
+}
+
+func testTeamSignOutSendsIDTokenHint(t *testing.T, engine string) {
+	tm := startTeamWith(t, engine, teamSetup{provider: func(o *oidcop.Options) { o.RequireIDTokenHint = true }})
+	tm.invite(t, "dana@example.com", model.RoleMember)
+	c := tm.browser(t)
+	cookie := tm.signIn(t, c, "dana")
+	_, m := tm.me(t, withCookie(testenv.Request{}, cookie, ""))
+	r := tm.env.Do(t, withCookie(testenv.Request{Method: "POST", Path: "/logout", Header: http.Header{"Accept": {"application/json"}}}, cookie, m.CSRFToken))
+	var out struct{ Redirect string }
+	r.JSON(t, &out)
+	if r.Status != http.StatusOK || !strings.HasPrefix(out.Redirect, tm.op+"/end_session?") {
+		t.Fatalf("logout: %d %s", r.Status, r.Body)
+	}
+	resp := send(t, c, "GET", out.Redirect, nil) // the browser goes to the provider's end_session
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != teamPublicURL+"/" {
+		t.Fatalf("the provider's end_session: %d to %q, want 302 back to %s/", resp.StatusCode, resp.Header.Get("Location"), teamPublicURL)
+	}
+}

@@ -114,6 +114,10 @@ type Identity struct {
 	// Where the sign-in came from, recorded with the session for its owner's list:
 	// the browser's User-Agent (cut to MaxUserAgentLen) and the client address.
 	UserAgent, Address string
+	// IDToken is the provider's raw ID token, kept with the session to send back as
+	// id_token_hint at sign-out (EndSession). It is no credential here: a session is
+	// its cookie.
+	IDToken string
 }
 
 // MaxUserAgentLen bounds the User-Agent kept with a session, in characters.
@@ -188,7 +192,7 @@ func (s *Service) SignIn(ctx context.Context, id Identity) (string, error) {
 		}
 		agent := []rune(strings.ToValidUTF8(id.UserAgent, ""))
 		agent = agent[:min(len(agent), MaxUserAgentLen)]
-		if err := tx.InsertSession(ctx, auth.HashToken(value), userID, auth.RandomString(43), string(agent), id.Address, now); err != nil {
+		if err := tx.InsertSession(ctx, auth.HashToken(value), userID, auth.RandomString(43), string(agent), id.Address, id.IDToken, now); err != nil {
 			return internal("create session", err)
 		}
 		return nil
@@ -376,21 +380,26 @@ func originOf(raw string) string {
 }
 
 // EndSession signs the caller's session out: from then on its cookie is refused
-// everywhere, open streams included.
-func (s *Service) EndSession(ctx context.Context, p *auth.Principal) error {
+// everywhere, open streams included. It returns the provider's ID token of the session
+// ("" if it has none), for the provider's sign-out (id_token_hint).
+func (s *Service) EndSession(ctx context.Context, p *auth.Principal) (idToken string, err error) {
 	if p == nil || p.Kind != auth.KindUser {
-		return errs.Forbid("only a signed-in session can sign out; tokens are revoked instead")
+		return "", errs.Forbid("only a signed-in session can sign out; tokens are revoked instead")
 	}
 	sess, err := s.store.Read().SessionByHash(ctx, p.SessionHash)
 	if err != nil {
-		return internal("look up session", err)
+		return "", internal("look up session", err)
 	}
-	return s.store.Write(ctx, func(tx *store.Tx) error {
+	err = s.store.Write(ctx, func(tx *store.Tx) error {
 		if err := tx.EndSession(ctx, sess.ID, s.clock()); err != nil {
 			return internal("end session", err)
 		}
 		return nil
 	})
+	if err != nil {
+		return "", err
+	}
+	return sess.IDToken, nil
 }
 
 // EndReplacedSession ends the session of a cookie value, if it is one: a browser that

@@ -120,7 +120,7 @@ func TestPruneSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.EndSession(ctx, p); err != nil {
+	if _, err := svc.EndSession(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(service.SessionIdle + time.Hour)
@@ -194,5 +194,28 @@ func testPendingLoginsBounded(t *testing.T, engine string) {
 	now = now.Add(service.LoginMaxAge - time.Minute + time.Second)
 	if err := svc.BeginLogin(ctx, "", "after", "n", "v"); err != nil {
 		t.Fatalf("once the oldest logins expired: %v", err)
+	}
+}
+
+// TestEndSessionGivesIDToken: signing out gives back the provider's ID token of the
+// session, for id_token_hint, and forgets it: an ended session keeps none.
+func TestEndSessionGivesIDToken(t *testing.T) { pgtest.Engines(t, testEndSessionGivesIDToken) }
+
+func testEndSessionGivesIDToken(t *testing.T, engine string) {
+	ctx := context.Background()
+	svc := teamService(t, engine)
+	value, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s1", Email: "lee@corp.example",
+		EmailVerified: true, IDToken: "eyJ.the-id-token.sig"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := svc.Authenticate(ctx, service.Credentials{Where: service.WhereREST, Session: value, Method: "GET"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"eyJ.the-id-token.sig", ""} {
+		if got, err := svc.EndSession(ctx, p); err != nil || got != want {
+			t.Fatalf("sign-out %d: %q %v, want %q", i+1, got, err, want)
+		}
 	}
 }
