@@ -253,11 +253,16 @@ func (h *teamHandler) logout(c *gin.Context) error {
 	return nil
 }
 
-// signInFailed answers a browser's failed sign-in with a short page that says why.
+// signInFailed answers a browser's failed sign-in with a short page that says why,
+// and logs why: the request's own log line has only the status, and the
+// troubleshooting table (docs/team.md) starts from these messages.
 func signInFailed(c *gin.Context, err error) {
 	code, msg := errs.Public(err)
 	if code == errs.Internal {
 		slog.Error("sign-in", "err", err)
+	} else {
+		slog.Warn("sign-in refused", "status", errs.HTTPStatus(err), "reason", msg,
+			"address", service.ClientAddress(c.Request.Context()))
 	}
 	c.Header("Cache-Control", "no-store")
 	if secs, ok := errs.RetryAfterSeconds(err); ok {

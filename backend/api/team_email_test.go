@@ -1,10 +1,13 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
@@ -113,4 +116,43 @@ func testTeamSignOutSendsIDTokenHint(t *testing.T, engine string) {
 	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != teamPublicURL+"/" {
 		t.Fatalf("the provider's end_session: %d to %q, want 302 back to %s/", resp.StatusCode, resp.Header.Get("Location"), teamPublicURL)
 	}
+}
+
+// TestTeamRefusedSignInLogsReason: a refused sign-in logs its reason, as the
+// troubleshooting table promises, not only the status of its request.
+func TestTeamRefusedSignInLogsReason(t *testing.T) {
+	tm := startTeam(t, "sqlite")
+	var logs syncBuffer
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	for _, tc := range []struct{ user, reason string }{
+		{"eve", "eve@elsewhere.org is not invited"},
+		{"ivy", "the provider gave no verified email"},
+	} {
+		c := tm.browser(t)
+		if status, _ := callbackStatus(t, c, tm.toCallback(t, c, tc.user, nil)); status != http.StatusForbidden {
+			t.Fatalf("%s: %d, want 403", tc.user, status)
+		}
+		if !strings.Contains(logs.String(), "sign-in refused") || !strings.Contains(logs.String(), tc.reason) {
+			t.Fatalf("the log does not say why %s was refused (%q):\n%s", tc.user, tc.reason, logs.String())
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer the server's goroutines may write to while a test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
