@@ -45,10 +45,15 @@ func (r Reader) UserByOIDC(ctx context.Context, issuer, subject string) (int64, 
 }
 
 // LinkUser ties a user to the provider's (issuer, subject) and refreshes its email and
-// name from the ID token; done at every sign-in. email may be nil.
+// name from the ID token; done at every sign-in. email may be nil. From then on every
+// project shows the person's own name, not the one it gave (memberName).
 func (t *Tx) LinkUser(ctx context.Context, id int64, issuer, subject, name string, email *string) error {
-	return t.execOne(ctx, `UPDATE users SET oidc_issuer = ?, oidc_subject = ?, name = ?, email = ? WHERE id = ?`,
-		issuer, subject, name, email, id)
+	if err := t.execOne(ctx, `UPDATE users SET oidc_issuer = ?, oidc_subject = ?, name = ?, email = ? WHERE id = ?`,
+		issuer, subject, name, email, id); err != nil {
+		return err
+	}
+	_, err := t.exec(ctx, `UPDATE project_members SET name = NULL WHERE user_id = ? AND name IS NOT NULL`, id)
+	return err
 }
 
 // Membership is one project a user belongs to, with the role there.
