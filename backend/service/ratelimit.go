@@ -51,11 +51,11 @@ type addressLimiter struct {
 	window time.Duration
 	what   string // what it counts, for the 429's message and the log
 	mu     sync.Mutex
-	byAddr map[string]*list.Element // value: *addressFailures
+	byAddr map[string]*list.Element // value: *addressEvents
 	order  list.List
 }
 
-type addressFailures struct {
+type addressEvents struct {
 	addr  string
 	times []time.Time // oldest first, at most limit
 }
@@ -93,7 +93,7 @@ func (l *addressLimiter) admit(addr string, now time.Time) error {
 	if e == nil {
 		return nil
 	}
-	f := e.Value.(*addressFailures)
+	f := e.Value.(*addressEvents)
 	f.expire(now, l.window)
 	if len(f.times) == 0 {
 		l.forget(e)
@@ -114,7 +114,7 @@ func (l *addressLimiter) count(addr string, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for front := l.order.Front(); front != nil; front = l.order.Front() { // forget the expired
-		f := front.Value.(*addressFailures)
+		f := front.Value.(*addressEvents)
 		if len(f.times) > 0 && now.Sub(f.times[len(f.times)-1]) < l.window {
 			break
 		}
@@ -122,18 +122,19 @@ func (l *addressLimiter) count(addr string, now time.Time) {
 	}
 	e := l.byAddr[addr]
 	if e == nil {
-		e = l.order.PushBack(&addressFailures{addr: addr})
+		e = l.order.PushBack(&addressEvents{addr: addr})
 		l.byAddr[addr] = e
 	} else {
 		l.order.MoveToBack(e)
 	}
-	f := e.Value.(*addressFailures)
+	f := e.Value.(*addressEvents)
 	f.expire(now, l.window)
+	reached := len(f.times) == l.limit-1 // logged once, not at each refusal past the limit
 	f.times = append(f.times, now)
 	if len(f.times) > l.limit {
 		f.times = f.times[len(f.times)-l.limit:]
 	}
-	if len(f.times) == l.limit {
+	if reached {
 		slog.Warn("rate limit: "+l.what+" from one address", "address", addr, "count", l.limit, "within", l.window)
 	}
 	for len(l.byAddr) > maxTrackedAddresses {
@@ -153,12 +154,12 @@ func (l *addressLimiter) refuse(addr string, now time.Time, err error) error {
 }
 
 func (l *addressLimiter) forget(e *list.Element) {
-	delete(l.byAddr, e.Value.(*addressFailures).addr)
+	delete(l.byAddr, e.Value.(*addressEvents).addr)
 	l.order.Remove(e)
 }
 
 // expire drops the events that have left the window.
-func (f *addressFailures) expire(now time.Time, window time.Duration) {
+func (f *addressEvents) expire(now time.Time, window time.Duration) {
 	i := 0
 	for i < len(f.times) && now.Sub(f.times[i]) >= window {
 		i++
