@@ -154,7 +154,7 @@ type oaSession struct {
 func (h *oaHarness) session(t testing.TB, who string) *oaSession {
 	t.Helper()
 	ctx, svc := context.Background(), h.env.Service
-	value, err := svc.SignIn(ctx, service.Identity{Issuer: "http://id.agentdesk.test", Subject: who, Email: who + "@example.com",
+	value, err := svc.SignIn(ctx, service.Identity{Issuer: "http://id.agentdesk.test", Subject: who, Email: who + "@example.com", EmailVerified: true,
 		Name: who, UserAgent: "oa-test", Address: "192.0.2.1"})
 	if err != nil {
 		t.Fatalf("sign in %s: %v", who, err)

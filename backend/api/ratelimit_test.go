@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/jobs"
+	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/testenv"
 )
@@ -51,12 +53,13 @@ func expectLimited(t *testing.T, r *testenv.Response, what, retryAfter string) {
 	}
 }
 
-// TestRateLimitRefusedCredentials: behind a trusted proxy, 10 refused credentials from
-// one client address in a minute make every later request of that address presenting
-// a credential (a good one too, on REST, GraphQL, the event stream, /login and the
-// callback) answer 429 with Retry-After, until the minute frees a slot; other addresses
-// and loopback clients are not limited, and the client address is the rightmost
-// X-Forwarded-For address that is not the proxy.
+// TestRateLimitRefusedCredentials: behind a trusted proxy, past 10 refused credentials
+// from one client address in a minute, each further refused credential of that
+// address is answered 429 with Retry-After until the minute frees a slot; a valid
+// credential from it is never refused (REST, GraphQL, the event stream), nor are
+// /login and the callback limited by it. Other addresses and loopback clients are not
+// limited, and the client address is the rightmost X-Forwarded-For address that is
+// not the proxy.
 func TestRateLimitRefusedCredentials(t *testing.T) {
 	pgtest.Engines(t, testRateLimitRefusedCredentials)
 }
@@ -75,59 +78,73 @@ func testRateLimitRefusedCredentials(t *testing.T, engine string) {
 		}
 	}
 	expectLimited(t, tasks(client, bad), "11th bad token", "60")
-	expectLimited(t, tasks(client, good), "good token from the limited address", "60")
-	expectLimited(t, env.Do(t, from(client, testenv.Request{Method: "POST", Path: "/graphql", Token: good, Body: `{"query":"{ tasks { id } }"}`})),
-		"GraphQL from the limited address", "60")
-	expectLimited(t, env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/api/events?access_token=" + good})), "event stream", "60")
-	expectLimited(t, env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/login"})), "/login", "60")
-	expectLimited(t, env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/auth/callback?state=x&code=y"})), "/auth/callback", "60")
+	if r := tasks(client, good); r.Status != http.StatusOK {
+		t.Fatalf("good token from the limited address: %d %s, want 200", r.Status, r.Body)
+	}
+	if r := env.Do(t, from(client, testenv.Request{Method: "POST", Path: "/graphql", Token: good, Body: `{"query":"{ tasks { id } }"}`})); r.Status != http.StatusOK {
+		t.Fatalf("GraphQL with a good token from the limited address: %d %s", r.Status, r.Body)
+	}
+	if r := env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/api/events?access_token=" + good})); r.Status == http.StatusTooManyRequests || r.Status == http.StatusUnauthorized {
+		t.Fatalf("event stream with a good token from the limited address: %d %s", r.Status, r.Body)
+	}
+	// /login is limited on its own (the provider here never answers: 503), and a
+	// callback from the limited address is checked as any other.
+	if r := env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/login"})); r.Status != http.StatusServiceUnavailable {
+		t.Fatalf("/login from an address limited for refused credentials: %d %s, want 503 (provider down)", r.Status, r.Body)
+	}
+	if r := env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/auth/callback?state=x&code=y"})); r.Status != http.StatusUnauthorized {
+		t.Fatalf("/auth/callback from the limited address: %d %s, want 401", r.Status, r.Body)
+	}
 	if r := tasks(client, ""); r.Status != http.StatusUnauthorized {
 		t.Fatalf("no credentials from the limited address: %d %s, want 401 (nothing to limit)", r.Status, r.Body)
 	}
-	if r := tasks("203.0.113.8", good); r.Status != http.StatusOK {
-		t.Fatalf("good token from another address: %d %s", r.Status, r.Body)
+	if r := tasks("203.0.113.8", bad); r.Status != http.StatusUnauthorized {
+		t.Fatalf("bad token from another address: %d %s, want 401", r.Status, r.Body)
 	}
 	// The client is the rightmost address the proxy did not add itself: a client
 	// cannot pick its address by sending X-Forwarded-For of its own.
-	if r := tasks(client+", 203.0.113.9", good); r.Status != http.StatusOK {
-		t.Fatalf("client 203.0.113.9 claiming to be forwarded for %s: %d %s", client, r.Status, r.Body)
+	if r := tasks(client+", 203.0.113.9", bad); r.Status != http.StatusUnauthorized {
+		t.Fatalf("client 203.0.113.9 claiming to be forwarded for %s: %d %s, want 401", client, r.Status, r.Body)
 	}
-	expectLimited(t, tasks("203.0.113.9, "+client, good), "limited client claiming another address", "60")
-	expectLimited(t, tasks(client+", 127.0.0.1", good), "limited client through two trusted hops", "60")
+	expectLimited(t, tasks("203.0.113.9, "+client, bad), "limited client claiming another address", "60")
+	expectLimited(t, tasks(client+", 127.0.0.1", bad), "limited client through two trusted hops", "60")
 	// Loopback clients (agents and scripts on this machine) are never limited.
 	for i := range 30 {
 		if r := tasks("", bad); r.Status != http.StatusUnauthorized {
 			t.Fatalf("loopback bad token %d: %d %s, want 401", i+1, r.Status, r.Body)
 		}
 	}
-	if r := tasks("", good); r.Status != http.StatusOK {
-		t.Fatalf("loopback good token after 30 bad ones: %d %s", r.Status, r.Body)
-	}
 
 	// The window frees a slot once the oldest failure is a minute old.
 	clock.Advance(59 * time.Second)
-	expectLimited(t, tasks(client, good), "after 59 s", "1")
+	expectLimited(t, tasks(client, bad), "after 59 s", "1")
 	clock.Advance(time.Second)
-	if r := tasks(client, good); r.Status != http.StatusOK {
-		t.Fatalf("good token after the window: %d %s", r.Status, r.Body)
+	if r := tasks(client, bad); r.Status != http.StatusUnauthorized {
+		t.Fatalf("bad token after the window: %d %s, want 401", r.Status, r.Body)
 	}
 }
 
-// TestRateLimitFailedSignIns: refused callbacks count like refused credentials.
-func TestRateLimitFailedSignIns(t *testing.T) { pgtest.Engines(t, testRateLimitFailedSignIns) }
+// TestRateLimitCountsOnlyFailures: callbacks anyone can make a browser send (the
+// provider's ?error=, a state without the browser's login cookie) count nothing: 20 of
+// them leave the address free.
+func TestRateLimitCountsOnlyFailures(t *testing.T) {
+	pgtest.Engines(t, testRateLimitCountsOnlyFailures)
+}
 
-func testRateLimitFailedSignIns(t *testing.T, engine string) {
+func testRateLimitCountsOnlyFailures(t *testing.T, engine string) {
 	env, _ := limitedServer(t, engine, true)
 	const client = "198.51.100.20"
-	for i := range 10 {
-		r := env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/auth/callback?state=nope&code=x"}))
-		if r.Status != http.StatusUnauthorized {
-			t.Fatalf("failed callback %d: %d %s, want 401", i+1, r.Status, r.Body)
+	bad := "adk_" + strings.Repeat("0", 40)
+	for i := range 20 {
+		for _, path := range []string{"/auth/callback?error=x", "/auth/callback?state=nope&code=x"} {
+			if r := env.Do(t, from(client, testenv.Request{Method: "GET", Path: path})); r.Status != http.StatusUnauthorized {
+				t.Fatalf("%s, %d: %d %s, want 401", path, i+1, r.Status, r.Body)
+			}
 		}
 	}
-	expectLimited(t, env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/auth/callback?state=nope&code=x"})), "11th callback", "60")
-	good := env.Token(t, env.Project.ID, auth.TaskRead)
-	expectLimited(t, env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/api/tasks", Token: good})), "a token after failed sign-ins", "60")
+	if r := env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/api/tasks", Token: bad})); r.Status != http.StatusUnauthorized {
+		t.Fatalf("a bad token after 40 unauthenticated callbacks: %d %s, want 401 (not limited)", r.Status, r.Body)
+	}
 }
 
 // TestRateLimitUntrustedProxy: without --trusted-proxies, X-Forwarded-For is ignored:
@@ -142,5 +159,77 @@ func testRateLimitUntrustedProxy(t *testing.T, engine string) {
 		if r.Status != http.StatusUnauthorized {
 			t.Fatalf("bad token %d with an X-Forwarded-For nobody trusts: %d %s, want 401", i+1, r.Status, r.Body)
 		}
+	}
+}
+
+// TestRateLimitFailedVerifications: sign-ins whose ID token fails verification count
+// against the address: past 10, the next is answered 429. A sign-in that verifies is
+// never refused for it, nor is a good token.
+func TestRateLimitFailedVerifications(t *testing.T) {
+	pgtest.Engines(t, testRateLimitFailedVerifications)
+}
+
+func testRateLimitFailedVerifications(t *testing.T, engine string) {
+	tm := startTeamWith(t, engine, teamSetup{proxied: true})
+	tm.invite(t, "dana@example.com", model.RoleMember)
+	const client = "198.51.100.30"
+	c := tm.browserFrom(t, client)
+	tm.st.wrongKey.Store(true)
+	for i := range 10 {
+		if status, page := callbackStatus(t, c, tm.toCallback(t, c, "dana", nil)); status != http.StatusUnauthorized || !strings.Contains(page, "signature") {
+			t.Fatalf("wrongly signed ID token %d: %d %s", i+1, status, page)
+		}
+	}
+	if status, page := callbackStatus(t, c, tm.toCallback(t, c, "dana", nil)); status != http.StatusTooManyRequests {
+		t.Fatalf("11th wrongly signed ID token: %d %s, want 429", status, page)
+	}
+	tm.st.wrongKey.Store(false)
+	tm.signIn(t, c, "dana") // a valid sign-in from the limited address
+	good := tm.env.Token(t, tm.env.Project.ID, auth.TaskRead)
+	r := tm.env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks", Token: good, Header: http.Header{"X-Forwarded-For": {client}}})
+	if r.Status != http.StatusOK {
+		t.Fatalf("good token from the limited address: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestRateLimitLogin: /login, which needs no credential and stores a login under way,
+// is limited on its own: 30 a minute per client address, then 429 with Retry-After.
+// Other addresses and loopback are not limited by it.
+func TestRateLimitLogin(t *testing.T) { pgtest.Engines(t, testRateLimitLogin) }
+
+func testRateLimitLogin(t *testing.T, engine string) {
+	tm := startTeamWith(t, engine, teamSetup{proxied: true})
+	login := func(xff string) *testenv.Response {
+		req, _ := http.NewRequest("GET", tm.env.URL+"/login", nil)
+		if xff != "" {
+			req.Header.Set("X-Forwarded-For", xff)
+		}
+		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return &testenv.Response{Status: resp.StatusCode, Header: resp.Header, Body: body}
+	}
+	const client = "198.51.100.40"
+	for i := range 30 {
+		if r := login(client); r.Status != http.StatusFound {
+			t.Fatalf("/login %d: %d %s, want 302", i+1, r.Status, r.Body)
+		}
+	}
+	expectLimited(t, login(client), "31st /login", "60")
+	if r := login("198.51.100.41"); r.Status != http.StatusFound {
+		t.Fatalf("/login from another address: %d %s", r.Status, r.Body)
+	}
+	for i := range 40 {
+		if r := login(""); r.Status != http.StatusFound {
+			t.Fatalf("loopback /login %d: %d %s", i+1, r.Status, r.Body)
+		}
+	}
+	tm.clock.Advance(time.Minute)
+	if r := login(client); r.Status != http.StatusFound {
+		t.Fatalf("/login a minute later: %d %s", r.Status, r.Body)
 	}
 }

@@ -69,17 +69,13 @@ func (h *teamHandler) oauth2Config(p *oidc.Provider) *oauth2.Config {
 
 // login serves GET /login.
 func (h *teamHandler) login(c *gin.Context) {
-	if err := h.svc.AdmitSignIn(service.ClientAddress(c.Request.Context())); err != nil {
-		signInFailed(c, err)
-		return
-	}
 	p, err := h.discover(c.Request.Context())
 	if err != nil {
 		signInFailed(c, err)
 		return
 	}
 	state, nonce, verifier := auth.RandomString(43), auth.RandomString(43), oauth2.GenerateVerifier()
-	if err := h.svc.BeginLogin(c.Request.Context(), state, nonce, verifier); err != nil {
+	if err := h.svc.BeginLogin(c.Request.Context(), service.ClientAddress(c.Request.Context()), state, nonce, verifier); err != nil {
 		signInFailed(c, err)
 		return
 	}
@@ -95,66 +91,67 @@ func (h *teamHandler) callback(c *gin.Context) {
 	ctx := c.Request.Context()
 	q := c.Request.URL.Query()
 	addr := service.ClientAddress(ctx)
-	if err := h.svc.AdmitSignIn(addr); err != nil {
-		signInFailed(c, err)
-		return
-	}
-	// A refused sign-in counts against the address's limit of failures.
-	failed := func(err error) {
-		h.svc.SignInFailed(addr, err)
-		signInFailed(c, err)
-	}
+	// Only a provider answer that fails verification counts against the address's
+	// limit of failures (ratelimit.go). The checks before it count nothing: any page
+	// can make a browser send a callback without its login cookie, or with ?error=.
+	unverified := func(err error) { signInFailed(c, h.svc.SignInRefused(addr, err)) }
 	if e := q.Get("error"); e != "" {
 		// The state is spent either way: the provider said no.
 		_, _, _ = h.svc.TakeLogin(ctx, q.Get("state"))
-		failed(errs.Unauth("the sign-in provider refused: %s %s", e, q.Get("error_description")))
+		signInFailed(c, errs.Unauth("the sign-in provider refused: %s %s", e, q.Get("error_description")))
 		return
 	}
 	nonce, verifier, err := h.svc.TakeLogin(ctx, q.Get("state"))
 	if err != nil {
-		failed(err)
+		signInFailed(c, err)
 		return
 	}
 	http.SetCookie(c.Writer, h.loginCookie("", -1))
 	if ck, err := c.Request.Cookie(h.loginCookie("", 0).Name); err != nil || ck.Value != q.Get("state") {
-		failed(errs.Unauth("this sign-in was begun in another browser (or its cookie was lost); sign in again at /login"))
+		signInFailed(c, errs.Unauth("this sign-in was begun in another browser (or its cookie was lost); sign in again at /login"))
 		return
 	}
 	p, err := h.discover(ctx)
 	if err != nil {
-		failed(err)
+		signInFailed(c, err)
 		return
 	}
 	tok, err := h.oauth2Config(p).Exchange(ctx, q.Get("code"), oauth2.VerifierOption(verifier))
-	if err != nil {
+	var refused *oauth2.RetrieveError
+	switch {
+	case errors.As(err, &refused):
 		slog.Warn("sign-in: code exchange", "err", err)
-		failed(errs.Unauth("the sign-in provider did not accept the sign-in code (used already, or expired); sign in again at /login"))
+		unverified(errs.Unauth("the sign-in provider did not accept the sign-in code (used already, or expired); sign in again at /login"))
+		return
+	case err != nil:
+		slog.Warn("sign-in: code exchange", "err", err)
+		signInFailed(c, errs.Unavailable("the sign-in provider %s does not answer; try again later", h.cfg.Issuer))
 		return
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		failed(errs.Unauth("the sign-in provider sent no ID token; is the openid scope asked for?"))
+		signInFailed(c, errs.Unauth("the sign-in provider sent no ID token; is the openid scope asked for?"))
 		return
 	}
 	idt, err := p.Verifier(&oidc.Config{ClientID: h.cfg.ClientID, Now: h.svc.Now}).Verify(ctx, raw)
 	if err != nil {
 		slog.Warn("sign-in: ID token refused", "err", err)
-		failed(errs.Unauth("the ID token is not valid (%s); sign in again at /login", idTokenProblem(err)))
+		unverified(errs.Unauth("the ID token is not valid (%s); sign in again at /login", idTokenProblem(err)))
 		return
 	}
 	if idt.Nonce != nonce {
-		failed(errs.Unauth("the ID token was not issued for this sign-in (nonce mismatch); sign in again at /login"))
+		unverified(errs.Unauth("the ID token was not issued for this sign-in (nonce mismatch); sign in again at /login"))
 		return
 	}
 	id, err := identity(ctx, p, idt, tok)
 	if err != nil {
-		failed(err)
+		signInFailed(c, err)
 		return
 	}
-	id.UserAgent, id.Address = c.Request.UserAgent(), service.ClientAddress(ctx)
+	id.UserAgent, id.Address, id.IDToken = c.Request.UserAgent(), addr, raw
 	value, err := h.svc.SignIn(ctx, id)
 	if err != nil {
-		failed(err)
+		signInFailed(c, err)
 		return
 	}
 	if old, err := c.Request.Cookie(h.cfg.SessionCookie()); err == nil {
@@ -184,11 +181,13 @@ func idTokenProblem(err error) string {
 }
 
 // identity reads who signed in from the ID token's claims, asking the provider's
-// userinfo endpoint for the email and name when the token does not carry them.
+// userinfo endpoint for the email and name when the token does not carry an email (as
+// zitadel does). The email and whether it is verified come from the same place; a
+// missing email_verified is false.
 func identity(ctx context.Context, p *oidc.Provider, idt *oidc.IDToken, tok *oauth2.Token) (service.Identity, error) {
 	var claims struct {
 		Email         string `json:"email"`
-		EmailVerified *bool  `json:"email_verified"`
+		EmailVerified bool   `json:"email_verified"`
 		Name          string `json:"name"`
 		Username      string `json:"preferred_username"`
 	}
@@ -227,16 +226,22 @@ func (h *teamHandler) loginCookie(state string, maxAge int) *http.Cookie {
 
 // logout serves POST /logout (authenticated, so with the CSRF rules): it ends the
 // session, clears the cookie, and sends the browser to the provider's
-// end_session_endpoint when it has one, else to /. A caller asking for JSON gets
-// {"redirect": URL} instead of a 303, for a script to follow.
+// end_session_endpoint when it has one, else to /, with the session's ID token as
+// id_token_hint (Hydra, for one, refuses to send the browser back without it, and
+// then keeps its own session). A caller asking for JSON gets {"redirect": URL}
+// instead of a 303, for a script to follow.
 func (h *teamHandler) logout(c *gin.Context) error {
-	if err := h.svc.EndSession(c.Request.Context(), principal(c)); err != nil {
+	idToken, err := h.svc.EndSession(c.Request.Context(), principal(c))
+	if err != nil {
 		return err
 	}
 	http.SetCookie(c.Writer, h.cookie("", -1))
 	to := "/"
 	if _, err := h.discover(c.Request.Context()); err == nil && h.endSession != "" {
 		q := url.Values{"client_id": {h.cfg.ClientID}, "post_logout_redirect_uri": {h.cfg.PublicURL + "/"}}
+		if idToken != "" {
+			q.Set("id_token_hint", idToken)
+		}
 		to = h.endSession + "?" + q.Encode()
 	}
 	c.Header("Cache-Control", "no-store")
@@ -248,11 +253,16 @@ func (h *teamHandler) logout(c *gin.Context) error {
 	return nil
 }
 
-// signInFailed answers a browser's failed sign-in with a short page that says why.
+// signInFailed answers a browser's failed sign-in with a short page that says why,
+// and logs why: the request's own log line has only the status, and the
+// troubleshooting table (docs/team.md) starts from these messages.
 func signInFailed(c *gin.Context, err error) {
 	code, msg := errs.Public(err)
 	if code == errs.Internal {
 		slog.Error("sign-in", "err", err)
+	} else {
+		slog.Warn("sign-in refused", "status", errs.HTTPStatus(err), "reason", msg,
+			"address", service.ClientAddress(c.Request.Context()))
 	}
 	c.Header("Cache-Control", "no-store")
 	if secs, ok := errs.RetryAfterSeconds(err); ok {

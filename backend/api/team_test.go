@@ -42,32 +42,62 @@ type team struct {
 	op    string // the provider's issuer URL
 	clock *jobs.ManualClock
 	st    *opStorage
+	p     *oidcop.Provider
+}
+
+// teamSetup is what a test changes of startTeam's provider and server.
+type teamSetup struct {
+	allowedDomains []string
+	trustEmail     bool                  // --oidc-trust-email
+	provider       func(*oidcop.Options) // changes the provider's options
+	proxied        bool                  // --trusted-proxies 127.0.0.1/32 (see browserFrom)
 }
 
 // startTeam starts the provider (backend/testenv/oidcop) and a server in team mode.
 func startTeam(t *testing.T, engine string, allowedDomains ...string) *team {
 	t.Helper()
+	return startTeamWith(t, engine, teamSetup{allowedDomains: allowedDomains})
+}
+
+func startTeamWith(t *testing.T, engine string, setup teamSetup) *team {
+	t.Helper()
 	var users []oidcop.User
-	for _, u := range []struct{ id, name, email string }{
-		{"u1", "dana", "dana@example.com"}, {"u2", "eve", "eve@elsewhere.org"}, {"u3", "lee", "lee@corp.example"},
-		{"u4", "dana2", "dana@example.com"}, // another account claiming Dana's email
+	for _, u := range []struct {
+		id, name, email string
+		unverified      bool
+	}{
+		{"u1", "dana", "dana@example.com", false}, {"u2", "eve", "eve@elsewhere.org", false}, {"u3", "lee", "lee@corp.example", false},
+		{"u4", "dana2", "dana@example.com", false}, // another account claiming Dana's email
+		{"u5", "ivy", "inv@acme.test", true},       // an email the provider has not verified
 	} {
-		users = append(users, oidcop.User{ID: u.id, Username: u.name, Password: "pw", Email: u.email,
+		users = append(users, oidcop.User{ID: u.id, Username: u.name, Password: "pw", Email: u.email, EmailUnverified: u.unverified,
 			Name: strings.ToUpper(u.name[:1]) + u.name[1:] + " Test"})
 	}
-	p, err := oidcop.Start(oidcop.Options{ClientID: "agentdesk", ClientSecret: "s3cret",
-		RedirectURIs: []string{teamPublicURL + "/auth/callback"}, Users: users})
+	o := oidcop.Options{ClientID: "agentdesk", ClientSecret: "s3cret",
+		RedirectURIs: []string{teamPublicURL + "/auth/callback"}, Users: users}
+	if setup.provider != nil {
+		setup.provider(&o)
+	}
+	p, err := oidcop.Start(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
 	issuer := p.Issuer
 
+	var proxies string
+	if setup.proxied {
+		proxies = "127.0.0.1/32"
+	}
+	trusted, err := server.ParseTrustedProxies(proxies)
+	if err != nil {
+		t.Fatal(err)
+	}
 	clock := jobs.NewManualClock(time.Now())
-	env := testenv.StartWithOn(t, engine, server.Config{Clock: clock, PublicURL: teamPublicURL, OIDC: auth.OIDC{
+	env := testenv.StartWithOn(t, engine, server.Config{Clock: clock, PublicURL: teamPublicURL, TrustedProxies: trusted, OIDC: auth.OIDC{
 		PublicURL: teamPublicURL, Issuer: issuer, ClientID: "agentdesk", ClientSecret: "s3cret",
-		Scopes: []string{"openid", "email", "profile"}, AllowedDomains: allowedDomains}})
-	return &team{env: env, op: issuer, clock: clock, st: &opStorage{wrongKey: &p.WrongKey}}
+		Scopes: []string{"openid", "email", "profile"}, AllowedDomains: setup.allowedDomains, TrustEmail: setup.trustEmail}})
+	return &team{env: env, op: issuer, clock: clock, st: &opStorage{wrongKey: &p.WrongKey}, p: p}
 }
 
 // invite adds a person to the default project by email, as the local owner would
@@ -82,17 +112,31 @@ func (tm *team) invite(t *testing.T, email, role string) {
 
 // browser is a client with a cookie jar that reaches the server at teamPublicURL and
 // stops before following a redirect to the server's /auth/callback.
-func (tm *team) browser(t *testing.T) *http.Client {
+func (tm *team) browser(t *testing.T) *http.Client { return tm.browserFrom(t, "") }
+
+// browserFrom is a browser at the client address addr, as the trusted proxy of a
+// proxied team server forwards it ("": the loopback address it dials from).
+func (tm *team) browserFrom(t *testing.T, addr string) *http.Client {
 	jar, _ := cookiejar.New(nil)
-	addr := strings.TrimPrefix(tm.env.URL, "http://")
+	server := strings.TrimPrefix(tm.env.URL, "http://")
 	tr := &http.Transport{DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
 		if a == "agentdesk.test:80" {
-			a = addr
+			a = server
 		}
 		return (&net.Dialer{}).DialContext(ctx, network, a)
 	}}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Jar: jar, Transport: tr, Timeout: 30 * time.Second,
+	var rt http.RoundTripper = tr
+	if addr != "" {
+		rt = roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.URL.Host == "agentdesk.test" {
+				r = r.Clone(r.Context())
+				r.Header.Set("X-Forwarded-For", addr)
+			}
+			return tr.RoundTrip(r)
+		})
+	}
+	return &http.Client{Jar: jar, Transport: rt, Timeout: 30 * time.Second,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if req.URL.Host == "agentdesk.test" {
 				return http.ErrUseLastResponse
@@ -100,6 +144,10 @@ func (tm *team) browser(t *testing.T) *http.Client {
 			return nil
 		}}
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func send(t *testing.T, c *http.Client, method, u string, form url.Values) *http.Response {
 	t.Helper()

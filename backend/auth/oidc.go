@@ -12,6 +12,10 @@ type OIDC struct {
 	Scopes         []string // default openid, email, profile
 	AllowedDomains []string // email domains whose people join on first sign-in; empty: invited people only
 	ProviderName   string   // shown as "Sign in with <name>"; "" means the issuer's host
+	// TrustEmail (--oidc-trust-email) takes every email the provider gives as verified,
+	// for providers that never send email_verified (Entra ID). Otherwise an email counts
+	// only when the provider says email_verified: true.
+	TrustEmail bool
 }
 
 // Enabled reports whether team mode is on.

@@ -38,7 +38,7 @@ Usage:
                    [--activity-retention 90d] [--public-url URL] [--trusted-proxies CIDR,...]
                    [--webhooks-allow-private]
                    [--oidc-issuer URL --oidc-client-id ID [--oidc-scopes S] [--oidc-allowed-domains a.com,b.org]
-                    [--oidc-provider-name NAME]]
+                    [--oidc-provider-name NAME] [--oidc-trust-email]]
                                                run the server headless
   agentdesk project create --name N [--namespace NS]
   agentdesk project list                       one JSON object per project: id, name, namespace
@@ -222,6 +222,7 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	oidcName := fs.String("oidc-provider-name", os.Getenv("AGENTDESK_OIDC_PROVIDER_NAME"), "team mode: the provider's name on the sign-in page (\"Sign in with NAME\"; default the issuer's host)")
 	oidcScopes := fs.String("oidc-scopes", envOr("AGENTDESK_OIDC_SCOPES", "openid email profile"), "team mode: the scopes asked of the provider")
 	oidcDomains := fs.String("oidc-allowed-domains", os.Getenv("AGENTDESK_OIDC_ALLOWED_DOMAINS"), "team mode: email domains whose people join as members on first sign-in (comma list; empty: invited people only)")
+	oidcTrustEmail := fs.Bool("oidc-trust-email", false, "team mode: take every email the provider gives as verified, for providers that never send email_verified (Entra ID); only where people cannot set their own email (env AGENTDESK_OIDC_TRUST_EMAIL=true)")
 	metricsAddr := fs.String("metrics-addr", os.Getenv("AGENTDESK_METRICS_ADDR"), "serve Prometheus metrics at http://ADDR/metrics on a listener of their own (default: off)")
 	webhooksAllowPrivate := fs.Bool("webhooks-allow-private", os.Getenv("AGENTDESK_WEBHOOKS_ALLOW_PRIVATE") == "1", "let webhooks reach loopback, private, link-local and CGNAT addresses (default: the public internet only)")
 	trustedProxies := fs.String("trusted-proxies", os.Getenv("AGENTDESK_TRUSTED_PROXIES"), "reverse proxies (CIDR ranges or addresses, comma list) whose X-Forwarded-For and X-Forwarded-Proto are believed")
@@ -291,6 +292,12 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 		return err
 	}
 	oidc.ProviderName = strings.TrimSpace(*oidcName)
+	oidc.TrustEmail = *oidcTrustEmail
+	if env := os.Getenv("AGENTDESK_OIDC_TRUST_EMAIL"); env != "" && !flagGiven(fs, "oidc-trust-email") {
+		if oidc.TrustEmail, err = strconv.ParseBool(env); err != nil {
+			return usagef("AGENTDESK_OIDC_TRUST_EMAIL is true or false, not %q", env)
+		}
+	}
 	cfg.OIDC = oidc
 	if !*serve {
 		if code := desktop(cfg); code != 0 {
@@ -704,6 +711,14 @@ func setEmbedder(cfg *server.Config, rawURL, model string) error {
 	}
 	cfg.EmbedderURL, cfg.EmbedderModel, cfg.EmbedderAPIKey = rawURL, model, os.Getenv("AGENTDESK_EMBEDDER_API_KEY")
 	return nil
+}
+
+// flagGiven reports whether the command line set the flag (which wins over its
+// environment variable).
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 func envOr(name, def string) string {

@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// TestTeamFlags: team mode needs --public-url and a client id, and its scopes openid.
+// TestTeamFlags: team mode needs --public-url and a client id, its scopes openid, and
+// AGENTDESK_OIDC_TRUST_EMAIL a boolean.
 func TestTeamFlags(t *testing.T) {
 	t.Setenv("AGENTDESK_PUBLIC_URL", "")
 	for _, tc := range []struct {
@@ -23,6 +24,13 @@ func TestTeamFlags(t *testing.T) {
 		if code := Main(append(tc.args, "--data", t.TempDir()), &stdout, &stderr, nil); code != 2 || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 saying %q", tc.args, code, stderr.String(), tc.want)
 		}
+	}
+	// AGENTDESK_OIDC_TRUST_EMAIL must be a boolean; a typo is not taken as "no".
+	t.Setenv("AGENTDESK_OIDC_TRUST_EMAIL", "maybe")
+	var stdout, stderr bytes.Buffer
+	args := []string{"--serve", "--public-url", "https://agentdesk.example.com", "--oidc-issuer", "https://id.example.com", "--oidc-client-id", "a", "--data", t.TempDir()}
+	if code := Main(args, &stdout, &stderr, nil); code != 2 || !strings.Contains(stderr.String(), "AGENTDESK_OIDC_TRUST_EMAIL is true or false") {
+		t.Errorf("AGENTDESK_OIDC_TRUST_EMAIL=maybe: exit %d, stderr %q", code, stderr.String())
 	}
 	o, err := oidcConfig("https://agentdesk.example.com/", "https://id.example.com", "a", "openid email profile", " Corp.example, @b.org,")
 	if err != nil || o.PublicURL != "https://agentdesk.example.com" || len(o.Scopes) != 3 || strings.Join(o.AllowedDomains, ",") != "corp.example,b.org" {

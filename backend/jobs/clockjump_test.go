@@ -104,7 +104,7 @@ func TestWallClockJumps(t *testing.T) {
 	tok0908 := service.Credentials{Authorization: "Bearer " + newToken("until 09:08", ptr(day1(9, 8)))}
 	tok0930 := service.Credentials{Authorization: "Bearer " + newToken("until 09:30", ptr(day1(9, 30)))}
 	tokNever := service.Credentials{Authorization: "Bearer " + newToken("no expiry", nil)}
-	cookie, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s1", Email: "lee@corp.example", Name: "Lee"})
+	cookie, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s1", Email: "lee@corp.example", EmailVerified: true, Name: "Lee"})
 	if err != nil {
 		t.Fatal(err)
 	}

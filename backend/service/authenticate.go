@@ -69,19 +69,14 @@ type Credentials struct {
 // (checkCookieRequest). Errors are unauthenticated (no, wrong, revoked or expired credentials) or
 // forbidden (a valid credential of the wrong kind for the place), and say which.
 //
-// Refused credentials count against the client address's limit (ratelimit.go): over
-// it, a request presenting a credential is refused rate_limited before it is checked.
+// Refused credentials count against the client address's limit of failures
+// (ratelimit.go): past it, a refused credential is answered rate_limited. A valid one
+// is never refused for its address.
 func (s *Service) Authenticate(ctx context.Context, c Credentials) (*auth.Principal, error) {
-	presented := s.presents(c)
-	if presented {
-		if err := s.limits.admit(c.Address, s.clock()); err != nil {
-			return nil, err
-		}
-	}
 	p, err := s.credentialOf(ctx, c)
 	if err != nil {
-		if presented && errs.CodeOf(err) == errs.Unauthenticated {
-			s.limits.fail(c.Address, s.clock())
+		if s.presents(c) && errs.CodeOf(err) == errs.Unauthenticated {
+			return nil, s.limits.refuse(c.Address, s.clock(), err)
 		}
 		return nil, err
 	}

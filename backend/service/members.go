@@ -88,6 +88,8 @@ type AddMemberInput struct {
 // AddMember adds a user to the principal's project. A user with that email is reused;
 // without an email, a name already among the project's members is a conflict and any
 // other name makes a new user (users of other projects are never matched by name).
+// The project knows the person by the name given here (or the email's local part)
+// until they sign in: never by a name another project gave.
 func (s *Service) AddMember(ctx context.Context, p *auth.Principal, in AddMemberInput) (*model.Member, error) {
 	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
@@ -132,6 +134,9 @@ func (s *Service) AddMember(ctx context.Context, p *auth.Principal, in AddMember
 		}
 		if err != nil {
 			return internal("add member", err)
+		}
+		if err := tx.SetMemberName(ctx, p.ProjectID, userID, in.Name); err != nil {
+			return internal("name member", err)
 		}
 		if out, err = s.loadMember(ctx, tx.Reader, p.ProjectID, userID); err != nil {
 			return err

@@ -151,6 +151,55 @@ func testAddMemberByNameStaysInProject(t *testing.T, engine string) {
 	}
 }
 
+// TestAddMemberByEmailShowsNoOtherProjectsName: adding by email a person another
+// project added under a name of its own answers, lists and announces them under the
+// name given here (or the email's local part), never the other project's. Once the
+// person signs in, every project shows their own name from the provider.
+func TestAddMemberByEmailShowsNoOtherProjectsName(t *testing.T) {
+	pgtest.Engines(t, testAddMemberByEmailShowsNoOtherProjectsName)
+}
+
+func testAddMemberByEmailShowsNoOtherProjectsName(t *testing.T, engine string) {
+	ctx := context.Background()
+	svc := teamService(t, engine)
+	a, b := projectsAB(t, svc)
+	const secret = "Carol (acquisition target)"
+	if _, err := svc.AddMember(ctx, auth.Owner(a.ID), service.AddMemberInput{Email: "carol@x.example", Name: secret, Role: model.RoleMember}); err != nil {
+		t.Fatal(err)
+	}
+	names := func(pid string) []string {
+		t.Helper()
+		ms, err := svc.Members(ctx, auth.Owner(pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range ms {
+			if !m.LocalOwner {
+				out = append(out, m.Name)
+			}
+		}
+		return out
+	}
+	m, err := svc.AddMember(ctx, auth.Owner(b.ID), service.AddMemberInput{Email: "carol@x.example", Role: model.RoleViewer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Name != "carol" || slices.Contains(names(b.ID), secret) {
+		t.Fatalf("B added carol@x.example as %q and lists %v: A's name shown to B", m.Name, names(b.ID))
+	}
+	if got := names(a.ID); !slices.Equal(got, []string{secret}) {
+		t.Fatalf("A's members = %v, want A's own name %q", got, secret)
+	}
+	if _, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "carol", Email: "carol@x.example",
+		EmailVerified: true, Name: "Carol Jones"}); err != nil {
+		t.Fatal(err)
+	}
+	if ga, gb := names(a.ID), names(b.ID); !slices.Equal(ga, []string{"Carol Jones"}) || !slices.Equal(gb, []string{"Carol Jones"}) {
+		t.Fatalf("after Carol signed in: A lists %v, B %v; want her own name in both", ga, gb)
+	}
+}
+
 // TestMembershipsKeepJoinOrder: memberships made at the same moment list in the order
 // they were made, on both engines: a user's (the first is a session's default project)
 // and a project's. A role change since moves nothing (PostgreSQL, which has no rowid,
@@ -190,7 +239,7 @@ func testMembershipsKeepJoinOrder(t *testing.T, engine string) {
 		t.Fatal(err)
 	}
 
-	value, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "dana-1", Email: "dana@example.com", Name: "Dana"})
+	value, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "dana-1", Email: "dana@example.com", EmailVerified: true, Name: "Dana"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,46 +10,66 @@ import (
 	"github.com/agentdesk/agentdesk/backend/errs"
 )
 
-// Refused credentials and failed sign-ins are rate-limited per client address (the
-// contract's "429 with Retry-After"). The policy, a sliding window:
+// Two limits per client address (the contract's "429 with Retry-After"), each a
+// sliding window:
 //
-//   - a failure is a credential Authenticate refuses as unauthenticated (wrong, unknown,
+//   - failures: a credential Authenticate refuses as unauthenticated (wrong, unknown,
 //     revoked or expired token, agent digest or session cookie; a request with no
 //     credential at all is not one: every signed-out browser sends those, and they
-//     guess nothing), or a sign-in that fails at /auth/callback;
-//   - an address with FailureLimit failures within the last FailureWindow is answered
-//     429 rate_limited, with Retry-After until its oldest failure leaves the window, on
-//     every request that presents a credential and at /login and /auth/callback,
-//     before anything is checked: guessing learns nothing meanwhile;
-//   - loopback addresses (agents and scripts on this machine) and requests that came
-//     through no network are never limited: a token is 256 random bits, so the limit
-//     is against noise from the network, not a defence of the tokens. Behind a reverse
-//     proxy on this machine, --trusted-proxies must name it, or every client looks like
-//     loopback and nobody is limited;
-//   - at most maxTrackedAddresses addresses are tracked; past that, the one whose last
-//     failure is oldest is forgotten. An address leaves once its failures are older
-//     than the window.
+//     guess nothing), or a sign-in whose provider answer fails verification at
+//     /auth/callback (a code the provider refuses, an ID token that does not verify,
+//     a nonce that does not match). A callback without the browser's login cookie, or
+//     with the provider's ?error=, is not one: a page anywhere can make a browser send
+//     those. Past FailureLimit failures within FailureWindow, each further refusal is
+//     answered 429 rate_limited, with Retry-After until the oldest failure leaves the
+//     window. A valid credential is never refused because its address is limited:
+//     one office behind a NAT is one address, and one guesser there must not lock
+//     everyone else out;
+//   - sign-ins begun: GET /login stores a login under way, so it is limited on its own,
+//     to LoginLimit a LoginWindow per address; over it, 429 with Retry-After.
+//
+// Loopback addresses (agents and scripts on this machine) and requests that came
+// through no network are never limited: a token is 256 random bits, so the limit is
+// against noise from the network, not a defence of the tokens. Behind a reverse proxy
+// on this machine, --trusted-proxies must name it, or every client looks like loopback
+// and nobody is limited. At most maxTrackedAddresses addresses are tracked per limit;
+// past that, the one counted least recently is forgotten. An address leaves once what
+// it counted is older than the window.
 const (
 	FailureLimit        = 10
 	FailureWindow       = time.Minute
+	LoginLimit          = 30
+	LoginWindow         = time.Minute
 	maxTrackedAddresses = 10_000
 )
 
-// failureLimiter counts failures per address. Its list holds the tracked addresses,
-// least recently failed first, so expiry and eviction take from the front.
-type failureLimiter struct {
+// addressLimiter counts events per address: at most limit within window. Its list
+// holds the tracked addresses, least recently counted first, so expiry and eviction
+// take from the front.
+type addressLimiter struct {
+	limit  int
+	window time.Duration
+	what   string // what it counts, for the 429's message and the log
 	mu     sync.Mutex
-	byAddr map[string]*list.Element // value: *addressFailures
+	byAddr map[string]*list.Element // value: *addressEvents
 	order  list.List
 }
 
-type addressFailures struct {
+type addressEvents struct {
 	addr  string
-	times []time.Time // oldest first, at most FailureLimit
+	times []time.Time // oldest first, at most limit
 }
 
-func newFailureLimiter() *failureLimiter {
-	return &failureLimiter{byAddr: map[string]*list.Element{}}
+func newAddressLimiter(limit int, window time.Duration, what string) *addressLimiter {
+	return &addressLimiter{limit: limit, window: window, what: what, byAddr: map[string]*list.Element{}}
+}
+
+func newFailureLimiter() *addressLimiter {
+	return newAddressLimiter(FailureLimit, FailureWindow, "refused credentials or failed sign-ins")
+}
+
+func newLoginLimiter() *addressLimiter {
+	return newAddressLimiter(LoginLimit, LoginWindow, "sign-ins begun")
 }
 
 // exempt: no address (no network) or a loopback one.
@@ -61,8 +81,9 @@ func exempt(addr string) bool {
 	return err == nil && a.Unmap().IsLoopback()
 }
 
-// admit returns a rate_limited error while addr is over the limit.
-func (l *failureLimiter) admit(addr string, now time.Time) error {
+// admit returns a rate_limited error while addr has counted limit events within the
+// window.
+func (l *addressLimiter) admit(addr string, now time.Time) error {
 	if exempt(addr) {
 		return nil
 	}
@@ -72,77 +93,82 @@ func (l *failureLimiter) admit(addr string, now time.Time) error {
 	if e == nil {
 		return nil
 	}
-	f := e.Value.(*addressFailures)
-	f.expire(now)
+	f := e.Value.(*addressEvents)
+	f.expire(now, l.window)
 	if len(f.times) == 0 {
 		l.forget(e)
 	}
-	if len(f.times) < FailureLimit {
+	if len(f.times) < l.limit {
 		return nil
 	}
-	wait := f.times[0].Add(FailureWindow).Sub(now)
-	return errs.Limited(wait, "too many refused credentials or failed sign-ins from %s; try again in %d seconds", addr,
+	wait := f.times[0].Add(l.window).Sub(now)
+	return errs.Limited(wait, "too many %s from %s; try again in %d seconds", l.what, addr,
 		max(1, int((wait+time.Second-1)/time.Second)))
 }
 
-// fail counts a failure of addr at now.
-func (l *failureLimiter) fail(addr string, now time.Time) {
+// count counts an event of addr at now.
+func (l *addressLimiter) count(addr string, now time.Time) {
 	if exempt(addr) {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for front := l.order.Front(); front != nil; front = l.order.Front() { // forget the expired
-		f := front.Value.(*addressFailures)
-		if len(f.times) > 0 && now.Sub(f.times[len(f.times)-1]) < FailureWindow {
+		f := front.Value.(*addressEvents)
+		if len(f.times) > 0 && now.Sub(f.times[len(f.times)-1]) < l.window {
 			break
 		}
 		l.forget(front)
 	}
 	e := l.byAddr[addr]
 	if e == nil {
-		e = l.order.PushBack(&addressFailures{addr: addr})
+		e = l.order.PushBack(&addressEvents{addr: addr})
 		l.byAddr[addr] = e
 	} else {
 		l.order.MoveToBack(e)
 	}
-	f := e.Value.(*addressFailures)
-	f.expire(now)
+	f := e.Value.(*addressEvents)
+	f.expire(now, l.window)
+	reached := len(f.times) == l.limit-1 // logged once, not at each refusal past the limit
 	f.times = append(f.times, now)
-	if len(f.times) > FailureLimit {
-		f.times = f.times[len(f.times)-FailureLimit:]
+	if len(f.times) > l.limit {
+		f.times = f.times[len(f.times)-l.limit:]
 	}
-	if len(f.times) == FailureLimit {
-		slog.Warn("rate limit: refused credentials or failed sign-ins from one address", "address", addr,
-			"failures", FailureLimit, "within", FailureWindow)
+	if reached {
+		slog.Warn("rate limit: "+l.what+" from one address", "address", addr, "count", l.limit, "within", l.window)
 	}
 	for len(l.byAddr) > maxTrackedAddresses {
 		l.forget(l.order.Front())
 	}
 }
 
-func (l *failureLimiter) forget(e *list.Element) {
-	delete(l.byAddr, e.Value.(*addressFailures).addr)
+// refuse counts a refusal of addr and returns err, or a rate_limited error when addr
+// was over the limit already: the refusals past the limit are answered 429.
+func (l *addressLimiter) refuse(addr string, now time.Time, err error) error {
+	limited := l.admit(addr, now)
+	l.count(addr, now)
+	if limited != nil {
+		return l.admit(addr, now) // its Retry-After counts this refusal too
+	}
+	return err
+}
+
+func (l *addressLimiter) forget(e *list.Element) {
+	delete(l.byAddr, e.Value.(*addressEvents).addr)
 	l.order.Remove(e)
 }
 
-// expire drops the failures that have left the window.
-func (f *addressFailures) expire(now time.Time) {
+// expire drops the events that have left the window.
+func (f *addressEvents) expire(now time.Time, window time.Duration) {
 	i := 0
-	for i < len(f.times) && now.Sub(f.times[i]) >= FailureWindow {
+	for i < len(f.times) && now.Sub(f.times[i]) >= window {
 		i++
 	}
 	f.times = f.times[i:]
 }
 
-// AdmitSignIn refuses a sign-in (/login, /auth/callback) from an address over the
-// limit of failures, with a rate_limited error.
-func (s *Service) AdmitSignIn(addr string) error { return s.limits.admit(addr, s.clock()) }
-
-// SignInFailed counts a failed sign-in of addr against its limit: a refusal
-// (unauthenticated or forbidden), not a failure of the server or the provider.
-func (s *Service) SignInFailed(addr string, err error) {
-	if c := errs.CodeOf(err); c == errs.Unauthenticated || c == errs.Forbidden {
-		s.limits.fail(addr, s.clock())
-	}
+// SignInRefused counts a sign-in whose provider answer failed verification against
+// addr's limit of failures, and returns err, or a rate_limited error past the limit.
+func (s *Service) SignInRefused(addr string, err error) error {
+	return s.limits.refuse(addr, s.clock(), err)
 }

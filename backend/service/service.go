@@ -33,7 +33,8 @@ type Service struct {
 	jobs   jobsState       // the job scheduler's wake-up signal (jobs.go)
 	hooks  webhooksState   // the webhook deliverer's wake-up and whether it has work (webhooks.go)
 	oidc   auth.OIDC       // team mode (team.go); zero when off
-	limits *failureLimiter // refused credentials per client address (ratelimit.go)
+	limits *addressLimiter // refused credentials per client address (ratelimit.go)
+	logins *addressLimiter // sign-ins begun (GET /login) per client address (ratelimit.go)
 	// onDelivery is told of each webhook delivery attempt recorded (the metrics).
 	onDelivery func(model.WebhookDelivery)
 	// webhooksAllowPrivate lets webhooks reach non-public addresses (webhook_network.go);
@@ -67,7 +68,7 @@ const IdempotencyKeyTTL = 24 * time.Hour
 // PruneIdempotencyKeys.
 func New(st *store.Store, opts Options) *Service {
 	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{},
-		seen: map[int64]time.Time{}, seenNew: map[int64]time.Time{}, oidc: opts.OIDC, limits: newFailureLimiter(),
+		seen: map[int64]time.Time{}, seenNew: map[int64]time.Time{}, oidc: opts.OIDC, limits: newFailureLimiter(), logins: newLoginLimiter(),
 		onDelivery: opts.OnWebhookDelivery, webhooksAllowPrivate: opts.WebhooksAllowPrivate,
 		webhookClient: newWebhookClient(opts.WebhooksAllowPrivate)}
 	if s.now == nil {

@@ -21,7 +21,7 @@ func testOwnSessions(t *testing.T, engine string) {
 	svc := teamService(t, engine)
 	signIn := func(subject, agent string) *auth.Principal {
 		t.Helper()
-		v, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: subject, Email: subject + "@corp.example",
+		v, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: subject, Email: subject + "@corp.example", EmailVerified: true,
 			Name: subject, UserAgent: agent, Address: "203.0.113.7"})
 		if err != nil {
 			t.Fatal(err)

@@ -37,7 +37,6 @@ func (s *Service) OIDC() auth.OIDC { return s.oidc }
 // Now is the service's clock, for the ID token checks of the sign-in.
 func (s *Service) Now() time.Time { return s.clock() }
 
-// BeginLogin stores a login under way: its state, nonce and PKCE verifier, for the
 // PruneSessions forgets the sessions that can no longer be used (signed out, or past
 // SessionIdle or SessionMaxAge); backend/jobs runs it hourly. A forgotten session's
 // cookie is refused like an expired one.
@@ -49,11 +48,33 @@ func (s *Service) PruneSessions(ctx context.Context) error {
 	})
 }
 
-// callback to take once.
-func (s *Service) BeginLogin(ctx context.Context, state, nonce, verifier string) error {
+// MaxPendingLogins bounds the logins under way (begun at /login in the last
+// LoginMaxAge, not yet back at the callback), whoever began them.
+const MaxPendingLogins = 10_000
+
+// BeginLogin stores a login under way from the client address addr: its state, nonce
+// and PKCE verifier, for the callback to take once. It is refused (rate_limited) past
+// LoginLimit a LoginWindow from addr, and while MaxPendingLogins are under way.
+func (s *Service) BeginLogin(ctx context.Context, addr, state, nonce, verifier string) error {
 	now := s.clock()
+	if err := s.logins.admit(addr, now); err != nil {
+		return err
+	}
+	s.logins.count(addr, now)
 	return s.store.Write(ctx, func(tx *store.Tx) error {
-		if err := tx.InsertLogin(ctx, state, nonce, verifier, now, now.Add(-LoginMaxAge)); err != nil {
+		if err := tx.PruneLogins(ctx, now.Add(-LoginMaxAge)); err != nil {
+			return internal("forget old logins", err)
+		}
+		n, oldest, err := tx.PendingLogins(ctx)
+		if err != nil {
+			return internal("count logins", err)
+		}
+		if n >= MaxPendingLogins {
+			wait := oldest.Add(LoginMaxAge).Sub(now)
+			return errs.Limited(wait, "%d sign-ins are under way on this server, the most it takes at once; try again in %d seconds",
+				MaxPendingLogins, max(1, int((wait+time.Second-1)/time.Second)))
+		}
+		if err := tx.InsertLogin(ctx, state, nonce, verifier, now); err != nil {
 			return internal("store the login", err)
 		}
 		return nil
@@ -88,11 +109,15 @@ func (s *Service) TakeLogin(ctx context.Context, state string) (nonce, verifier 
 type Identity struct {
 	Issuer, Subject string
 	Email           string // lowercased; "" when the provider gave none
-	EmailVerified   *bool  // nil when the provider does not say
+	EmailVerified   bool   // the provider said email_verified: true for Email
 	Name            string
 	// Where the sign-in came from, recorded with the session for its owner's list:
 	// the browser's User-Agent (cut to MaxUserAgentLen) and the client address.
 	UserAgent, Address string
+	// IDToken is the provider's raw ID token, kept with the session to send back as
+	// id_token_hint at sign-out (EndSession). It is no credential here: a session is
+	// its cookie.
+	IDToken string
 }
 
 // MaxUserAgentLen bounds the User-Agent kept with a session, in characters.
@@ -103,12 +128,17 @@ const MaxUserAgentLen = 200
 // hash). A person is known by (issuer, subject); on first sign-in, a user invited by
 // email is linked to them, and otherwise someone whose email domain is allowed joins the
 // default project as a member. Anyone else is refused (forbidden).
+//
+// Only a verified email (email_verified: true, or any with --oidc-trust-email) is used:
+// to match an invitation or an allowed domain, and to replace a known person's email.
+// An unverified one is ignored, so a person who changes their email at the provider to
+// someone else's claims no invitation made later for that address.
 func (s *Service) SignIn(ctx context.Context, id Identity) (string, error) {
 	if id.Issuer == "" || id.Subject == "" {
 		return "", errs.Unauth("the ID token names no issuer or subject")
 	}
 	id.Email = strings.ToLower(strings.TrimSpace(id.Email))
-	verified := id.Email != "" && (id.EmailVerified == nil || *id.EmailVerified)
+	verified := id.Email != "" && (id.EmailVerified || s.oidc.TrustEmail)
 	var email *string
 	if verified {
 		email = &id.Email
@@ -162,7 +192,7 @@ func (s *Service) SignIn(ctx context.Context, id Identity) (string, error) {
 		}
 		agent := []rune(strings.ToValidUTF8(id.UserAgent, ""))
 		agent = agent[:min(len(agent), MaxUserAgentLen)]
-		if err := tx.InsertSession(ctx, auth.HashToken(value), userID, auth.RandomString(43), string(agent), id.Address, now); err != nil {
+		if err := tx.InsertSession(ctx, auth.HashToken(value), userID, auth.RandomString(43), string(agent), id.Address, id.IDToken, now); err != nil {
 			return internal("create session", err)
 		}
 		return nil
@@ -350,21 +380,26 @@ func originOf(raw string) string {
 }
 
 // EndSession signs the caller's session out: from then on its cookie is refused
-// everywhere, open streams included.
-func (s *Service) EndSession(ctx context.Context, p *auth.Principal) error {
+// everywhere, open streams included. It returns the provider's ID token of the session
+// ("" if it has none), for the provider's sign-out (id_token_hint).
+func (s *Service) EndSession(ctx context.Context, p *auth.Principal) (idToken string, err error) {
 	if p == nil || p.Kind != auth.KindUser {
-		return errs.Forbid("only a signed-in session can sign out; tokens are revoked instead")
+		return "", errs.Forbid("only a signed-in session can sign out; tokens are revoked instead")
 	}
 	sess, err := s.store.Read().SessionByHash(ctx, p.SessionHash)
 	if err != nil {
-		return internal("look up session", err)
+		return "", internal("look up session", err)
 	}
-	return s.store.Write(ctx, func(tx *store.Tx) error {
+	err = s.store.Write(ctx, func(tx *store.Tx) error {
 		if err := tx.EndSession(ctx, sess.ID, s.clock()); err != nil {
 			return internal("end session", err)
 		}
 		return nil
 	})
+	if err != nil {
+		return "", err
+	}
+	return sess.IDToken, nil
 }
 
 // EndReplacedSession ends the session of a cookie value, if it is one: a browser that

@@ -3,7 +3,9 @@ package service_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,19 +31,18 @@ func teamService(t *testing.T, engine string) *service.Service {
 	return svc
 }
 
-// TestSignInPeople: who a verified identity becomes. An email the provider says is not
-// verified matches no invitation and no allowed domain; one it does not speak of is
-// taken as the provider's (Entra ID, for one, never says). Email and name are
-// refreshed at every sign-in.
+// TestSignInPeople: who a verified identity becomes. An email the provider does not say
+// is verified (email_verified false, or not said at all) matches no invitation and no
+// allowed domain, and replaces no known email. Verified email and name are refreshed
+// at every sign-in.
 func TestSignInPeople(t *testing.T) { pgtest.Engines(t, testSignInPeople) }
 
 func testSignInPeople(t *testing.T, engine string) {
 	ctx := context.Background()
 	svc := teamService(t, engine)
-	no, yes := false, true
-	if _, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s1",
-		Email: "una@corp.example", EmailVerified: &no, Name: "Una"}); errs.CodeOf(err) != errs.Forbidden {
-		t.Fatalf("unverified email: %v, want forbidden", err)
+	_, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s1", Email: "una@corp.example", Name: "Una"})
+	if errs.CodeOf(err) != errs.Forbidden || !strings.Contains(err.Error(), "no verified email") {
+		t.Fatalf("unverified email in an allowed domain: %v, want forbidden", err)
 	}
 	me := func(value string) *service.Me {
 		t.Helper()
@@ -55,22 +56,29 @@ func testSignInPeople(t *testing.T, engine string) {
 		}
 		return m
 	}
-	value, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s2", Email: "Lee@Corp.example", Name: "Lee"})
+	value, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s2", Email: "Lee@Corp.example", EmailVerified: true, Name: "Lee"})
 	if err != nil {
-		t.Fatalf("allowed domain, email_verified not said: %v", err)
+		t.Fatalf("allowed domain: %v", err)
 	}
 	if m := me(value); m.Via != "session" || m.User.Email != "lee@corp.example" || m.User.Name != "Lee" || m.Memberships[0].Role != "member" {
 		t.Fatalf("first sign-in: %+v %+v", m, m.User)
 	}
-	value, err = svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s2", Email: "lee.k@corp.example", EmailVerified: &yes, Name: "Lee K."})
+	value, err = svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s2", Email: "lee.k@corp.example", EmailVerified: true, Name: "Lee K."})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m := me(value); m.User.Email != "lee.k@corp.example" || m.User.Name != "Lee K." || len(m.Memberships) != 1 {
 		t.Fatalf("second sign-in did not refresh email and name: %+v %+v", m, m.User)
 	}
+	value, err = svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s2", Email: "boss@corp.example", Name: "Lee K."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := me(value); m.User.Email != "lee.k@corp.example" {
+		t.Fatalf("an unverified email replaced the verified one: %+v", m.User)
+	}
 	// Same subject at another issuer: another person, refused (not invited, domain not allowed).
-	if _, err := svc.SignIn(ctx, service.Identity{Issuer: "https://other.example.com", Subject: "s2", Email: "x@elsewhere.org"}); errs.CodeOf(err) != errs.Forbidden {
+	if _, err := svc.SignIn(ctx, service.Identity{Issuer: "https://other.example.com", Subject: "s2", Email: "x@elsewhere.org", EmailVerified: true}); errs.CodeOf(err) != errs.Forbidden {
 		t.Fatalf("other issuer: %v", err)
 	}
 }
@@ -97,7 +105,7 @@ func TestPruneSessions(t *testing.T) {
 	}
 	signIn := func(subject string) string {
 		t.Helper()
-		v, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: subject, Email: subject + "@corp.example", Name: subject})
+		v, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: subject, Email: subject + "@corp.example", EmailVerified: true, Name: subject})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +120,7 @@ func TestPruneSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.EndSession(ctx, p); err != nil {
+	if _, err := svc.EndSession(ctx, p); err != nil {
 		t.Fatal(err)
 	}
 	now = now.Add(service.SessionIdle + time.Hour)
@@ -145,5 +153,69 @@ func TestPruneSessions(t *testing.T) {
 	}
 	if _, err := authn(idle); errs.CodeOf(err) != errs.Unauthenticated {
 		t.Fatalf("the idle session after pruning: %v, want unauthenticated", err)
+	}
+}
+
+// TestPendingLoginsBounded: at most MaxPendingLogins logins are under way at once;
+// past that /login is refused rate_limited until the oldest has expired, whoever
+// begins it. (The logins here come from no network: no per-address limit applies.)
+func TestPendingLoginsBounded(t *testing.T) { pgtest.Engines(t, testPendingLoginsBounded) }
+
+func testPendingLoginsBounded(t *testing.T, engine string) {
+	ctx := context.Background()
+	st := testenv.OpenStore(t, engine, store.Options{Synchronous: "NORMAL"})
+	now := time.Now()
+	svc := service.New(st, service.Options{Now: func() time.Time { return now }, OIDC: auth.OIDC{PublicURL: "https://agentdesk.example.com",
+		Issuer: "https://id.example.com", ClientID: "agentdesk"}})
+	t.Cleanup(func() {
+		svc.Close()
+		st.Close()
+	})
+	err := st.Write(ctx, func(tx *store.Tx) error {
+		for i := range service.MaxPendingLogins - 1 {
+			if err := tx.InsertLogin(ctx, fmt.Sprintf("state-%d", i), "n", "v", now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Minute)
+	if err := svc.BeginLogin(ctx, "", "last", "n", "v"); err != nil {
+		t.Fatalf("login %d: %v", service.MaxPendingLogins, err)
+	}
+	err = svc.BeginLogin(ctx, "", "one-too-many", "n", "v")
+	if secs, ok := errs.RetryAfterSeconds(err); !ok || secs != int((service.LoginMaxAge-time.Minute)/time.Second) ||
+		!strings.Contains(err.Error(), "sign-ins are under way") {
+		t.Fatalf("login %d: %v (Retry-After %d), want rate_limited until the oldest expires", service.MaxPendingLogins+1, err, secs)
+	}
+	now = now.Add(service.LoginMaxAge - time.Minute + time.Second)
+	if err := svc.BeginLogin(ctx, "", "after", "n", "v"); err != nil {
+		t.Fatalf("once the oldest logins expired: %v", err)
+	}
+}
+
+// TestEndSessionGivesIDToken: signing out gives back the provider's ID token of the
+// session, for id_token_hint, and forgets it: an ended session keeps none.
+func TestEndSessionGivesIDToken(t *testing.T) { pgtest.Engines(t, testEndSessionGivesIDToken) }
+
+func testEndSessionGivesIDToken(t *testing.T, engine string) {
+	ctx := context.Background()
+	svc := teamService(t, engine)
+	value, err := svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "s1", Email: "lee@corp.example",
+		EmailVerified: true, IDToken: "eyJ.the-id-token.sig"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := svc.Authenticate(ctx, service.Credentials{Where: service.WhereREST, Session: value, Method: "GET"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"eyJ.the-id-token.sig", ""} {
+		if got, err := svc.EndSession(ctx, p); err != nil || got != want {
+			t.Fatalf("sign-out %d: %q %v, want %q", i+1, got, err, want)
+		}
 	}
 }

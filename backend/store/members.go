@@ -12,7 +12,12 @@ import (
 // The users of a project and their roles (table project_members), and the users
 // themselves.
 
-const memberColumns = `m.project_id, u.id, u.name, u.email, u.is_owner, m.role, m.created_at, m.updated_at`
+// memberName is the name a project shows for a member: the one it gave when it added
+// the person (m.name), until the person signs in; then, and for members without one,
+// the person's own (u.name). A project never sees a name another project gave.
+const memberName = `COALESCE(m.name, u.name)`
+
+const memberColumns = `m.project_id, u.id, ` + memberName + `, u.email, u.is_owner, m.role, m.created_at, m.updated_at`
 
 const memberFrom = ` FROM project_members m JOIN users u ON u.id = m.user_id`
 
@@ -64,7 +69,7 @@ func (r Reader) UserByEmail(ctx context.Context, email string) (int64, error) {
 // CountMembersNamed counts the project's members with exactly this name.
 func (r Reader) CountMembersNamed(ctx context.Context, projectID, name string) (int, error) {
 	var n int
-	err := r.queryRow(ctx, `SELECT COUNT(*)`+memberFrom+` WHERE m.project_id = ? AND u.name = ?`, projectID, name).Scan(&n)
+	err := r.queryRow(ctx, `SELECT COUNT(*)`+memberFrom+` WHERE m.project_id = ? AND `+memberName+` = ?`, projectID, name).Scan(&n)
 	return n, err
 }
 
@@ -105,6 +110,12 @@ func (t *Tx) InsertOwnerMember(ctx context.Context, projectID string, at time.Ti
 		AND NOT EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = ? AND m.user_id = users.id)`,
 		projectID, fmtTime(at), fmtTime(at), projectID)
 	return err
+}
+
+// SetMemberName sets the name the project shows for a member until the person signs
+// in (see memberName).
+func (t *Tx) SetMemberName(ctx context.Context, projectID string, userID int64, name string) error {
+	return t.execOne(ctx, `UPDATE project_members SET name = ? WHERE project_id = ? AND user_id = ?`, name, projectID, userID)
 }
 
 // UpdateMemberRole changes a member's role.

@@ -399,10 +399,10 @@ func copyFillEveryTable(t *testing.T) string {
 
 	_, err = svc.AddMember(ctx, owner, service.AddMemberInput{Name: "Dana", Email: "dana@example.com", Role: "member"})
 	must("AddMember", err)
-	_, err = svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "dana", Email: "dana@example.com", Name: "Dana",
+	_, err = svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "dana", Email: "dana@example.com", EmailVerified: true, Name: "Dana",
 		UserAgent: "test", Address: "192.0.2.1"})
 	must("SignIn", err)
-	must("BeginLogin", svc.BeginLogin(ctx, "state-1", "nonce-1", "verifier-1"))
+	must("BeginLogin", svc.BeginLogin(ctx, "", "state-1", "nonce-1", "verifier-1"))
 
 	usd := 10.0
 	_, err = svc.SetBudget(ctx, owner, &usd)

@@ -45,10 +45,15 @@ func (r Reader) UserByOIDC(ctx context.Context, issuer, subject string) (int64, 
 }
 
 // LinkUser ties a user to the provider's (issuer, subject) and refreshes its email and
-// name from the ID token; done at every sign-in. email may be nil.
+// name from the ID token; done at every sign-in. email may be nil. From then on every
+// project shows the person's own name, not the one it gave (memberName).
 func (t *Tx) LinkUser(ctx context.Context, id int64, issuer, subject, name string, email *string) error {
-	return t.execOne(ctx, `UPDATE users SET oidc_issuer = ?, oidc_subject = ?, name = ?, email = ? WHERE id = ?`,
-		issuer, subject, name, email, id)
+	if err := t.execOne(ctx, `UPDATE users SET oidc_issuer = ?, oidc_subject = ?, name = ?, email = ? WHERE id = ?`,
+		issuer, subject, name, email, id); err != nil {
+		return err
+	}
+	_, err := t.exec(ctx, `UPDATE project_members SET name = NULL WHERE user_id = ? AND name IS NOT NULL`, id)
+	return err
 }
 
 // Membership is one project a user belongs to, with the role there.
@@ -90,26 +95,30 @@ type Session struct {
 	// Where it signed in from: the browser's User-Agent and the client address ("" for
 	// sessions begun before they were recorded).
 	UserAgent, Address string
+	// IDToken is the provider's raw ID token of the sign-in, for sign-out's
+	// id_token_hint; "" once the session ended, or for sessions begun without one.
+	IDToken string
 }
 
-// InsertSession stores a new session under the hash of its value.
-func (t *Tx) InsertSession(ctx context.Context, hash []byte, userID int64, csrf, userAgent, address string, at time.Time) error {
-	_, err := t.exec(ctx, `INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, last_seen_at, user_agent, address) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		hash, userID, csrf, fmtTime(at), fmtTime(at), userAgent, address)
+// InsertSession stores a new session under the hash of its value, with the provider's
+// ID token ("" for none).
+func (t *Tx) InsertSession(ctx context.Context, hash []byte, userID int64, csrf, userAgent, address, idToken string, at time.Time) error {
+	_, err := t.exec(ctx, `INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, last_seen_at, user_agent, address, id_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		hash, userID, csrf, fmtTime(at), fmtTime(at), userAgent, address, idToken)
 	return err
 }
 
-const sessionColumns = `id, user_id, csrf_token, created_at, last_seen_at, ended_at, user_agent, address`
+const sessionColumns = `id, user_id, csrf_token, created_at, last_seen_at, ended_at, user_agent, address, id_token`
 
 func scanSession(row rowScanner) (*Session, error) {
 	var s Session
 	var created, seen string
-	var ended, agent, address sql.NullString
-	if err := row.Scan(&s.ID, &s.UserID, &s.CSRFToken, &created, &seen, &ended, &agent, &address); err != nil {
+	var ended, agent, address, idToken sql.NullString
+	if err := row.Scan(&s.ID, &s.UserID, &s.CSRFToken, &created, &seen, &ended, &agent, &address, &idToken); err != nil {
 		return nil, err
 	}
 	s.CreatedAt, s.LastSeenAt, s.EndedAt = parseTime(created), parseTime(seen), parseTimePtr(ended)
-	s.UserAgent, s.Address = agent.String, address.String
+	s.UserAgent, s.Address, s.IDToken = agent.String, address.String, idToken.String
 	return &s, nil
 }
 
@@ -133,12 +142,12 @@ func (r Reader) UserSessions(ctx context.Context, userID int64, idleBefore, oldB
 // EndUserSession ends session id if it is one of the user's; ErrNotFound if it is not.
 // Ending an ended one changes nothing.
 func (t *Tx) EndUserSession(ctx context.Context, userID, id int64, at time.Time) error {
-	return t.execOne(ctx, `UPDATE sessions SET ended_at = COALESCE(ended_at, ?) WHERE id = ? AND user_id = ?`, fmtTime(at), id, userID)
+	return t.execOne(ctx, `UPDATE sessions SET ended_at = COALESCE(ended_at, ?), id_token = NULL WHERE id = ? AND user_id = ?`, fmtTime(at), id, userID)
 }
 
 // EndUserSessions ends every session of a user ("sign out everywhere").
 func (t *Tx) EndUserSessions(ctx context.Context, userID int64, at time.Time) error {
-	_, err := t.exec(ctx, `UPDATE sessions SET ended_at = ? WHERE user_id = ? AND ended_at IS NULL`, fmtTime(at), userID)
+	_, err := t.exec(ctx, `UPDATE sessions SET ended_at = ?, id_token = NULL WHERE user_id = ? AND ended_at IS NULL`, fmtTime(at), userID)
 	return err
 }
 
@@ -148,9 +157,10 @@ func (t *Tx) TouchSession(ctx context.Context, id int64, at time.Time) error {
 	return err
 }
 
-// EndSession ends a session (signed out); ending an ended one changes nothing.
+// EndSession ends a session (signed out) and forgets its ID token; ending an ended one
+// changes nothing.
 func (t *Tx) EndSession(ctx context.Context, id int64, at time.Time) error {
-	_, err := t.exec(ctx, `UPDATE sessions SET ended_at = ? WHERE id = ? AND ended_at IS NULL`, fmtTime(at), id)
+	_, err := t.exec(ctx, `UPDATE sessions SET ended_at = ?, id_token = NULL WHERE id = ? AND ended_at IS NULL`, fmtTime(at), id)
 	return err
 }
 
@@ -165,11 +175,31 @@ func (t *Tx) PruneSessions(ctx context.Context, idleBefore, oldBefore time.Time)
 	return res.RowsAffected()
 }
 
-// InsertLogin stores a login under way; logins begun before stale are dropped.
-func (t *Tx) InsertLogin(ctx context.Context, state, nonce, verifier string, at, stale time.Time) error {
-	if _, err := t.exec(ctx, `DELETE FROM oidc_logins WHERE created_at < ?`, fmtTime(stale)); err != nil {
-		return err
+// pruneLogins deletes the logins under way begun before a time, by the index on
+// created_at (migration 00028).
+const pruneLogins = `DELETE FROM oidc_logins WHERE created_at < ?`
+
+// PruneLogins deletes the logins under way begun before stale.
+func (t *Tx) PruneLogins(ctx context.Context, stale time.Time) error {
+	_, err := t.exec(ctx, pruneLogins, fmtTime(stale))
+	return err
+}
+
+// PendingLogins counts the logins under way and says when the oldest began (zero when
+// there is none).
+func (r Reader) PendingLogins(ctx context.Context) (n int, oldest time.Time, err error) {
+	var first sql.NullString
+	if err := r.queryRow(ctx, `SELECT COUNT(*), MIN(created_at) FROM oidc_logins`).Scan(&n, &first); err != nil {
+		return 0, time.Time{}, err
 	}
+	if first.Valid {
+		oldest = parseTime(first.String)
+	}
+	return n, oldest, nil
+}
+
+// InsertLogin stores a login under way.
+func (t *Tx) InsertLogin(ctx context.Context, state, nonce, verifier string, at time.Time) error {
 	_, err := t.exec(ctx, `INSERT INTO oidc_logins (state, nonce, verifier, created_at) VALUES (?, ?, ?, ?)`,
 		state, nonce, verifier, fmtTime(at))
 	return err
