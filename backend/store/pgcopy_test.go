@@ -302,7 +302,7 @@ func copyFillEveryTable(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc := service.New(st, service.Options{})
+	svc := service.New(st, service.Options{WebhooksAllowPrivate: true}) // the webhook receiver is on loopback
 	defer func() {
 		svc.Close()
 		if err := st.Close(); err != nil {
