@@ -52,13 +52,34 @@ func requestMethod(r *http.Request) string {
 }
 
 // methodNotAllowed answers a known path with a method it lacks: 405 in the error
-// envelope, with the Allow header gin has set plus HEAD wherever GET is.
-func methodNotAllowed(c *gin.Context) {
-	allowed := strings.Split(c.Writer.Header().Get("Allow"), ", ")
-	if i := slices.Index(allowed, http.MethodGet); i >= 0 {
-		allowed = slices.Insert(allowed, i+1, http.MethodHead)
+// envelope, with the Allow header gin has set plus HEAD wherever GET is. Gin's list is
+// checked against the routes: its lookup in one method's tree can reuse what the lookup
+// in another left behind, and name a method that has no such route.
+func methodNotAllowed(routes func() gin.RoutesInfo) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		known := routes()
+		allowed := slices.DeleteFunc(strings.Split(c.Writer.Header().Get("Allow"), ", "), func(m string) bool {
+			return !slices.ContainsFunc(known, func(r gin.RouteInfo) bool { return r.Method == m && routeMatches(r.Path, c.Request.URL.Path) })
+		})
+		if i := slices.Index(allowed, http.MethodGet); i >= 0 {
+			allowed = slices.Insert(allowed, i+1, http.MethodHead)
+		}
+		allow := strings.Join(allowed, ", ")
+		c.Header("Allow", allow)
+		fail(c, errs.NotAllowed("%s is not allowed on %s; it takes %s", requestMethod(c.Request), c.Request.URL.Path, allow))
 	}
-	allow := strings.Join(allowed, ", ")
-	c.Header("Allow", allow)
-	fail(c, errs.NotAllowed("%s is not allowed on %s; it takes %s", requestMethod(c.Request), c.Request.URL.Path, allow))
+}
+
+// routeMatches reports whether a path matches a route template (":name" segments).
+func routeMatches(template, path string) bool {
+	ts, ps := strings.Split(template, "/"), strings.Split(path, "/")
+	if len(ts) != len(ps) {
+		return false
+	}
+	for i, t := range ts {
+		if !(strings.HasPrefix(t, ":") && ps[i] != "" || t == ps[i]) {
+			return false
+		}
+	}
+	return true
 }

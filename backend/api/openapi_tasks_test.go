@@ -442,6 +442,27 @@ func oaScenarios() []oaCase {
 		{name: "project get without task:read", method: "GET", path: "/api/projects/{project}/tasks/{task}", auth: "wo", req: oaInvalid, status: 403, code: "forbidden"},
 		{name: "project get another project", method: "GET", path: "/api/projects/{otherProject}/tasks/{other}", auth: "ro", status: 404, code: "not_found"},
 		{name: "project get task of another project", method: "GET", path: "/api/projects/{project}/tasks/{other}", auth: "agent", status: 404, code: "not_found"},
+
+		// POST /api/projects/{projectId}/tasks
+		{name: "project create as agent", method: "POST", path: "/api/projects/{project}/tasks", auth: "agent", body: `{"summary":"mine","agent_id":{agent}}`, status: 201,
+			check: func(t *testing.T, h *oaHarness, r *oaResult, _ map[string]int64) {
+				var task struct {
+					Source  string `json:"source"`
+					AgentID int64  `json:"agent_id"`
+				}
+				if err := json.Unmarshal(r.body, &task); err != nil || task.Source != "agent" || task.AgentID != h.agent.ID {
+					t.Errorf("an agent's task: %s (%v), want source agent, assigned to the agent", r.body, err)
+				}
+			}},
+		{name: "project create keyed", method: "POST", path: "/api/projects/{project}/tasks", auth: "agent", body: `{"summary":"once"}`,
+			header: map[string]string{"Idempotency-Key": "oa-project-create"}, status: 201},
+		{name: "project create key reused", method: "POST", path: "/api/projects/{project}/tasks", auth: "agent", body: `{"summary":"twice"}`,
+			header: map[string]string{"Idempotency-Key": "oa-project-create"}, status: 409, code: "conflict"},
+		{name: "project create missing summary", method: "POST", path: "/api/projects/{project}/tasks", auth: "agent", body: `{"details":"d"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "project create no credentials", method: "POST", path: "/api/projects/{project}/tasks", auth: "none", body: `{"summary":"s"}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "project create without task:write", method: "POST", path: "/api/projects/{project}/tasks", auth: "ro", body: `{"summary":"s"}`, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "project create another project", method: "POST", path: "/api/projects/{otherProject}/tasks", auth: "wo", body: `{"summary":"s"}`, status: 404, code: "not_found"},
+		{name: "project create body over 1 MiB", method: "POST", path: "/api/projects/{project}/tasks", auth: "agent", body: `{"summary":"` + huge + `"}`, req: oaUnchecked, status: 413, code: "payload_too_large"},
 	}
 }
 

@@ -46,6 +46,7 @@ func oaBrokenScenarios() []oaCase {
 		internal("comment", "POST", "/api/tasks/1/comments", "wo", `{"content":"x"}`),
 		internal("callback", "POST", "/api/agent_callback/1", "agent", `{"project_id":"{project}"}`),
 		internal("project list", "GET", "/api/projects/{project}/tasks", "agent", ""),
+		internal("project create", "POST", "/api/projects/{project}/tasks", "agent", `{"summary":"s"}`),
 		internal("counts", "GET", "/api/tasks/counts", "ro", ""),
 		internal("project counts", "GET", "/api/projects/{project}/tasks/counts", "agent", ""),
 		internal("project get", "GET", "/api/projects/{project}/tasks/1", "ro", ""),

@@ -17,6 +17,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/events"
 	"github.com/agentdesk/agentdesk/backend/graphql"
+	"github.com/agentdesk/agentdesk/backend/mcp"
 	"github.com/agentdesk/agentdesk/backend/service"
 )
 
@@ -50,7 +51,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	r.Use(rt.observeRequests, clientAddress(trustedProxies), logRequests, recoverPanics)
 	// A known path with a method it lacks: 405 with Allow, in the error envelope.
 	r.HandleMethodNotAllowed = true
-	r.NoMethod(methodNotAllowed)
+	r.NoMethod(methodNotAllowed(r.Routes))
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
 
@@ -103,6 +104,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	// project of the path.
 	project := r.Group("/api/projects/:projectId", requireCaller(svc), requirePathProject)
 	project.GET("/tasks", handle(tasks.list))
+	project.POST("/tasks", handle(tasks.create)) // agents create tasks here (MCP's create_task, ask_human)
 	project.GET("/tasks/counts", handle(tasks.counts))
 	project.GET("/tasks/:id", handle(tasks.get))
 
@@ -129,6 +131,9 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 		gqlOpts = append(gqlOpts, graphql.WithPage(page))
 	}
 	r.Match([]string{http.MethodGet, http.MethodPost}, "/graphql", gin.WrapH(graphql.Handler(svc, graphqlToken, gqlOpts...)))
+
+	// MCP's Streamable HTTP transport (mcp.go): its tools call these routes in-process.
+	r.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp", requireMCPCaller(svc), gin.WrapH(mcp.NewHTTP(r, hub)))
 
 	r.NoRoute(func(c *gin.Context) {
 		if strings.HasPrefix(c.Request.URL.Path, "/api/") || c.Request.URL.Path == "/api" {

@@ -280,14 +280,28 @@ func signInFailed(c *gin.Context, err error) {
 // me serves GET /api/me for any credential.
 func me(svc *service.Service) gin.HandlerFunc {
 	return handle(func(c *gin.Context) error {
-		m, err := svc.Me(c.Request.Context(), principal(c))
+		p := principal(c)
+		m, err := svc.Me(c.Request.Context(), p)
 		if err != nil {
 			return err
 		}
 		c.Header("Cache-Control", "no-store")
+		if p.Kind == auth.KindAgent { // an agent learns its own id, to assign itself tasks
+			c.JSON(http.StatusOK, struct {
+				*service.Me
+				Agent meAgent `json:"agent"`
+			}{m, meAgent{p.AgentID, p.Name}})
+			return nil
+		}
 		c.JSON(http.StatusOK, m)
 		return nil
 	})
+}
+
+// meAgent is the agent an agent's /api/me names.
+type meAgent struct {
+	ID   int64  `json:"id"`
+	Name string `json:"name"`
 }
 
 // signInOptions serves GET /api/signin, without a credential: what the sign-in page

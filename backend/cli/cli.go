@@ -51,6 +51,10 @@ Usage:
                                                running on the data directory (its server.url)
   agentdesk agent run --name N [--poll 2s] [--pause 500ms]
                                                the reference agent (reads agent env's variables)
+  agentdesk mcp [--url URL]                    an MCP server on stdin/stdout for Claude Code, Cursor, ...
+                                               (docs/mcp.md), as the agent of agent env's variables
+                                               or the holder of AGENTDESK_TOKEN; URL defaults to
+                                               $AGENTDESK_URL, else the server running on the data directory
   agentdesk token create --project ID --name N --scopes a,b [--type platform|data] [--expires 90d]
   agentdesk user add --project ID --email E --role owner|admin|member|viewer
                                                invite a person (before they first sign in); prints the member
@@ -147,7 +151,7 @@ func newFlags(name string, dataDir *string) *flag.FlagSet {
 }
 
 // noDatabase are the commands that never open the database: AGENTDESK_DB does not concern them.
-var noDatabase = map[string]bool{"version": true, "agent run": true, "migrate": true} // migrate takes --to
+var noDatabase = map[string]bool{"version": true, "agent run": true, "migrate": true, "mcp": true} // migrate takes --to
 
 // checkDB checks the --db flag (or AGENTDESK_DB) of a parsed flag set: empty (SQLite in
 // the data directory) or a postgres:// URL (dbLocation then reads it). Messages never
@@ -349,6 +353,8 @@ func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
 		return agentEnv(args, dataDir, stdout, stderr)
 	case "agent run":
 		return agentRun(args, stderr)
+	case "mcp":
+		return serveMCP(args, dataDir, stderr) // mcp.go
 	case "token create":
 		return tokenCreate(args, dataDir, stdout, stderr)
 	case "user add":

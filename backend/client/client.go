@@ -77,6 +77,31 @@ func New(baseURL string, opts ...Option) *Client {
 // ProjectID is the project an agent client authenticates for ("" for token clients).
 func (c *Client) ProjectID() string { return c.projectID }
 
+// Me is who the credentials are: GET /api/me.
+type Me struct {
+	Via     string   `json:"via"` // token, agent, session, desktop
+	Scopes  []string `json:"scopes"`
+	Project struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"project"`
+	Agent *struct { // agents only
+		ID   int64  `json:"id"`
+		Name string `json:"name"`
+	} `json:"agent"`
+}
+
+// Me says who the client's credentials are: their project, scopes, and (agents) agent.
+func (c *Client) Me(ctx context.Context) (*Me, error) {
+	var out Me
+	_, err := c.do(ctx, "GET", "/api/me", nil, &out, func(r *http.Request) {
+		if c.token == "" && c.projectID != "" {
+			r.Header.Set("X-Agentdesk-Project", c.projectID) // agents name their project here
+		}
+	})
+	return &out, err
+}
+
 // Error is an error answer of the API.
 type Error struct {
 	Status  int    // HTTP status
@@ -217,7 +242,7 @@ func (c *Client) CreateTask(ctx context.Context, t NewTask, opts ...RequestOptio
 		body.Steps = append(body.Steps, step{s})
 	}
 	var out Task
-	_, err := c.do(ctx, "POST", "/api/tasks", body, &out, opts...)
+	_, err := c.do(ctx, "POST", c.tasksPath(), body, &out, opts...)
 	return &out, err
 }
 
@@ -310,6 +335,13 @@ func (c *Client) Respond(ctx context.Context, id int64, response string, waiting
 	}
 	var out Task
 	_, err := c.do(ctx, "POST", "/api/tasks/"+strconv.FormatInt(id, 10)+"/respond", body, &out, opts...)
+	return &out, err
+}
+
+// CommentTask adds an entry to a task's conversation without changing anything else.
+func (c *Client) CommentTask(ctx context.Context, id int64, content string, opts ...RequestOption) (*Task, error) {
+	var out Task
+	_, err := c.do(ctx, "POST", "/api/tasks/"+strconv.FormatInt(id, 10)+"/comments", map[string]string{"content": content}, &out, opts...)
 	return &out, err
 }
 
