@@ -129,7 +129,10 @@ func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
 // HubChanges is a Changes over the server's event hub, as p: it ends when p's credential does.
 func HubChanges(hub *events.Hub, p *auth.Principal) Changes {
 	return func(ctx context.Context) (<-chan int64, error) {
-		w := hub.Watch(p)
+		w, err := hub.Watch(p) // counts against the credential's open sockets
+		if err != nil {
+			return nil, err
+		}
 		sub, err := hub.Subscribe(ctx, w, -1)
 		if err != nil {
 			hub.Unwatch(w)

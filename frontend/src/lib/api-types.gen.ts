@@ -595,7 +595,11 @@ export interface paths {
          */
         get: operations["listProjectTasks"];
         put?: never;
-        post?: never;
+        /**
+         * Create a task in a project
+         * @description `POST /api/tasks` with the project in the path, for agents (with the agent headers) and for users (with a token of that project). A task an agent creates has `source` `agent`; an agent assigns it to itself with its own id as `agent_id` (`GET /api/me` names it). A `projectId` that is not the caller's project answers 404. This is how an MCP client's `create_task` and `ask_human` make tasks for an agent (docs/mcp.md). Needs the `task:write` scope (agents hold it).
+         */
+        post: operations["createProjectTask"];
         delete?: never;
         options?: never;
         head?: never;
@@ -904,6 +908,12 @@ export interface components {
             }[];
             /** @description Sessions only: send it as X-CSRF-Token with every change. */
             csrfToken?: string;
+            /** @description Agents only: the calling agent, whose id an agent gives as `agent_id` to assign itself a task. */
+            agent?: {
+                /** Format: int64 */
+                id: number;
+                name: string;
+            };
         };
         /** @description A knowledge base of a project. */
         VectorSpace: {
@@ -3153,6 +3163,70 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createProjectTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's orchestration namespace (`SERVICE_NAMESPACE`). Agents send it; it plays no part in authentication. */
+                "X-Task-Namespace"?: components["parameters"]["TaskNamespace"];
+                /** @description Makes the request safe to retry: the same key with the same request returns the first answer again and changes nothing; the same key with a different request answers 409. Keys are kept at least 24 hours, per project, and shared by every operation that takes them. A key that does not match the pattern answers 400. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The project id, an opaque string (clients must not parse it). It must be the caller's project: another one answers 404 for tokens, and fails the digest check (401) for agent headers. */
+                projectId: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /** @description The new task. At most 1 MiB; unknown fields are ignored. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "summary": "Summarise the quarterly report",
+                 *       "details": "Read report.pdf and write a one-page summary.",
+                 *       "steps": [
+                 *         {
+                 *           "title": "Read the report"
+                 *         },
+                 *         {
+                 *           "title": "Write the summary"
+                 *         }
+                 *       ],
+                 *       "agent_id": 1
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateTaskRequest"];
+            };
+        };
+        responses: {
+            /** @description The created task, with an empty `conversation`. A replay under the same `Idempotency-Key` returns the first task again. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskWithConversation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The `Idempotency-Key` was already used in this project for a different request. Use a new key for a new request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConflictError"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
         };
     };
