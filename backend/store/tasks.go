@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/md5"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"modernc.org/sqlite"
 
 	"github.com/agentdesk/agentdesk/backend/model"
 )
@@ -324,44 +327,34 @@ func (t *Tx) IndexTaskSearch(ctx context.Context, limit int) (more bool, err err
 		ids, more = ids[:limit], true
 	}
 	list, _ := json.Marshal(ids)
-	entries, err := t.taskSearchEntries(ctx, string(list))
-	if err != nil {
-		return false, err
-	}
-	for _, st := range []struct{ query, arg string }{
-		{`DELETE FROM tasks_fts WHERE rowid IN (SELECT value FROM json_each(?1))`, string(list)},
-		{`INSERT INTO tasks_fts (rowid, words) SELECT value ->> 0, value ->> 1 FROM json_each(?1)`, entries},
-		{`DELETE FROM tasks_fts_pending WHERE task_id IN (SELECT value FROM json_each(?1))`, string(list)},
+	for _, q := range []string{
+		`DELETE FROM tasks_fts WHERE rowid IN (SELECT value FROM json_each(?1))`,
+		`INSERT INTO tasks_fts (rowid, words) SELECT id, task_search_words(project_id, summary, details) FROM tasks WHERE id IN (SELECT value FROM json_each(?1))`,
+		`DELETE FROM tasks_fts_pending WHERE task_id IN (SELECT value FROM json_each(?1))`,
 	} {
-		if _, err := t.exec(ctx, st.query, st.arg); err != nil {
+		if _, err := t.exec(ctx, q, string(list)); err != nil {
 			return false, err
 		}
 	}
 	return more, nil
 }
 
-// taskSearchEntries reads the tasks of ids (a JSON array) that still exist and gives
-// their rows for tasks_fts, as a JSON array of [id, words].
-func (t *Tx) taskSearchEntries(ctx context.Context, ids string) (string, error) {
-	rows, err := t.query(ctx, `SELECT id, project_id, summary, details FROM tasks WHERE id IN (SELECT value FROM json_each(?1))`, ids)
-	if err != nil {
-		return "", err
-	}
-	defer rows.Close()
-	var entries [][2]any
-	for rows.Next() {
-		var id int64
-		var projectID, summary, details string
-		if err := rows.Scan(&id, &projectID, &summary, &details); err != nil {
-			return "", err
+// task_search_words(project_id, summary, details) is taskSearchWords as a SQLite
+// function (PostgreSQL has its own, migration 00030): the index is filled row by row
+// inside SQLite, so a pass never holds its tasks' text in Go.
+func init() {
+	sqlite.MustRegisterDeterministicScalarFunction("task_search_words", 3, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+		text := func(v driver.Value) string {
+			switch v := v.(type) {
+			case string:
+				return v
+			case []byte:
+				return string(v)
+			}
+			return ""
 		}
-		entries = append(entries, [2]any{id, taskSearchWords(projectID, summary+" "+details)})
-	}
-	if err := rows.Err(); err != nil {
-		return "", err
-	}
-	out, err := json.Marshal(entries)
-	return string(out), err
+		return taskSearchWords(text(args[0]), text(args[1])+" "+text(args[2])), nil
+	})
 }
 
 // searchTag is the mark of a project's words in the search indexes (migration 00030):
