@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentdesk/agentdesk/backend/testenv"
 )
 
 var binary string
@@ -202,24 +204,7 @@ func TestCLI(t *testing.T) {
 type server struct {
 	cmd    *exec.Cmd
 	url    string
-	stderr *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	stderr *testenv.SyncBuffer
 }
 
 // startServer runs agentdesk --serve on a free loopback port and waits for its URL.
@@ -233,7 +218,7 @@ func startServer(t *testing.T, data string) *server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, stderr: &syncBuffer{}}
+	s := &server{cmd: cmd, stderr: &testenv.SyncBuffer{}}
 	found := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pipe)
@@ -509,7 +494,7 @@ func TestReferenceAgentEndToEnd(t *testing.T) {
 	agentCmd := exec.Command(binary, "agent", "run", "--name", "worker", "--poll", "1m", "--pause", "50ms")
 	// A one-minute poll: within the 20 s budget below, only the event stream can wake it.
 	agentCmd.Env = agentEnv
-	agentLog := &syncBuffer{}
+	agentLog := &testenv.SyncBuffer{}
 	agentCmd.Stderr = agentLog
 	if err := agentCmd.Start(); err != nil {
 		t.Fatal(err)
@@ -588,7 +573,7 @@ func TestPythonExampleAgent(t *testing.T) {
 	agentEnv := append(append(os.Environ(), "POLL_SECONDS=0.1"), ap.env(t, "SERVICE_API_TOKEN")...)
 	cmd := exec.Command(python, "backend/agentrun/example_agent.py")
 	cmd.Env = agentEnv
-	log := &syncBuffer{}
+	log := &testenv.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/agentdesk/agentdesk/backend/testenv"
 )
 
 // TestNginxProxy runs the nginx site that docs/team.md documents, taken from the page
@@ -228,7 +230,7 @@ http {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(nginx, "-e", "stderr", "-p", dir, "-c", filepath.Join(dir, "nginx.conf"))
-	stderr := &syncBuffer{}
+	stderr := &testenv.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

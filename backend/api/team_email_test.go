@@ -1,13 +1,11 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
@@ -122,7 +120,7 @@ func testTeamSignOutSendsIDTokenHint(t *testing.T, engine string) {
 // troubleshooting table promises, not only the status of its request.
 func TestTeamRefusedSignInLogsReason(t *testing.T) {
 	tm := startTeam(t, "sqlite")
-	var logs syncBuffer
+	var logs testenv.SyncBuffer
 	defer slog.SetDefault(slog.Default())
 	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	for _, tc := range []struct{ user, reason string }{
@@ -137,22 +135,4 @@ func TestTeamRefusedSignInLogsReason(t *testing.T) {
 			t.Fatalf("the log does not say why %s was refused (%q):\n%s", tc.user, tc.reason, logs.String())
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer the server's goroutines may write to while a test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

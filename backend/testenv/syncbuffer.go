@@ -1,0 +1,25 @@
+package testenv
+
+import (
+	"bytes"
+	"sync"
+)
+
+// SyncBuffer is a bytes.Buffer that a server's goroutines may write to (its log, a
+// child process's output) while a test reads it.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
