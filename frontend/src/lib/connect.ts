@@ -1,6 +1,7 @@
 // "Connect an agent" (Agents screen): the one command that starts the reference agent,
 // its environment given inline, so that it works when pasted into any shell that has
-// the agentdesk binary: no export, no config file, no second step.
+// the agentdesk binary: no export, no config file, no second step. And the MCP clients'
+// configurations for `agentdesk mcp`, filled in the same way.
 import type { EnvVar } from './types';
 
 /** Quotes v for a POSIX shell when it holds anything but safe characters. */
