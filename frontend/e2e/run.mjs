@@ -665,40 +665,42 @@ test('connect an MCP client: the copied Claude Code command and Claude Desktop c
   const bare = { ...process.env, AGENTDESK_URL: '', AGENTDESK_TOKEN: '', SERVICE_PROJECT_ID: '', SERVICE_API_TOKEN: '', SERVICE_TOKEN_SECRET: '', AGENT_NAME: '',
     AGENTDESK_DATA: mkdtempSync(join(tmpdir(), 'agentdesk-e2e-mcp-')) };
   const agentTools = ['ask_human', 'create_task', 'get_task', 'list_conversations', 'list_tasks', 'post_message', 'read_messages', 'update_task'];
-
-  // Claude Code: the command pasted into a shell. `claude` here is a stand-in that does
-  // what `claude mcp add NAME -e K=V ... -- CMD ARGS` has Claude Code do later: run CMD
-  // with those variables.
   const fake = mkdtempSync(join(tmpdir(), 'agentdesk-e2e-claude-'));
-  writeFileSync(join(fake, 'claude'), '#!/bin/sh\n[ "$1 $2" = "mcp add" ] || exit 2\nshift 3\nwhile [ "$1" = "-e" ]; do export "$2"; shift 2; done\n[ "$1" = "--" ] || exit 2\nshift\nexec "$@"\n', { mode: 0o755 });
-  const command = await copy();
-  expect(command.includes(`-e SERVICE_API_TOKEN=${agentEnv.SERVICE_API_TOKEN} \\`) && command.endsWith('-- agentdesk mcp'), `copied ${command}`);
-  const code = spawn('sh', ['-c', command], { env: { ...bare, PATH: `${fake}:${dirname(bin)}:${process.env.PATH}` } });
   try {
-    const tools = await mcpTools(code);
-    expect(JSON.stringify(tools) === JSON.stringify(agentTools), `Claude Code's agentdesk mcp lists ${tools}`);
-  } finally {
-    code.kill();
-  }
+    // Claude Code: the command pasted into a shell. `claude` here is a stand-in that does
+    // what `claude mcp add NAME -e K=V ... -- CMD ARGS` has Claude Code do later: run CMD
+    // with those variables.
+    writeFileSync(join(fake, 'claude'), '#!/bin/sh\n[ "$1 $2" = "mcp add" ] || exit 2\nshift 3\nwhile [ "$1" = "-e" ]; do export "$2"; shift 2; done\n[ "$1" = "--" ] || exit 2\nshift\nexec "$@"\n', { mode: 0o755 });
+    const command = await copy();
+    expect(command.includes(`-e SERVICE_API_TOKEN=${agentEnv.SERVICE_API_TOKEN} \\`) && command.endsWith('-- agentdesk mcp'), `copied ${command}`);
+    const code = spawn('sh', ['-c', command], { env: { ...bare, PATH: `${fake}:${dirname(bin)}:${process.env.PATH}` } });
+    try {
+      const tools = await mcpTools(code);
+      expect(JSON.stringify(tools) === JSON.stringify(agentTools), `Claude Code's agentdesk mcp lists ${tools}`);
+    } finally {
+      code.kill();
+    }
 
-  // Claude Desktop: its config's command, arguments and environment, as Claude Desktop runs them.
-  await mcp.getByRole('tab', { name: 'Claude Desktop' }).click();
-  await mcp.getByText('claude_desktop_config.json').waitFor();
-  await page.setViewportSize({ width: 390, height: 844 });
-  await mcp.scrollIntoViewIfNeeded();
-  await page.screenshot({ path: join(shots, 'connect-mcp-json-390.png') });
-  await page.setViewportSize({ width: 1280, height: 900 });
-  const config = JSON.parse(await copy()).mcpServers.agentdesk;
-  const desktop = spawn(config.command, config.args, { env: { ...bare, PATH: `${dirname(bin)}:${process.env.PATH}`, ...config.env } });
-  try {
-    const tools = await mcpTools(desktop);
-    expect(JSON.stringify(tools) === JSON.stringify(agentTools), `Claude Desktop's agentdesk mcp lists ${tools}`);
+    // Claude Desktop: its config's command, arguments and environment, as Claude Desktop runs them.
+    await mcp.getByRole('tab', { name: 'Claude Desktop' }).click();
+    await mcp.getByText('claude_desktop_config.json').waitFor();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await mcp.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(shots, 'connect-mcp-json-390.png') });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    const config = JSON.parse(await copy()).mcpServers.agentdesk;
+    const desktop = spawn(config.command, config.args, { env: { ...bare, PATH: `${dirname(bin)}:${process.env.PATH}`, ...config.env } });
+    try {
+      const tools = await mcpTools(desktop);
+      expect(JSON.stringify(tools) === JSON.stringify(agentTools), `Claude Desktop's agentdesk mcp lists ${tools}`);
+    } finally {
+      desktop.kill();
+    }
+    await expectAccessible(page, 'Connect an MCP client');
   } finally {
-    desktop.kill();
+    rmSync(fake, { recursive: true, force: true });
+    rmSync(bare.AGENTDESK_DATA, { recursive: true, force: true });
   }
-  await expectAccessible(page, 'Connect an MCP client');
-  rmSync(fake, { recursive: true, force: true });
-  rmSync(bare.AGENTDESK_DATA, { recursive: true, force: true });
   await page.context().close();
 });
 
