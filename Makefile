@@ -6,7 +6,7 @@ LDFLAGS := -s -w -X github.com/agentdesk/agentdesk/backend/version.Version=$(VER
 DATA    ?=
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: help ui build run test test-ui test-desktop wsclient race bench bench-scale soak crashloop fuzz desktop package test-package vet fmt clean
+.PHONY: help ui build run test test-ui test-desktop wsclient mcpclients mcp-inspect race bench bench-scale soak crashloop fuzz desktop package test-package vet fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -20,10 +20,10 @@ build: ui ## the server binary with the web UI (pure Go, no cgo)
 run: build ## run the headless server on $(ADDR) (data: $$AGENTDESK_DATA or the OS data directory)
 	./$(BIN) --serve --addr $(ADDR) $(if $(DATA),--data $(DATA))
 
-test: wsclient build ## every test: vet, format check, Go tests (with fuzz seed corpora), the web UI's tests
+test: wsclient mcpclients build ## every test: vet, format check, Go tests (with fuzz seed corpora), the web UI's tests
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
-	AGENTDESK_REQUIRE_WSCLIENT=1 $(GO) test -count=1 ./...
+	AGENTDESK_REQUIRE_WSCLIENT=1 AGENTDESK_REQUIRE_MCPCLIENTS=1 $(GO) test -count=1 ./...
 	$(MAKE) race
 	$(MAKE) test-ui
 	$(MAKE) test-desktop
@@ -33,6 +33,26 @@ test-ui: ## the web UI: Vitest, the bundle budget, then Playwright (Debian's chr
 
 wsclient: ## the graphql-ws npm client the GraphQL subscription test runs (needs node and npm)
 	npm ci --prefix backend/graphql/testdata/wsclient --no-audit --no-fund
+
+# The Inspector's package.json holds vite (which only its web client uses) at 8.3.8:
+# 8.4's optional napi-windows-process-start-time is missing from the registry, and npm ci
+# refuses a lockfile without it.
+INSPECTOR := backend/mcp/testdata/inspector
+mcpclients: ## the npm MCP clients backend/mcp's tests run: the TypeScript SDK and the MCP Inspector (needs node and npm)
+	npm ci --prefix backend/mcp/testdata/nodeclient --no-audit --no-fund
+	npm ci --prefix $(INSPECTOR) --no-audit --no-fund
+
+# The agent variables and AGENTDESK_TOKEN of this shell, handed to agentdesk mcp as an MCP
+# client's config does (the Inspector gives a stdio server no other environment).
+MCP_ENV := AGENTDESK_URL AGENTDESK_DATA AGENTDESK_TOKEN SERVICE_PROJECT_ID AGENT_NAME SERVICE_API_TOKEN SERVICE_TOKEN_SECRET SERVICE_NAMESPACE
+mcp-inspect: $(INSPECTOR)/node_modules/.package-lock.json ## the MCP Inspector's CLI lists the tools bin/agentdesk mcp offers this shell's credentials (agentdesk agent env, or AGENTDESK_TOKEN)
+	@test -x $(BIN) || { echo "$(BIN) is missing: make build"; exit 1; }
+	@# Not echoed: the command line holds the credentials.
+	@node $(INSPECTOR)/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js --cli \
+	  $(foreach v,$(MCP_ENV),$(if $($(v)),-e '$(v)=$($(v))')) $(abspath $(BIN)) mcp --method tools/list
+
+$(INSPECTOR)/node_modules/.package-lock.json: $(INSPECTOR)/package-lock.json
+	npm ci --prefix $(INSPECTOR) --no-audit --no-fund
 
 race: ## the concurrency test (8 agents, 8 users, 20 s) under the race detector (needs gcc)
 	CGO_ENABLED=1 $(GO) test -race -count=1 -run 'TestConcurrentAgentsAndUsers|TestGroupCommit' ./backend/client/ ./backend/store/

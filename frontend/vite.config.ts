@@ -35,6 +35,9 @@ export default defineConfig({
     },
   },
   server: {
+    // The UI's own files, and docs/ for the test that keeps the docs' MCP snippets equal
+    // to the UI's (lib/connect.test.ts).
+    fs: { allow: ['.', '../docs'] },
     proxy: {
       '/api': { target: 'http://127.0.0.1:8080', ws: true },
       '/graphql': 'http://127.0.0.1:8080',

@@ -424,3 +424,44 @@ func TestStdioWithoutServer(t *testing.T) {
 		t.Errorf("agentdesk mcp without a server: %v, %q", err, out)
 	}
 }
+
+// TestToolSchemasHaveOneTypeEach: every property of every input schema has one JSON type.
+// jsonschema.For alone gives slices and pointers ["null", T] and an `any` field no type,
+// which clients mapping tool schemas onto a one-type dialect (Gemini's function
+// declarations) refuse; the MCP Inspector's --strict warns about them.
+func TestToolSchemasHaveOneTypeEach(t *testing.T) {
+	e := testenv.Start(t)
+	var tools []*sdk.Tool
+	for _, c := range []cred{
+		tokenCred(e.Token(t, e.Project.ID, auth.TaskRead, auth.TaskWrite, auth.MessagingRead, auth.MessagingWrite)),
+		tokenCred(e.TypedToken(t, e.Project.ID, model.TokenData, auth.VectorRead)),
+	} {
+		res, err := connectHTTP(t, e, c).ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tools = append(tools, res.Tools...)
+	}
+	var check func(tool, path string, schema map[string]any)
+	check = func(tool, path string, schema map[string]any) {
+		if _, ok := schema["type"].(string); !ok {
+			t.Errorf("%s: %s has type %v, want one type", tool, path, schema["type"])
+		}
+		props, _ := schema["properties"].(map[string]any)
+		for name, p := range props {
+			check(tool, path+"."+name, p.(map[string]any))
+		}
+		if items, ok := schema["items"].(map[string]any); ok {
+			check(tool, path+"[]", items)
+		}
+	}
+	for _, tool := range tools {
+		raw, _ := json.Marshal(tool.InputSchema)
+		var schema map[string]any
+		json.Unmarshal(raw, &schema)
+		check(tool.Name, "input", schema)
+	}
+	if len(tools) != 10 {
+		t.Errorf("%d tools checked, want the 10 of the contract", len(tools))
+	}
+}

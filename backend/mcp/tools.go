@@ -3,9 +3,11 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
@@ -16,24 +18,24 @@ import (
 func (t *tools) register(s *mcp.Server) {
 	w := t.who
 	if w.has(auth.TaskRead) {
-		mcp.AddTool(s, &mcp.Tool{Name: "list_tasks", Annotations: readOnly("List tasks"),
+		addTool(s, &mcp.Tool{Name: "list_tasks", Annotations: readOnly("List tasks"),
 			Description: "List the tasks of the agentdesk board, oldest first. Use it to find work, or a task's id. " +
 				"Filter by status, or (agents) mine=true for the tasks assigned to you. Returns {\"tasks\": [...]}, each with id, summary, status, steps and waiting_details."}, t.listTasks)
-		mcp.AddTool(s, &mcp.Tool{Name: "get_task", Annotations: readOnly("Get a task"),
+		addTool(s, &mcp.Tool{Name: "get_task", Annotations: readOnly("Get a task"),
 			Description: "Read one task with its steps and its conversation (questions asked, people's answers, messages). Returns the task."}, t.getTask)
 		s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "task", Title: "An agentdesk task", URITemplate: taskURITemplate,
 			MIMEType: "application/json", Description: "A task as JSON, with its steps and conversation. Subscribe to be told when it changes."}, t.readTask)
 	}
 	if w.has(auth.TaskWrite) {
-		mcp.AddTool(s, &mcp.Tool{Name: "create_task", Annotations: &mcp.ToolAnnotations{Title: "Create a task"},
+		addTool(s, &mcp.Tool{Name: "create_task", Annotations: &mcp.ToolAnnotations{Title: "Create a task"},
 			Description: "Put a new task on the board, e.g. work to hand to a person or to another agent. " +
 				"assign_to_me (agents) takes it on yourself (status Todo); agent_id assigns it to that agent; otherwise it goes to the Backlog. Returns the task."}, t.createTask)
-		mcp.AddTool(s, &mcp.Tool{Name: "update_task", Annotations: &mcp.ToolAnnotations{Title: "Update a task", IdempotentHint: true},
+		addTool(s, &mcp.Tool{Name: "update_task", Annotations: &mcp.ToolAnnotations{Title: "Update a task", IdempotentHint: true},
 			Description: "Report progress on a task: its status (Doing while you work, Done or Failed at the end), its steps' statuses " +
 				"(by 0-based index: pending, in_progress, completed, skipped), and a message to the people following it. Returns the task."}, t.updateTask)
 	}
 	if w.has(auth.TaskRead, auth.TaskWrite) {
-		mcp.AddTool(s, &mcp.Tool{Name: "ask_human", Annotations: &mcp.ToolAnnotations{Title: "Ask a person", IdempotentHint: true},
+		addTool(s, &mcp.Tool{Name: "ask_human", Annotations: &mcp.ToolAnnotations{Title: "Ask a person", IdempotentHint: true},
 			Description: "Ask a person a question and wait for the answer: a decision, an approval, a secret or anything only a person knows. " +
 				"Without task_id the question becomes a new task in Waiting (assigned to you, if you are an agent), so it reaches the people's Inbox and phones; " +
 				"with task_id that task waits for the answer. Waits up to wait_seconds (default 60, at most 600). " +
@@ -41,24 +43,55 @@ func (t *tools) register(s *mcp.Server) {
 				"then call ask_human again with that task_id and the same question to keep waiting (it never asks twice)."}, t.askHuman)
 	}
 	if w.has(auth.TaskWrite) && !w.Agent { // people answer agents' questions, not agents
-		mcp.AddTool(s, &mcp.Tool{Name: "answer_question", Annotations: &mcp.ToolAnnotations{Title: "Answer a question"},
+		addTool(s, &mcp.Tool{Name: "answer_question", Annotations: &mcp.ToolAnnotations{Title: "Answer a question"},
 			Description: "Answer the question of a task in Waiting (its waiting_details), as a person would from the Inbox. " +
 				"The task goes back to Doing and its agent is told. Give waiting_version (from the task) so that the answer never lands on a newer question. Returns the task."}, t.answerQuestion)
 	}
 	if w.has(auth.MessagingWrite) {
-		mcp.AddTool(s, &mcp.Tool{Name: "post_message", Annotations: &mcp.ToolAnnotations{Title: "Post a message"},
+		addTool(s, &mcp.Tool{Name: "post_message", Annotations: &mcp.ToolAnnotations{Title: "Post a message"},
 			Description: "Post a message to a conversation (by its id or uuid), or start a new conversation with it when conversation is left out. Returns the message (with its conversationId)."}, t.postMessage)
 	}
 	if w.has(auth.MessagingRead) {
-		mcp.AddTool(s, &mcp.Tool{Name: "list_conversations", Annotations: readOnly("List conversations"),
+		addTool(s, &mcp.Tool{Name: "list_conversations", Annotations: readOnly("List conversations"),
 			Description: "List the project's conversations, oldest first. Returns {\"conversations\": [...]}."}, t.listConversations)
-		mcp.AddTool(s, &mcp.Tool{Name: "read_messages", Annotations: readOnly("Read messages"),
+		addTool(s, &mcp.Tool{Name: "read_messages", Annotations: readOnly("Read messages"),
 			Description: "Read a conversation's messages, oldest first; after_id continues after the last one read. Returns {\"messages\": [...]}."}, t.readMessages)
 	}
 	if w.has(auth.VectorRead) {
-		mcp.AddTool(s, &mcp.Tool{Name: "search_knowledge", Annotations: readOnly("Search the knowledge bases"),
+		addTool(s, &mcp.Tool{Name: "search_knowledge", Annotations: readOnly("Search the knowledge bases"),
 			Description: "Search the project's knowledge bases (documents people shared) for passages about a question. " +
 				"Searches every knowledge base unless space_id names one. Returns {\"results\": [...]}, best first, each with documentName, chunk and score."}, t.searchKnowledge)
+	}
+}
+
+// addTool adds the tool with the input schema of In, in which each property has one
+// JSON type. jsonschema.For gives a slice or pointer the type ["null", T], and an `any`
+// field none: clients that map tool schemas onto a one-type dialect (Gemini's function
+// declarations) refuse those. Leaving a property out is how a client says "none".
+func addTool[In, Out any](s *mcp.Server, tool *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+	schema, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("the input schema of %s: %v", tool.Name, err))
+	}
+	oneType(schema)
+	tool.InputSchema = schema
+	mcp.AddTool(s, tool, h)
+}
+
+// oneType gives each property of s, at any depth, one type: T for ["null", T], and
+// "object" where none was given.
+func oneType(s *jsonschema.Schema) {
+	for _, p := range s.Properties {
+		if len(p.Types) == 2 && p.Types[0] == "null" {
+			p.Type, p.Types = p.Types[1], nil
+		}
+		if p.Type == "" && len(p.Types) == 0 {
+			p.Type = "object"
+		}
+		oneType(p)
+	}
+	if s.Items != nil {
+		oneType(s.Items)
 	}
 }
 

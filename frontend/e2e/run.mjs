@@ -7,7 +7,7 @@
 // instead of a new one; one seeded by `go run ./backend/bench -scale N -scale-seed DIR`
 // also runs the board test of that big project (`make bench-ui-scale`).
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, existsSync, readFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { createServer } from 'node:net';
@@ -607,6 +607,99 @@ test('onboarding: the sign-in card\'s command and Connect an agent\'s work when 
     expect(status === 'Done', `the pasted agent did not finish its task (${status}):\n${agentLog.join('')}`);
   } finally {
     process.kill(-agent.pid, 'SIGTERM');
+  }
+  await page.context().close();
+});
+
+// mcpTools speaks MCP to a started `agentdesk mcp` over its stdin and stdout (JSON-RPC, one
+// message a line): initialize, then tools/list; it returns the tools' names.
+async function mcpTools(child) {
+  const lines = [];
+  let buf = '';
+  child.stdout.on('data', (d) => {
+    buf += d;
+    for (let i; (i = buf.indexOf('\n')) >= 0; buf = buf.slice(i + 1)) lines.push(JSON.parse(buf.slice(0, i)));
+  });
+  const stderr = [];
+  child.stderr.on('data', (d) => stderr.push(String(d)));
+  const answer = async (id) => {
+    for (let i = 0; i < 100; i++) {
+      const m = lines.find((l) => l.id === id);
+      if (m) return m;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`agentdesk mcp did not answer request ${id}: ${stderr.join('')}`);
+  };
+  const send = (m) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
+  send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'e2e', version: '1' } } });
+  const init = await answer(1);
+  expect(init.result?.serverInfo, `initialize: ${JSON.stringify(init)}`);
+  send({ method: 'notifications/initialized' });
+  send({ id: 2, method: 'tools/list' });
+  const list = await answer(2);
+  return (list.result?.tools ?? []).map((t) => t.name).sort();
+}
+
+test('connect an MCP client: the copied Claude Code command and Claude Desktop config start agentdesk mcp as the agent', async () => {
+  const page = await newPage();
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: url });
+  await signIn(page);
+  await page.getByRole('link', { name: 'Agents' }).click();
+  await page.locator('#env-agent').selectOption('worker');
+  const mcp = page.getByRole('region', { name: /connect an MCP client/ });
+  const snippet = mcp.getByTestId('mcp-snippet');
+  await snippet.getByText('claude mcp add agentdesk').waitFor();
+  expect(!(await snippet.textContent()).includes(agentEnv.SERVICE_API_TOKEN), 'the digest is shown unasked');
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 844 });
+    await mcp.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(shots, `connect-mcp-${width}.png`) });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  const copy = async () => {
+    await mcp.getByRole('button', { name: 'Copy snippet' }).click();
+    return page.evaluate(() => navigator.clipboard.readText());
+  };
+  // A shell with none of the agent's variables, and a data directory with no server
+  // running on it: agentdesk mcp knows the agent and the server from the snippet alone.
+  const bare = { ...process.env, AGENTDESK_URL: '', AGENTDESK_TOKEN: '', SERVICE_PROJECT_ID: '', SERVICE_API_TOKEN: '', SERVICE_TOKEN_SECRET: '', AGENT_NAME: '',
+    AGENTDESK_DATA: mkdtempSync(join(tmpdir(), 'agentdesk-e2e-mcp-')) };
+  const agentTools = ['ask_human', 'create_task', 'get_task', 'list_conversations', 'list_tasks', 'post_message', 'read_messages', 'update_task'];
+  const fake = mkdtempSync(join(tmpdir(), 'agentdesk-e2e-claude-'));
+  try {
+    // Claude Code: the command pasted into a shell. `claude` here is a stand-in that does
+    // what `claude mcp add NAME -e K=V ... -- CMD ARGS` has Claude Code do later: run CMD
+    // with those variables.
+    writeFileSync(join(fake, 'claude'), '#!/bin/sh\n[ "$1 $2" = "mcp add" ] || exit 2\nshift 3\nwhile [ "$1" = "-e" ]; do export "$2"; shift 2; done\n[ "$1" = "--" ] || exit 2\nshift\nexec "$@"\n', { mode: 0o755 });
+    const command = await copy();
+    expect(command.includes(`-e SERVICE_API_TOKEN=${agentEnv.SERVICE_API_TOKEN} \\`) && command.endsWith('-- agentdesk mcp'), `copied ${command}`);
+    const code = spawn('sh', ['-c', command], { env: { ...bare, PATH: `${fake}:${dirname(bin)}:${process.env.PATH}` } });
+    try {
+      const tools = await mcpTools(code);
+      expect(JSON.stringify(tools) === JSON.stringify(agentTools), `Claude Code's agentdesk mcp lists ${tools}`);
+    } finally {
+      code.kill();
+    }
+
+    // Claude Desktop: its config's command, arguments and environment, as Claude Desktop runs them.
+    await mcp.getByRole('tab', { name: 'Claude Desktop' }).click();
+    await mcp.getByText('claude_desktop_config.json').waitFor();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await mcp.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(shots, 'connect-mcp-json-390.png') });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    const config = JSON.parse(await copy()).mcpServers.agentdesk;
+    const desktop = spawn(config.command, config.args, { env: { ...bare, PATH: `${dirname(bin)}:${process.env.PATH}`, ...config.env } });
+    try {
+      const tools = await mcpTools(desktop);
+      expect(JSON.stringify(tools) === JSON.stringify(agentTools), `Claude Desktop's agentdesk mcp lists ${tools}`);
+    } finally {
+      desktop.kill();
+    }
+    await expectAccessible(page, 'Connect an MCP client');
+  } finally {
+    rmSync(fake, { recursive: true, force: true });
+    rmSync(bare.AGENTDESK_DATA, { recursive: true, force: true });
   }
   await page.context().close();
 });
