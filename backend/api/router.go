@@ -140,6 +140,10 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 			fail(c, errs.Missing("no endpoint %s %s; /api/openapi.json lists them all", c.Request.Method, c.Request.URL.Path))
 			return
 		}
+		if c.Request.URL.Path == "/metrics" { // a scraper pointed at the wrong port: no UI page
+			c.String(http.StatusNotFound, "404: metrics are served on a listener of their own, --metrics-addr HOST:PORT (docs/metrics.md), not on this port\n")
+			return
+		}
 		if serveUI(c) { // the web UI (ui.go)
 			return
 		}
