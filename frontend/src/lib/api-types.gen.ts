@@ -1609,15 +1609,16 @@ export interface components {
          */
         Error: {
             error: {
-                /**
-                 * @description invalid_argument: 400. unauthenticated: 401. forbidden: 403. not_found: 404. method_not_allowed: 405. conflict: 409. precondition_failed: 412. payload_too_large: 413. rate_limited: 429. insufficient_storage: 507. internal: 500 (503 when the writer stopped).
-                 * @enum {string}
-                 */
-                code: "invalid_argument" | "unauthenticated" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "method_not_allowed" | "insufficient_storage" | "internal";
+                code: components["schemas"]["ErrorCode"];
                 /** @description A sentence for people; no stack traces, SQL or secrets. */
                 message: string;
             };
         };
+        /**
+         * @description invalid_argument: 400. unauthenticated: 401. forbidden: 403. not_found: 404. method_not_allowed: 405. conflict: 409. precondition_failed: 412. payload_too_large: 413. rate_limited: 429. insufficient_storage: 507. internal: 500 (503 when the writer stopped).
+         * @enum {string}
+         */
+        ErrorCode: "invalid_argument" | "unauthenticated" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "method_not_allowed" | "insufficient_storage" | "internal";
         /**
          * @description Origin: `user` (created with a user token or session), `agent` or `job`.
          * @enum {string}
