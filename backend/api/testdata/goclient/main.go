@@ -29,7 +29,10 @@ func run(ctx context.Context) error {
 	}
 	token := os.Getenv("AGENTDESK_TOKEN")
 	c, err := agentdesk.NewClientWithResponses(os.Getenv("AGENTDESK_URL"), agentdesk.WithRequestEditorFn(
-		func(_ context.Context, r *http.Request) error { r.Header.Set("Authorization", "Bearer "+token); return nil }))
+		func(_ context.Context, r *http.Request) error {
+			r.Header.Set("Authorization", "Bearer "+token)
+			return nil
+		}))
 	if err != nil {
 		return err
 	}
