@@ -31,8 +31,9 @@ test: wsclient build ## every test: vet, format check, Go tests (with fuzz seed 
 test-ui: ## the web UI: Vitest, the bundle budget, then Playwright (Debian's chromium) against $(BIN)
 	cd frontend && npm test && AGENTDESK_BIN=$(abspath $(BIN)) npm run e2e
 
-wsclient: ## the graphql-ws npm client the GraphQL subscription test runs (needs node and npm)
+wsclient: ## the npm clients the GraphQL tests run: graphql-ws (subscriptions), graphql-http's audit (needs node and npm)
 	npm ci --prefix backend/graphql/testdata/wsclient --no-audit --no-fund
+	npm ci --prefix backend/graphql/testdata/httpaudit --no-audit --no-fund
 
 race: ## the concurrency test (8 agents, 8 users, 20 s) under the race detector (needs gcc)
 	CGO_ENABLED=1 $(GO) test -race -count=1 -run 'TestConcurrentAgentsAndUsers|TestGroupCommit' ./backend/client/ ./backend/store/

@@ -130,7 +130,10 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	if page := graphiqlPage(); page != nil {
 		gqlOpts = append(gqlOpts, graphql.WithPage(page))
 	}
-	r.Match([]string{http.MethodGet, http.MethodPost}, "/graphql", gin.WrapH(graphql.Handler(svc, graphqlToken, gqlOpts...)))
+	// Every method reaches the handler, which answers those it does not take with 405 and
+	// GraphQL's errors, as GraphQL over HTTP asks (not the REST envelope).
+	r.Match([]string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions}, "/graphql",
+		gin.WrapH(graphql.Handler(svc, graphqlToken, gqlOpts...)))
 
 	// MCP's Streamable HTTP transport (mcp.go): its tools call these routes in-process.
 	r.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp", requireMCPCaller(svc), gin.WrapH(mcp.NewHTTP(r, hub)))

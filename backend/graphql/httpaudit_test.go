@@ -1,0 +1,55 @@
+package graphql_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/testenv"
+)
+
+// TestGraphQLOverHTTPAudit runs the GraphQL-over-HTTP spec's own audit, graphql-http's
+// auditServer (testdata/httpaudit, installed by `make wsclient` as the graphql-ws
+// client is), against a real server with a valid token: every audit must pass, with no
+// warning. Without the npm package it skips, unless make test requires it.
+func TestGraphQLOverHTTPAudit(t *testing.T) {
+	dir := filepath.Join("testdata", "httpaudit")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "graphql-http")); err != nil {
+		missing(t, "graphql-http is not installed: run `make wsclient` (npm ci --prefix backend/graphql/"+filepath.ToSlash(dir)+")")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing(t, "node is not installed: this test runs graphql-http's audit with Node.js")
+	}
+	env := testenv.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "audit.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTDESK_URL="+env.URL, "AGENTDESK_TOKEN="+env.Token(t, env.Project.ID, auth.TaskRead))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("audit: %v\n%s", err, out)
+	}
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var r struct{ ID, Name, Status, Reason string }
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("audit printed %q: %v", line, err)
+		}
+		n++
+		if r.Status != "ok" {
+			t.Errorf("%s %s: %s: %s", r.Status, r.ID, r.Name, r.Reason)
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d audits ran:\n%s", n, out)
+	}
+	t.Logf("%d audits passed", n)
+}
