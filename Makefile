@@ -31,8 +31,9 @@ test: wsclient mcpclients build ## every test: vet, format check, Go tests (with
 test-ui: ## the web UI: Vitest, the bundle budget, then Playwright (Debian's chromium) against $(BIN)
 	cd frontend && npm test && AGENTDESK_BIN=$(abspath $(BIN)) npm run e2e
 
-wsclient: ## the graphql-ws npm client the GraphQL subscription test runs (needs node and npm)
+wsclient: ## the npm clients the GraphQL tests run: graphql-ws (subscriptions), graphql-http's audit (needs node and npm)
 	npm ci --prefix backend/graphql/testdata/wsclient --no-audit --no-fund
+	npm ci --prefix backend/graphql/testdata/httpaudit --no-audit --no-fund
 
 # The Inspector's package.json holds vite (which only its web client uses) at 8.3.8:
 # 8.4's optional napi-windows-process-start-time is missing from the registry, and npm ci

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -33,7 +35,8 @@ func readBody(c *gin.Context, limit int64) ([]byte, error) {
 	return body, nil
 }
 
-// decodeJSON decodes body, a JSON object, into v. Unknown fields are ignored; an empty
+// decodeJSON decodes body, a JSON object, into v. Keys match v's JSON field names
+// exactly, or their camelCase twins (canonicalKeys); other keys are ignored. An empty
 // body decodes as {} when allowEmpty. Every failure is a 400 that says where.
 func decodeJSON(body []byte, v any, allowEmpty bool) error {
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -49,7 +52,8 @@ func decodeJSON(body []byte, v any, allowEmpty bool) error {
 		return errs.Invalid("the request body must be a JSON object, not %s", kind)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(v); err != nil {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
 		return jsonError(err)
 	}
 	if dec.More() {
@@ -58,7 +62,138 @@ func decodeJSON(body []byte, v any, allowEmpty bool) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return errs.Invalid("the request body must hold one JSON object and nothing after it")
 	}
+	canonical, err := canonicalKeys(raw, reflect.TypeOf(v), "")
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(canonical, v); err != nil {
+		return jsonError(err)
+	}
 	return nil
+}
+
+// canonicalKeys rewrites raw, a JSON value to be decoded into a t, so that each of its
+// objects holds only the keys of t's fields, spelt as their json tags say: encoding/json
+// matches keys case-insensitively, so {"status":"Done","STATUS":"Failed"} would set
+// Failed while a proxy checking status saw Done. A key that is the camelCase twin of a
+// snake_case field (agentId for agent_id) stands for that field; both spellings with
+// different values are a 400. Every other key is dropped, as unknown fields are
+// ignored. Values that are not what t expects are left for the decoder to refuse.
+func canonicalKeys(raw json.RawMessage, t reflect.Type, path string) (json.RawMessage, error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return raw, nil // the type reads its own JSON (model.Ref)
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil || obj == nil {
+			return raw, nil
+		}
+		out := make(map[string]json.RawMessage, len(obj))
+		for _, f := range jsonFields(t) {
+			value, ok := obj[f.name]
+			if twin := camelCase(f.name); twin != f.name {
+				if tv, tok := obj[twin]; tok {
+					if ok && !sameJSON(value, tv) {
+						return nil, errs.Invalid("%s%s and %s%s differ: send one of them", path, f.name, path, twin)
+					}
+					value, ok = tv, true
+				}
+			}
+			if !ok {
+				continue
+			}
+			v, err := canonicalKeys(value, f.typ, path+f.name+".")
+			if err != nil {
+				return nil, err
+			}
+			out[f.name] = v
+		}
+		return json.Marshal(out)
+	case reflect.Slice, reflect.Array:
+		if !holdsStructs(t.Elem()) {
+			return raw, nil // numbers or strings: nothing to rename (a vector's thousands)
+		}
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return raw, nil
+		}
+		for i := range items {
+			v, err := canonicalKeys(items[i], t.Elem(), fmt.Sprintf("%s[%d].", strings.TrimSuffix(path, "."), i))
+			if err != nil {
+				return nil, err
+			}
+			items[i] = v
+		}
+		return json.Marshal(items)
+	}
+	return raw, nil
+}
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// holdsStructs reports whether values of t may hold JSON objects with field names.
+func holdsStructs(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Struct
+}
+
+// jsonField is a field of a struct as encoding/json sees it.
+type jsonField struct {
+	name string
+	typ  reflect.Type
+}
+
+// jsonFields lists the JSON fields of struct type t, those of embedded structs
+// without a tag included, as encoding/json promotes them.
+func jsonFields(t reflect.Type) []jsonField {
+	var fields []jsonField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+			fields = append(fields, jsonFields(f.Type)...)
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fields = append(fields, jsonField{name, f.Type})
+	}
+	return fields
+}
+
+// camelCase is the camelCase twin of a snake_case name: agent_id gives agentId.
+func camelCase(name string) string {
+	parts := strings.Split(name, "_")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] != "" {
+			parts[i] = strings.ToUpper(parts[i][:1]) + parts[i][1:]
+		}
+	}
+	return strings.Join(parts, "")
+}
+
+// sameJSON reports whether two JSON values are equal as values (key order, spacing
+// and the spelling of numbers aside).
+func sameJSON(a, b json.RawMessage) bool {
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return bytes.Equal(a, b)
+	}
+	return reflect.DeepEqual(va, vb)
 }
 
 func jsonError(err error) error {

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/agentdesk/agentdesk/backend/testenv"
@@ -166,4 +168,61 @@ func oaPathOf(doc *openapi3.T, op *openapi3.Operation) string {
 		}
 	}
 	return ""
+}
+
+// oaSharedResponses are the responses every operation shares (TestOpenAPIDocumentMatchesCode
+// checks which operations list them). Routing, the credential rate limit and the store's
+// state answer them, whatever the operation, so the scenarios need not make each one:
+// TestOpenAPIMethodNotAllowed checks real 405s against MethodNotAllowed,
+// TestOpenAPISharedAnswers real 429s of every operation against TooManyRequests; 503
+// and 507 are the store's (its TestDiskFull and fail-stop tests make them), in the Error
+// envelope that every scenario checks.
+var oaSharedResponses = map[string]bool{"MethodNotAllowed": true, "TooManyRequests": true, "ServiceUnavailable": true, "InsufficientStorage": true}
+
+// TestOpenAPISharedAnswers: from a client address limited for refused credentials, every
+// operation that takes credentials answers 429, and the document lists that answer
+// (status, Retry-After, body) for the operation.
+func TestOpenAPISharedAnswers(t *testing.T) {
+	doc := oaLoad(t)
+	router, err := gorillamux.NewRouter(doc)
+	if err != nil {
+		t.Fatalf("router: %v", err)
+	}
+	env, _ := limitedServer(t, "sqlite", true)
+	const client = "203.0.113.7"
+	bad := "adk_" + strings.Repeat("0", 40)
+	for range 10 {
+		env.Do(t, from(client, testenv.Request{Method: "GET", Path: "/api/tasks", Token: bad}))
+	}
+	params := regexp.MustCompile(`\{[A-Za-z]+\}`)
+	n := 0
+	for key, op := range oaOperations(doc) {
+		if op.Security != nil && len(*op.Security) == 0 {
+			continue // no credentials: nothing to limit
+		}
+		method, path, _ := strings.Cut(key, " ")
+		req := testenv.Request{Method: method, Path: params.ReplaceAllString(path, "1"), Token: bad}
+		r := env.Do(t, from(client, req))
+		if r.Status != http.StatusTooManyRequests {
+			t.Errorf("%s from a limited address: %d %s, want 429", key, r.Status, r.Body)
+			continue
+		}
+		n++
+		vreq, _ := http.NewRequest(method, env.URL+req.Path, nil)
+		route, pathParams, err := router.FindRoute(vreq)
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		in := &openapi3filter.ResponseValidationInput{
+			RequestValidationInput: &openapi3filter.RequestValidationInput{Request: vreq, PathParams: pathParams, Route: route},
+			Status:                 r.Status, Header: r.Header,
+			Options: &openapi3filter.Options{IncludeResponseStatus: true, SchemaValidationOptions: oaSchemaOptions}}
+		in.SetBodyBytes(r.Body)
+		if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+			t.Errorf("%s: the 429 does not match openapi.json: %v", key, err)
+		}
+	}
+	if n < 40 {
+		t.Fatalf("only %d operations answered 429", n)
+	}
 }

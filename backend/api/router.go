@@ -130,7 +130,10 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	if page := graphiqlPage(); page != nil {
 		gqlOpts = append(gqlOpts, graphql.WithPage(page))
 	}
-	r.Match([]string{http.MethodGet, http.MethodPost}, "/graphql", gin.WrapH(graphql.Handler(svc, graphqlToken, gqlOpts...)))
+	// Every method reaches the handler, which answers those it does not take with 405 and
+	// GraphQL's errors, as GraphQL over HTTP asks (not the REST envelope).
+	r.Match([]string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions}, "/graphql",
+		gin.WrapH(graphql.Handler(svc, graphqlToken, gqlOpts...)))
 
 	// MCP's Streamable HTTP transport (mcp.go): its tools call these routes in-process.
 	r.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp", requireMCPCaller(svc), gin.WrapH(mcp.NewHTTP(r, hub)))
@@ -138,6 +141,10 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	r.NoRoute(func(c *gin.Context) {
 		if strings.HasPrefix(c.Request.URL.Path, "/api/") || c.Request.URL.Path == "/api" {
 			fail(c, errs.Missing("no endpoint %s %s; /api/openapi.json lists them all", c.Request.Method, c.Request.URL.Path))
+			return
+		}
+		if c.Request.URL.Path == "/metrics" { // a scraper pointed at the wrong port: no UI page
+			c.String(http.StatusNotFound, "404: metrics are served on a listener of their own, --metrics-addr HOST:PORT (docs/metrics.md), not on this port\n")
 			return
 		}
 		if serveUI(c) { // the web UI (ui.go)

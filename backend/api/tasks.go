@@ -133,8 +133,8 @@ func DecodeCreateTask(body []byte) (service.CreateTaskInput, error) {
 
 // StatusBody is the body of PUT /api/tasks/{id}/status (and of the step status).
 type StatusBody struct {
-	Status *string `json:"status"`
-	service.WaitingDetailsInput
+	Status         *string `json:"status"`
+	WaitingDetails *string `json:"waiting_details"`
 }
 
 // DecodeStatus decodes a status body; status is required.
@@ -146,9 +146,7 @@ func DecodeStatus(body []byte) (StatusBody, error) {
 	if in.Status == nil {
 		return in, errs.Invalid("status is required")
 	}
-	waiting, err := in.Resolve()
-	in.WaitingDetailsInput = service.WaitingDetailsInput{WaitingDetails: waiting}
-	return in, err
+	return in, nil
 }
 
 // taskID is the {id} of the path.

@@ -41,6 +41,12 @@ func TestUIServing(t *testing.T) {
 	if r := env.Do(t, testenv.Request{Method: "POST", Path: "/board"}); r.Status != 404 {
 		t.Fatalf("POST /board: %d, want 404", r.Status)
 	}
+	// Prometheus pointed at the main port learns where metrics are (--metrics-addr).
+	for _, accept := range []string{"", "*/*", html} {
+		if r := get("/metrics", accept); r.Status != 404 || !strings.Contains(string(r.Body), "--metrics-addr") {
+			t.Fatalf("GET /metrics (Accept %q): %d %.100s; want 404 naming --metrics-addr", accept, r.Status, r.Body)
+		}
+	}
 	if r := get("/assets/nope-123.js", "*/*"); r.Status != 404 {
 		t.Fatalf("GET an unknown asset: %d, want 404", r.Status)
 	}

@@ -72,8 +72,8 @@ model instead, give --serve an OpenAI-compatible endpoint (Ollama, llama.cpp, Op
                                                env AGENTDESK_EMBEDDER_API_KEY is sent as its Bearer key)
 
 Every command takes --data DIR (env AGENTDESK_DATA; default %s).
---db URL (env AGENTDESK_DB): a postgres:// database instead of SQLite in the data directory.
-  The PostgreSQL engine is not complete yet: such a URL is refused (docs/postgres.md).
+--db URL (env AGENTDESK_DB): a postgres://USER:PASSWORD@HOST/DB database instead of SQLite in
+  the data directory; several servers may share one (docs/postgres.md).
 --addr defaults to env AGENTDESK_ADDR, else %s.
 --public-url (env AGENTDESK_PUBLIC_URL): the address browsers use behind a reverse proxy;
   without it only pages from loopback hosts may open the WebSockets.

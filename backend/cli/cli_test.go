@@ -35,6 +35,10 @@ func TestSubcommandHelp(t *testing.T) {
 	if !strings.Contains(stdoutOf(t, "agent", "env", "--help"), "-project") {
 		t.Error("agent env --help does not list its flags")
 	}
+	// PostgreSQL is a working engine (TestDBPostgres): the help does not say it is refused.
+	if help := stdoutOf(t, "--help"); !strings.Contains(help, "--db URL") || strings.Contains(help, "not complete") {
+		t.Errorf("--help on --db: %q", help)
+	}
 }
 
 func stdoutOf(t *testing.T, args ...string) string {

@@ -61,10 +61,14 @@ func (r *result) into(t *testing.T, field string, v any) {
 	}
 }
 
+// do posts a query asking for application/graphql-response+json, whose status tells a
+// request error (4xx, no data) from an executed one (200); TestErrorShape checks the
+// 200 that application/json gets for both.
 func do(t *testing.T, env *testenv.Env, token, query string, vars map[string]any) *result {
 	t.Helper()
 	resp := env.Do(t, testenv.Request{Method: http.MethodPost, Path: "/graphql", Token: token,
-		Body: map[string]any{"query": query, "variables": vars}})
+		Header: http.Header{"Accept": {"application/graphql-response+json"}},
+		Body:   map[string]any{"query": query, "variables": vars}})
 	r := &result{status: resp.Status, header: resp.Header, raw: string(resp.Body)}
 	resp.JSON(t, r)
 	return r

@@ -39,6 +39,7 @@ type Request struct {
 	Query         string         `json:"query"`
 	Variables     map[string]any `json:"variables"`
 	OperationName string         `json:"operationName"`
+	Extensions    map[string]any `json:"extensions"` // read (it must be an object) and unused
 }
 
 type response struct {
@@ -225,7 +226,15 @@ func readRequest(w http.ResponseWriter, r *http.Request) (Request, error) {
 				return req, errs.Invalid("variables must be a JSON object")
 			}
 		}
+		if v := q.Get("extensions"); v != "" {
+			if err := json.Unmarshal([]byte(v), &req.Extensions); err != nil {
+				return req, errs.Invalid("extensions must be a JSON object")
+			}
+		}
 	} else {
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != mediaJSON {
+			return req, errUnsupportedMedia
+		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -247,18 +256,38 @@ func readRequest(w http.ResponseWriter, r *http.Request) (Request, error) {
 	return req, nil
 }
 
+// errUnsupportedMedia answers a POST whose body is not declared JSON: GraphQL over HTTP
+// reads only application/json bodies (415, with errors).
+var errUnsupportedMedia = errors.New("a POST to /graphql must send Content-Type: application/json")
+
+// requestErrorStatus is the status of an answer with request errors (a document that
+// does not parse, is over the limits or invalid; variables that do not fit; an unknown
+// operation name): 400 for application/graphql-response+json, and 200 for
+// application/json, as GraphQL over HTTP asks (clients of that type read the errors
+// from a 200; an intermediary may not pass on the body of a 4xx).
+func requestErrorStatus(r *http.Request) int {
+	if wantsGraphQLResponse(r.Header.Get("Accept")) {
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
 // serve parses, checks the limits, validates and executes one request. ctx ends when
 // the client goes away: then the operation does not start, and its resolvers' store
 // calls are cancelled.
 func serve(w http.ResponseWriter, r *http.Request, schema *gql.Schema, ctx context.Context) {
 	req, err := readRequest(w, r)
+	if err == errUnsupportedMedia {
+		reply(w, r, http.StatusUnsupportedMediaType, response{Errors: errorList{gqlError(errs.InvalidArgument, err.Error())}})
+		return
+	}
 	if err != nil {
 		replyError(w, r, err)
 		return
 	}
 	doc, list := checkRequest(schema, req.Query, req.Variables)
 	if list != nil {
-		reply(w, r, http.StatusBadRequest, response{Errors: list})
+		reply(w, r, requestErrorStatus(r), response{Errors: list})
 		return
 	}
 	op := operation(doc, req.OperationName)
@@ -282,7 +311,7 @@ func serve(w http.ResponseWriter, r *http.Request, schema *gql.Schema, ctx conte
 	if res.Data == nil && requestFailed(res.Errors) {
 		// Nothing ran: the variables or the operation name are wrong. A request error,
 		// so no data key.
-		reply(w, r, http.StatusBadRequest, response{Errors: executionErrors(ctx, res.Errors)})
+		reply(w, r, requestErrorStatus(r), response{Errors: executionErrors(ctx, res.Errors)})
 		return
 	}
 	reply(w, r, http.StatusOK, response{Data: &res.Data, Errors: executionErrors(ctx, res.Errors)})

@@ -56,7 +56,11 @@ func testErrorShape(t *testing.T, engine string) {
 			var keys map[string]json.RawMessage
 			resp.JSON(t, &keys)
 			_, hasData := keys["data"]
-			if resp.Status != tc.status || len(body.Errors) != 1 || body.Errors[0].Extensions.Code != tc.code || hasData != tc.data {
+			status := tc.status
+			if status == http.StatusBadRequest && !strings.HasPrefix(accept, "application/graphql-response+json") {
+				status = http.StatusOK // GraphQL over HTTP: application/json reads request errors from a 200
+			}
+			if resp.Status != status || len(body.Errors) != 1 || body.Errors[0].Extensions.Code != tc.code || hasData != tc.data {
 				t.Errorf("%s (Accept %q): %d %s", tc.name, accept, resp.Status, resp.Body)
 			}
 			if strings.Contains(string(resp.Body), `"locations":null`) {
@@ -105,5 +109,38 @@ func testErrorShape(t *testing.T, engine string) {
 		Path: "/graphql?operationName=A&query=" + url.QueryEscape(`query A { viewer { kind } } mutation B { deleteDoneTasks }`)})
 	if get.Status != http.StatusOK {
 		t.Errorf("GET of a query beside a mutation: %d %s", get.Status, get.Body)
+	}
+}
+
+// TestGraphQLHTTPRefusals: GraphQL over HTTP's own refusals carry GraphQL's errors, not
+// the REST envelope: a method other than GET and POST (405 with Allow), and a POST whose
+// body is not declared JSON (415; a form post is what a browser sends cross-site; no
+// Content-Type at all is the audit's case, TestGraphQLOverHTTPAudit).
+func TestGraphQLHTTPRefusals(t *testing.T) {
+	env := testenv.Start(t)
+	tok := env.Token(t, env.Project.ID, auth.TaskRead)
+	for _, c := range []struct {
+		method, contentType string
+		status              int
+	}{
+		{http.MethodPut, "application/json", http.StatusMethodNotAllowed},
+		{http.MethodDelete, "", http.StatusMethodNotAllowed},
+		{http.MethodPost, "application/x-www-form-urlencoded", http.StatusUnsupportedMediaType},
+		{http.MethodPost, "text/plain", http.StatusUnsupportedMediaType},
+		{http.MethodPost, "application/json; charset=utf-8", http.StatusOK},
+	} {
+		h := http.Header{"Content-Type": {c.contentType}}
+		r := env.Do(t, testenv.Request{Method: c.method, Path: "/graphql", Token: tok, Header: h, Body: `{"query":"{ viewer { kind } }"}`})
+		var body struct {
+			Errors []struct{ Message string }
+			Error  any
+		}
+		r.JSON(t, &body)
+		if r.Status != c.status || (c.status != http.StatusOK && (len(body.Errors) != 1 || body.Error != nil)) {
+			t.Errorf("%s with %q: %d %s, want %d with errors", c.method, c.contentType, r.Status, r.Body, c.status)
+		}
+		if c.status == http.StatusMethodNotAllowed && r.Header.Get("Allow") != "GET, POST" {
+			t.Errorf("%s: Allow %q", c.method, r.Header.Get("Allow"))
+		}
 	}
 }

@@ -34,6 +34,7 @@ func testHandlerOnPlainHTTP(t *testing.T, engine string) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		req.Header.Set("Content-Type", "application/json")
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}

@@ -47,6 +47,7 @@ type tokenView struct {
 
 // NewSchema builds the schema over svc. The schema holds no per-request state.
 func NewSchema(svc *service.Service) (gql.Schema, error) {
+	modernIntrospection() // introspection.go
 	b := builder{svc: svc}
 	return gql.NewSchema(gql.SchemaConfig{Query: b.query(), Mutation: b.mutation(), Subscription: b.subscription()})
 }

@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
@@ -20,33 +19,13 @@ type StepUpdate struct {
 // CallbackInput is what an agent reports about its task. Every field is optional; all
 // of them are applied together or not at all.
 type CallbackInput struct {
-	ProjectID string       `json:"project_id"`
-	Status    string       `json:"status,omitempty"`
-	Steps     []StepUpdate `json:"steps,omitempty"`
-	WaitingDetailsInput
-	Message string `json:"message,omitempty"`
+	ProjectID      string       `json:"project_id"`
+	Status         string       `json:"status,omitempty"`
+	Steps          []StepUpdate `json:"steps,omitempty"`
+	WaitingDetails *string      `json:"waiting_details,omitempty"`
+	Message        string       `json:"message,omitempty"`
 	// Usage is what the agent used for this report (usage.go): metered per project.
 	Usage *UsageInput `json:"usage,omitempty"`
-}
-
-// WaitingDetailsInput is the waiting_details of a request body, which also comes as
-// waitingDetails (the REST status body and the agent callback take both).
-type WaitingDetailsInput struct {
-	WaitingDetails      *string `json:"waiting_details,omitempty"`
-	WaitingDetailsCamel *string `json:"waitingDetails,omitempty"`
-}
-
-// Resolve returns waiting_details, else waitingDetails. Beside waiting_details the
-// synonym is unused, but openapi.json bounds it like the field it stands for, so an
-// over-long one is refused all the same.
-func (w WaitingDetailsInput) Resolve() (*string, error) {
-	if w.WaitingDetails == nil {
-		return w.WaitingDetailsCamel, nil
-	}
-	if w.WaitingDetailsCamel != nil && utf8.RuneCountInString(*w.WaitingDetailsCamel) > MaxResponseLen {
-		return nil, errs.Invalid("waitingDetails is too long: at most %d characters", MaxResponseLen)
-	}
-	return w.WaitingDetails, nil
 }
 
 // AgentCallback applies an agent's report to a task assigned to it, atomically: step
@@ -57,11 +36,6 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 	if p == nil || p.Kind != auth.KindAgent {
 		return nil, errs.Forbid("the agent callback is for agents: authenticate with X-Task-Authorization and X-Agent-Name")
 	}
-	waiting, err := in.WaitingDetailsInput.Resolve()
-	if err != nil {
-		return nil, err
-	}
-	in.WaitingDetailsInput = WaitingDetailsInput{WaitingDetails: waiting}
 	if in.Status == "" && in.WaitingDetails != nil {
 		in.Status = model.StatusWaiting
 	}

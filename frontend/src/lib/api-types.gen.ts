@@ -411,7 +411,7 @@ export interface paths {
         get?: never;
         /**
          * Set the status of a task
-         * @description Moves a task to any status; every move is allowed. `waiting_details` (or its synonym `waitingDetails`; `waiting_details` wins when both are given) records what the task waits for. Every new question increments `waiting_version`: entering `Waiting`, and new `waiting_details` (different from the current ones) while the task stays `Waiting`; setting `Waiting` again with the same or no `waiting_details` does not. Leaving `Waiting` clears `waiting_details`. Needs the `task:write` scope.
+         * @description Moves a task to any status; every move is allowed. `waiting_details` records what the task waits for. Every new question increments `waiting_version`: entering `Waiting`, and new `waiting_details` (different from the current ones) while the task stays `Waiting`; setting `Waiting` again with the same or no `waiting_details` does not. Leaving `Waiting` clears `waiting_details`. Needs the `task:write` scope.
          */
         put: operations["setTaskStatus"];
         post?: never;
@@ -987,7 +987,7 @@ export interface components {
                 documentIds?: number[];
             };
         } | {
-            query: unknown;
+            query: string;
         } | unknown;
         VectorSearchResults: {
             results: components["schemas"]["VectorResult"][];
@@ -1114,11 +1114,7 @@ export interface components {
             /** @description Message history between users and the agent, oldest first. Absent from list items. */
             conversation?: components["schemas"]["TaskMessage"][];
             status: components["schemas"]["TaskStatus"];
-            /**
-             * @description Origin: `user` (created with a user token or session), `agent` or `job`.
-             * @enum {string}
-             */
-            source: "user" | "agent" | "job";
+            source: components["schemas"]["TaskSource"];
             /** @description Kind of task: `standard` unless the creating request named one. */
             taskType: string;
             /** @description Names of the skills an assignee must have, sorted; empty when none. Assigning the task to an agent that lacks one answers 400 naming it. */
@@ -1148,9 +1144,12 @@ export interface components {
              * @description RFC 3339, UTC.
              */
             updated_at: string;
-        } & (unknown & unknown & unknown);
+        };
         /** @description A single task: a `Task` that always carries `conversation` (an empty array when there is none). */
-        TaskWithConversation: components["schemas"]["Task"] & unknown;
+        TaskWithConversation: components["schemas"]["Task"] & {
+            /** @description Message history between users and the agent, oldest first. Absent from list items. */
+            conversation: components["schemas"]["TaskMessage"][];
+        };
         /** @description The data of a `task.created` or `task.updated` event: the task without `conversation`, and in `appended` the conversation entries this change added (an answer, a comment, an agent's message), oldest first; an empty array when it added none. An event is never larger than its own new content plus the task's own fields: keep the conversation you loaded (`GET /api/tasks/{id}`) and add `appended` to it. */
         TaskEvent: components["schemas"]["Task"] & {
             appended: components["schemas"]["TaskMessage"][];
@@ -1194,8 +1193,6 @@ export interface components {
             status: components["schemas"]["TaskStatus"];
             /** @description With `Waiting`: what the task waits for. Ignored for other statuses (leaving `Waiting` clears it). */
             waiting_details?: string | null;
-            /** @description Synonym of `waiting_details`, used when `waiting_details` is absent. */
-            waitingDetails?: string | null;
         };
         /** @description Unknown fields are ignored. */
         SetAgentRequest: {
@@ -1235,8 +1232,6 @@ export interface components {
             steps?: components["schemas"]["StepUpdate"][];
             /** @description What the agent needs from a human. Without `status`, the task becomes `Waiting`. */
             waiting_details?: string | null;
-            /** @description Synonym of `waiting_details`, used when `waiting_details` is absent. */
-            waitingDetails?: string | null;
             /** @description Appended to the task's conversation with role `assistant` (when not empty). */
             message?: string;
             /** @description What the agent used for this piece of work, metered per project by day, agent and model (GraphQL `usage`). Counts towards the project's monthly budget (GraphQL `setBudget`). */
@@ -1614,69 +1609,21 @@ export interface components {
          */
         Error: {
             error: {
-                /**
-                 * @description invalid_argument: 400. unauthenticated: 401. forbidden: 403. not_found: 404. method_not_allowed: 405. conflict: 409. precondition_failed: 412. payload_too_large: 413. rate_limited: 429. insufficient_storage: 507. internal: 500 (503 when the writer stopped).
-                 * @enum {string}
-                 */
-                code: "invalid_argument" | "unauthenticated" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "method_not_allowed" | "insufficient_storage" | "internal";
+                code: components["schemas"]["ErrorCode"];
                 /** @description A sentence for people; no stack traces, SQL or secrets. */
                 message: string;
             };
         };
-        MethodNotAllowedError: components["schemas"]["Error"] & {
-            error?: {
-                /** @constant */
-                code?: "method_not_allowed";
-            };
-        };
-        InvalidArgumentError: components["schemas"]["Error"] & {
-            error?: {
-                /** @constant */
-                code?: "invalid_argument";
-            };
-        };
-        UnauthenticatedError: components["schemas"]["Error"] & {
-            error?: {
-                /** @constant */
-                code?: "unauthenticated";
-            };
-        };
-        ForbiddenError: components["schemas"]["Error"] & {
-            error?: {
-                /** @constant */
-                code?: "forbidden";
-            };
-        };
-        NotFoundError: components["schemas"]["Error"] & {
-            error?: {
-                /** @constant */
-                code?: "not_found";
-            };
-        };
-        ConflictError: components["schemas"]["Error"] & {
-            error?: {
-                /** @constant */
-                code?: "conflict";
-            };
-        };
-        PreconditionFailedError: components["schemas"]["Error"] & {
-            error?: {
-                /** @constant */
-                code?: "precondition_failed";
-            };
-        };
-        PayloadTooLargeError: components["schemas"]["Error"] & {
-            error?: {
-                /** @constant */
-                code?: "payload_too_large";
-            };
-        };
-        InternalError: components["schemas"]["Error"] & {
-            error?: {
-                /** @constant */
-                code?: "internal";
-            };
-        };
+        /**
+         * @description invalid_argument: 400. unauthenticated: 401. forbidden: 403. not_found: 404. method_not_allowed: 405. conflict: 409. precondition_failed: 412. payload_too_large: 413. rate_limited: 429. insufficient_storage: 507. internal: 500 (503 when the writer stopped).
+         * @enum {string}
+         */
+        ErrorCode: "invalid_argument" | "unauthenticated" | "forbidden" | "not_found" | "conflict" | "precondition_failed" | "payload_too_large" | "rate_limited" | "method_not_allowed" | "insufficient_storage" | "internal";
+        /**
+         * @description Origin: `user` (created with a user token or session), `agent` or `job`.
+         * @enum {string}
+         */
+        TaskSource: "user" | "agent" | "job";
     };
     responses: {
         /** @description The path is one of this document's, but not with this method (code `method_not_allowed`). Answered for any method a path does not list; the `Allow` header lists those it takes. */
@@ -1686,7 +1633,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["MethodNotAllowedError"];
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description Authenticated, but not with a data token holding the scope (code `forbidden`): a platform token (the `/api/vector` endpoints accept data tokens only; the message says so), or a data token without `vector:read` / `vector:write`. */
@@ -1695,17 +1642,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ForbiddenError"];
-            };
-        };
-        /** @description The task, with its conversation. Updates answer the full updated task. `ETag` is the task's entity tag after the change. */
-        Task: {
-            headers: {
-                ETag: components["headers"]["ETag"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["TaskWithConversation"];
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description The tasks, oldest first, without their conversations. */
@@ -1716,15 +1653,6 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["Task"][];
-            };
-        };
-        /** @description The conversation. */
-        Conversation: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Conversation"];
             };
         };
         /** @description The conversations, oldest first. */
@@ -1763,7 +1691,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["PayloadTooLargeError"];
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description Invalid input (code `invalid_argument`): malformed JSON, not one JSON object, a missing required field, a wrong type, an invalid enum value, a text field over its bound, an id that is not a positive integer, a bad query parameter, a malformed `Idempotency-Key`, or a referenced agent or conversation that is not of the caller's project. The message says which. */
@@ -1772,7 +1700,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["InvalidArgumentError"];
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description No credentials, or wrong ones (code `unauthenticated`): no `Authorization` header, no `Bearer` prefix, an unknown, revoked or expired token, a wrong `X-Task-Authorization` digest, or an `X-Agent-Name` that is not an agent of the project. */
@@ -1782,7 +1710,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["UnauthenticatedError"];
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description Authenticated, but the token lacks the scope the operation needs, or is a data token (code `forbidden`). */
@@ -1791,7 +1719,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["ForbiddenError"];
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description No such object in the caller's project (code `not_found`). Objects of other projects answer the same, so that their existence is never revealed. */
@@ -1800,7 +1728,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["NotFoundError"];
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description The task has not changed: its `ETag` is one that `If-None-Match` names. No body. */
@@ -1817,7 +1745,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["PreconditionFailedError"];
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description The request body is over the 1 MiB (1048576 bytes) limit of JSON bodies (code `payload_too_large`). */
@@ -1826,7 +1754,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["PayloadTooLargeError"];
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description An unexpected failure on the server (code `internal`). The message is generic; the server log has the details. */
@@ -1835,7 +1763,54 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["InternalError"];
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The task, with its conversation. Updates answer the full updated task. `ETag` is the task's entity tag after the change. */
+        OneTask: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["TaskWithConversation"];
+            };
+        };
+        /** @description The conversation. */
+        OneConversation: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Conversation"];
+            };
+        };
+        /** @description Too many refused credentials from this client address (code `rate_limited`): after 10 in a minute, every request from it that carries credentials answers 429 before they are checked, until the minute frees a slot. Loopback addresses are never limited. `Retry-After` says how many seconds to wait. */
+        TooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The change could not be saved, or whether it was is unknown (code `internal`; the message says which and what to do): the server stopped accepting writes after a failed flush to disk (an operator must act), or PostgreSQL cancelled the change to resolve a conflict with another server (nothing was saved: send it again). */
+        ServiceUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The disk holding the database is full (code `insufficient_storage`): nothing of this change was saved. Send it again once space is freed; writes resume by themselves and reads keep working. */
+        InsufficientStorage: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
             };
         };
     };
@@ -1911,6 +1886,8 @@ export interface components {
         Location: string;
         /** @description `13`: sent with the refusals of the WebSocket library, which name the protocol version it speaks. */
         WebSocketVersion: "13";
+        /** @description Seconds to wait before trying again. */
+        RetryAfter: number;
     };
     pathItems: never;
 }
@@ -1964,6 +1941,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2009,6 +1988,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2030,7 +2011,11 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     endSession: {
@@ -2059,7 +2044,11 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     listVectorSpaces: {
@@ -2082,6 +2071,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["VectorForbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2111,17 +2102,21 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["VectorForbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             /** @description A space of that name already exists in the project (code `conflict`). */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConflictError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getVectorSpace: {
@@ -2154,9 +2149,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2188,10 +2185,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     listVectorDocuments: {
@@ -2224,9 +2225,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2266,11 +2269,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["DocumentTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     deleteVectorDocument: {
@@ -2303,10 +2310,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     searchVectorSpace: {
@@ -2343,10 +2354,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2374,15 +2387,17 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             /** @description The server runs on PostgreSQL: back it up with `pg_dump` (code `conflict`; the message says so). */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConflictError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2413,6 +2428,8 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2442,6 +2459,7 @@ export interface operations {
                     "application/json": components["schemas"]["SignInOptions"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
         };
     };
     health: {
@@ -2467,6 +2485,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
             /** @description The database does not answer. The body is `{"status": "unavailable"}`, not the error envelope. */
             503: {
                 headers: {
@@ -2505,6 +2524,7 @@ export interface operations {
                     };
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
         };
     };
     listTasks: {
@@ -2533,6 +2553,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2581,17 +2603,21 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             /** @description The `Idempotency-Key` was already used in this project for a different request. Use a new key for a new request. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConflictError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     countTasks: {
@@ -2620,6 +2646,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2648,7 +2676,11 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getTask: {
@@ -2669,12 +2701,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["Task"];
+            200: components["responses"]["OneTask"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -2707,8 +2741,12 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     editTask: {
@@ -2747,14 +2785,18 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["Task"];
+            200: components["responses"]["OneTask"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     setTaskStatus: {
@@ -2786,14 +2828,18 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["Task"];
+            200: components["responses"]["OneTask"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     setTaskAgent: {
@@ -2824,14 +2870,18 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["Task"];
+            200: components["responses"]["OneTask"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     setStepStatus: {
@@ -2864,7 +2914,7 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["Task"];
+            200: components["responses"]["OneTask"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2874,12 +2924,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     commentOnTask: {
@@ -2912,23 +2966,27 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["Task"];
+            200: components["responses"]["OneTask"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             /** @description The `Idempotency-Key` was already used for a different request. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConflictError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     respondToTask: {
@@ -2962,23 +3020,27 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["Task"];
+            200: components["responses"]["OneTask"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             /** @description The task is not `Waiting`, the given `waiting_version` is stale, or the `Idempotency-Key` was already used for a different request. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConflictError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     agentCallback: {
@@ -3021,7 +3083,7 @@ export interface operations {
             };
         };
         responses: {
-            200: components["responses"]["Task"];
+            200: components["responses"]["OneTask"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description The task is not assigned to the calling agent, or the request carries an `Authorization` header (code `forbidden`). */
@@ -3030,22 +3092,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             /** @description The `Idempotency-Key` was already used for a different request. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConflictError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     streamEvents: {
@@ -3095,7 +3161,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InvalidArgumentError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -3106,23 +3172,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The credential already holds 64 open sockets (event streams and GraphQL WebSockets together), the most one may: the error envelope (code `rate_limited`). It may open another once one of them closes. */
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The credential already holds 64 open sockets (event streams and GraphQL WebSockets together), the most one may: the error envelope (code `rate_limited`). It may open another once one of them closes. Also answered, as on every operation, after too many refused credentials from the client address (see `TooManyRequests`). */
             429: {
                 headers: {
-                    /** @description Seconds to wait before trying again. */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
-                        error?: {
-                            /** @constant */
-                            code?: "rate_limited";
-                        };
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             500: components["responses"]["InternalError"];
@@ -3163,6 +3224,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3217,17 +3280,21 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             /** @description The `Idempotency-Key` was already used in this project for a different request. Use a new key for a new request. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConflictError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     countProjectTasks: {
@@ -3260,6 +3327,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3285,12 +3354,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["Task"];
+            200: components["responses"]["OneTask"];
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3319,6 +3390,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3364,17 +3437,21 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             /** @description The `Idempotency-Key` was already used in this project for a different request. Use a new key for a new request. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConflictError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     getConversation: {
@@ -3394,7 +3471,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["Conversation"];
+            200: components["responses"]["OneConversation"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such conversation in the caller's project (by id or uuid), a conversation of another project, or a `projectId` that is not the caller's (code `not_found`). */
@@ -3403,9 +3480,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3441,9 +3520,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3494,20 +3575,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
             /** @description The `Idempotency-Key` was already used in this project for a different request. Use a new key for a new request. */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ConflictError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     listConversationTasks: {
@@ -3542,9 +3627,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3580,9 +3667,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3627,11 +3716,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["DocumentTooLarge"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
         };
     };
     downloadDocument: {
@@ -3679,9 +3772,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"];
+                    "application/json": components["schemas"]["Error"];
                 };
             };
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
     };
