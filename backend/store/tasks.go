@@ -373,17 +373,27 @@ func searchTag(projectID string) string {
 	return string(tag)
 }
 
-// taskSearchWords is what tasks_fts holds for a task's text: each of its words
-// (searchWords), once, behind the project's tag.
+// taskSearchWords is what tasks_fts holds for a task's text: each of its words (runs of
+// letters and digits, as searchWords splits a query) behind the project's tag. Case and
+// accents are left to the index's tokenizer, which folds both, and a word twice is
+// harmless (the index keeps no positions): the index takes in every task through this,
+// so it allocates little more than its result.
 func taskSearchWords(projectID, text string) string {
 	tag := searchTag(projectID)
 	var sb strings.Builder
-	seen := map[string]bool{}
-	for _, w := range searchWords(text) {
-		if !seen[w] {
-			seen[w] = true
-			sb.WriteString(tag + w + " ")
+	inWord := false
+	for _, c := range text {
+		letter := unicode.IsLetter(c) || unicode.IsDigit(c)
+		switch {
+		case letter && !inWord:
+			sb.WriteString(tag)
+		case !letter && inWord:
+			sb.WriteByte(' ')
 		}
+		if letter {
+			sb.WriteRune(c)
+		}
+		inWord = letter
 	}
 	return sb.String()
 }
