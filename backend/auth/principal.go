@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"slices"
 	"strings"
 )
@@ -112,3 +113,17 @@ func CheckScopes(tokenType string, scopes []string) ([]string, string) {
 }
 
 func quote(s string) string { return "\"" + s + "\"" }
+
+type principalKey struct{}
+
+// NewContext returns ctx carrying p: the caller an interface's handlers act for (the
+// GraphQL resolvers, the MCP tools), set once the request has authenticated.
+func NewContext(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// FromContext is the caller NewContext put in ctx, or nil.
+func FromContext(ctx context.Context) *Principal {
+	p, _ := ctx.Value(principalKey{}).(*Principal)
+	return p
+}

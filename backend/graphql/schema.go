@@ -21,17 +21,12 @@ const (
 	MaxPageSize     = service.MaxListLimit
 )
 
-type principalKey struct{}
-
 // WithPrincipal returns a context carrying the caller that resolvers act for.
 func WithPrincipal(ctx context.Context, p *auth.Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	return auth.NewContext(ctx, p)
 }
 
-func principalOf(ctx context.Context) *auth.Principal {
-	p, _ := ctx.Value(principalKey{}).(*auth.Principal)
-	return p
-}
+func principalOf(ctx context.Context) *auth.Principal { return auth.FromContext(ctx) }
 
 // stepView is a step with its 0-based position, the index the step-status mutation takes.
 type stepView struct {

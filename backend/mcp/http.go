@@ -18,17 +18,12 @@ import (
 	"github.com/agentdesk/agentdesk/backend/service"
 )
 
-type principalKey struct{}
-
 // WithPrincipal is the context of a /mcp request that authenticated as p.
 func WithPrincipal(ctx context.Context, p *auth.Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	return auth.NewContext(ctx, p)
 }
 
-func principalOf(ctx context.Context) *auth.Principal {
-	p, _ := ctx.Value(principalKey{}).(*auth.Principal)
-	return p
-}
+func principalOf(ctx context.Context) *auth.Principal { return auth.FromContext(ctx) }
 
 // SessionIdle is how long a /mcp session lives without a request.
 const SessionIdle = 30 * time.Minute
