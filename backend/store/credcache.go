@@ -4,49 +4,27 @@ import (
 	"context"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
 )
 
 // Every request authenticates, most with a token looked up by its hash. On SQLite the
-// store keeps the tokens it has looked up, so that a request costs no query (make bench:
-// creates and messages +14-18%, docs/performance.md). What empties it:
+// store keeps the tokens it has looked up, so that a request costs no token query (make
+// bench: creates and messages +14-18%, docs/performance.md). What empties it:
 //
 //   - A write of this store that changes or deletes a token. Triggers on tokens count
 //     every such change in credential_changes (migration 00024), whatever statement made
 //     it: a revocation, a rotation, a project's deletion cascading. The writer reads the
-//     count once a batch and, when it moved, empties the cache after the commit and
-//     before any write of the batch is acknowledged. No code path has to remember to do
-//     it. (A new token needs nothing: only tokens that exist are cached.)
-//   - Another process's commit (the command line beside a running server, a second store
-//     on the file): the data_version watch (foreign.go) is looked at before a cached
-//     token is used, unless a look began less than foreignLookEvery ago; under load the
-//     writer's own commits look that often. So a server notices another process's commit
-//     within foreignLookEvery; and since every writer acknowledges a batch that changed
-//     a token no sooner than foreignLookEvery after its commit (write.go), a revocation
-//     counts in every process by the time its caller hears it succeeded.
+//     count in every batch and, when it moved, empties the cache after the commit and
+//     before any write of the batch is acknowledged (sawCredentialChanges): no code path
+//     has to remember to. (A new token needs nothing: only tokens that exist are cached.)
+//   - Another process's commit (the command line beside a running server): every lookup
+//     first asks the data_version watch (foreign.go), which empties the cache when
+//     another connection committed since it last looked. So a revocation counts in every
+//     process by the time its caller hears it succeeded, and no writer waits for it.
 //
-// On PostgreSQL, where several servers share the database, the same rule holds with the
-// count read from the database (migration 00026 counts there too):
-//
-//   - Every batch's COMMIT round trip reads the count (commitPostgres); a server whose
-//     cached tokens may be older than foreignLookEvery reads it before it uses one
-//     (Store.TokenByHash). When the count moved, the cache is emptied. So a server uses
-//     a cached token only if a read of the count that began less than foreignLookEvery
-//     ago found no change since the token was cached.
-//   - A batch whose read found the count moved is acknowledged foreignLookEvery after
-//     its commit. So once a revocation's caller hears it succeeded, any read of the
-//     count that began less than foreignLookEvery ago began after the revocation was
-//     committed, and saw it: no server uses the revoked token from its cache.
-//
-// The times compared are each server's own (monotonic) durations: no clock is shared.
-
-// foreignLookEvery bounds how late the token cache may notice another process's commit,
-// and so how much longer a write that changes a token takes to be acknowledged. At 1 ms
-// the writer's own looks (one a commit) came too seldom under load and requests looked
-// themselves: creates +3% against +14% at 10 ms (docs/performance.md).
-const foreignLookEvery = 10 * time.Millisecond
+// PostgreSQL keeps no cache: several servers share the database, and knowing that a
+// cached token is still good would take a query per request anyway.
 
 // maxCachedTokens bounds the cache; past it, it starts over. Only tokens that exist are
 // kept, so guessing hashes cannot fill it.
@@ -88,13 +66,10 @@ func (c *tokenCache) clear() {
 
 // TokenByHash finds a token by the SHA-256 of its value.
 func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*model.Token, error) {
-	if !s.pg {
-		s.watch.checkRecent(ctx, foreignLookEvery)
-	} else if !s.credentials.recent() {
-		if err := s.lookAtCredentials(ctx); err != nil {
-			return s.Read().TokenByHash(ctx, hash)
-		}
+	if s.pg {
+		return s.Read().TokenByHash(ctx, hash)
 	}
+	s.watch.check(ctx) // another process's commits (foreign.go)
 	tok, gen, ok := s.tokens.get(hash)
 	if ok {
 		return copyToken(tok), nil
@@ -125,50 +100,14 @@ func credentialChanges(ctx context.Context, r Reader) (int64, error) {
 	return n, err
 }
 
-// credentialCount is the store's last read of the count of token changes (by the
-// writer, and on PostgreSQL by requests too), and when that read began (PostgreSQL's
-// requests look at it: recent).
-type credentialCount struct {
-	mu       sync.Mutex
-	n        int64
-	lookedAt time.Time
-}
-
-// recent says whether the last read began less than foreignLookEvery ago.
-func (c *credentialCount) recent() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return !c.lookedAt.IsZero() && time.Since(c.lookedAt) < foreignLookEvery
-}
-
-// sawCredentialChanges takes a read of the count of token changes that began at start,
-// and empties the token cache if the count moved (then it says so). A read that began
-// before the last one taken only empties the cache, which is always safe.
-func (s *Store) sawCredentialChanges(n int64, start time.Time) (moved bool) {
-	c := &s.credentials
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	moved = n != c.n
-	if moved {
+// sawCredentialChanges takes the writer's read of the count of token changes, made in a
+// batch that has just committed, and empties the token cache if the count moved.
+func (s *Store) sawCredentialChanges(n int64) {
+	if n != s.credentialChanges {
 		s.tokens.clear()
 	}
-	if start.After(c.lookedAt) {
-		c.n, c.lookedAt = n, start
-	}
-	return moved
+	s.credentialChanges = n
 }
 
-// lookAtCredentials reads the count of token changes on the read pool (PostgreSQL).
-func (s *Store) lookAtCredentials(ctx context.Context) error {
-	start := time.Now()
-	var n int64
-	if err := s.reader.QueryRowContext(ctx, countCredentialChanges).Scan(&n); err != nil {
-		return err
-	}
-	s.sawCredentialChanges(n, start)
-	return nil
-}
-
-// countCredentialChanges reads the count of token changes (migration 00024; on
-// PostgreSQL, 00026).
+// countCredentialChanges reads the count of token changes (migration 00024).
 const countCredentialChanges = `SELECT COALESCE((SELECT n FROM credential_changes WHERE id = 1), 0)`

@@ -4,15 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"sync"
-	"sync/atomic"
-	"time"
 )
 
 // foreignWatch notices commits made by other connections than this store's writer: the
-// CLI beside a running server, or a second store on the same file. The read caches (the
-// credentials, the task lists' JSON) are emptied by this store's own writes as they
-// commit; another process's writes must empty them too, or a token revoked through the
-// CLI would go on working in the server.
+// CLI beside a running server, or a second store on the same file. The token cache is
+// emptied by this store's own writes as they commit (credcache.go); another process's
+// writes must empty it too, or a token revoked through the CLI would go on working in
+// the server.
 //
 // PRAGMA data_version, read on a connection of its own (the watcher), changes whenever
 // any other connection commits, this store's writer included. known is its value just
@@ -20,16 +18,13 @@ import (
 // The writer keeps known exact (commit): it holds mu across its COMMIT and reads the
 // watcher before and after; a foreign commit slipping in between its COMMIT and that
 // second read shows in the writer connection's own data_version, which moves only for
-// other connections' commits. So this store's own writes never empty the caches whole.
+// other connections' commits. So this store's own writes never empty the cache whole.
 type foreignWatch struct {
 	mu     sync.Mutex
 	db     *sql.DB // one connection, kept open: data_version is per connection
 	stmt   *sql.Stmt
 	known  int64
-	forget func() // empties every read cache
-	// When the last look that found known exact began (monotonic()): every other
-	// process's commit before it has emptied the caches (checkRecent).
-	looked atomic.Int64
+	forget func() // empties the token cache
 }
 
 func openForeignWatch(path, synchronous string, forget func()) (*foreignWatch, error) {
@@ -40,10 +35,7 @@ func openForeignWatch(path, synchronous string, forget func()) (*foreignWatch, e
 	keepOneConnection(db)
 	w := &foreignWatch{db: db, forget: forget}
 	if w.stmt, err = db.Prepare("PRAGMA data_version"); err == nil {
-		start := monotonic()
-		if w.known, err = w.version(context.Background()); err == nil {
-			w.looked.Store(start)
-		}
+		w.known, err = w.version(context.Background())
 	}
 	if err != nil {
 		db.Close()
@@ -58,7 +50,7 @@ func (w *foreignWatch) version(ctx context.Context) (int64, error) {
 	return v, err
 }
 
-// check empties the read caches if another process committed since it last looked;
+// check empties the token cache if another process committed since it last looked;
 // called before a cache is read. A failed look counts as a change (forgetting is safe).
 func (w *foreignWatch) check(ctx context.Context) {
 	if w == nil {
@@ -69,31 +61,13 @@ func (w *foreignWatch) check(ctx context.Context) {
 	w.checkLocked(ctx)
 }
 
-// checkRecent is check, unless a look began less than within ago: a cache that uses it
-// notices another process's commit up to within late (the token cache's writers wait
-// that long before answering a token change: credcache.go). Under load the writer's
-// commits look often enough that a request seldom looks itself.
-func (w *foreignWatch) checkRecent(ctx context.Context, within time.Duration) {
-	if w == nil || monotonic()-w.looked.Load() < int64(within) {
-		return
-	}
-	w.check(ctx)
-}
-
-// monotonic is the time since the process began, in nanoseconds, on the monotonic clock.
-func monotonic() int64 { return int64(time.Since(processStart)) }
-
-var processStart = time.Now()
-
 func (w *foreignWatch) checkLocked(ctx context.Context) {
-	start := monotonic()
 	v, err := w.version(ctx)
 	if err != nil || v != w.known {
 		w.forget()
 	}
 	if err == nil {
 		w.known = v
-		w.looked.Store(start)
 	}
 }
 
@@ -107,7 +81,6 @@ func (w *foreignWatch) commit(ctx context.Context, tx *sql.Tx, writer *sql.DB, w
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	start := monotonic()
 	v, err := w.version(ctx)
 	var after int64
 	if err == nil {
@@ -118,7 +91,6 @@ func (w *foreignWatch) commit(ctx context.Context, tx *sql.Tx, writer *sql.DB, w
 	}
 	if err == nil {
 		w.known = v
-		w.looked.Store(start)
 	}
 	return nil
 }

@@ -5,19 +5,18 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
 )
 
-// TestPostgresTokenCacheAcrossServers: two stores on one PostgreSQL database stand for two
-// servers. The second keeps looking tokens up (from its cache: no query) while it writes,
-// as a server under load does; the first revokes them one by one. Once the first's
-// revocation returns, the second's very next lookup must see the token revoked, though
-// it had it cached.
-func TestPostgresTokenCacheAcrossServers(t *testing.T) {
+// TestPostgresTokenRevokedAcrossServers: two stores on one PostgreSQL database stand for
+// two servers. The second keeps looking tokens up while it writes, as a server under
+// load does; the first revokes them one by one. Once the first's revocation returns,
+// the second's very next lookup must see the token revoked. (PostgreSQL keeps no token
+// cache, credcache.go: this is the promise a cache there would have to keep.)
+func TestPostgresTokenRevokedAcrossServers(t *testing.T) {
 	ctx := context.Background()
 	stores := twoPostgresStores(t)
 	a, b := stores[0], stores[1]
@@ -63,15 +62,10 @@ func TestPostgresTokenCacheAcrossServers(t *testing.T) {
 	}()
 	defer func() { close(stop); wg.Wait() }()
 
-	var cached atomic.Int64 // lookups answered with no query
 	lookup := func(i int) *model.Token {
-		before := b.ReadQueries()
 		tok, err := b.TokenByHash(ctx, hashes[i])
 		if err != nil {
 			t.Fatal(err)
-		}
-		if b.ReadQueries() == before {
-			cached.Add(1)
 		}
 		return tok
 	}
@@ -87,9 +81,5 @@ func TestPostgresTokenCacheAcrossServers(t *testing.T) {
 		if tok := lookup(i); tok.RevokedAt == nil {
 			t.Fatalf("token %d: the other server's revocation returned, and this one still has it unrevoked", i)
 		}
-	}
-	// The cache was used: most lookups ran no query.
-	if n := cached.Load(); n < tokens*50/2 {
-		t.Errorf("%d of %d lookups came from the cache; want most", n, tokens*51)
 	}
 }

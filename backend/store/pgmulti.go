@@ -17,7 +17,7 @@ import (
 
 // startListener starts the Store's listener: another server's commit (its NOTIFY, sent
 // by writeBatch) calls Options.OnForeign, as this server's own commits call OnCommit.
-// This server's own notifications are skipped by the writer connection's backend pid.
+// This server's own notifications are skipped by its writer sessions' backend pids.
 func (s *Store) startListener(ctx context.Context, rawURL string) error {
 	foreign := func() {
 		if s.opts.OnForeign != nil {
@@ -27,7 +27,7 @@ func (s *Store) startListener(ctx context.Context, rawURL string) error {
 	l, err := StartListener(context.WithoutCancel(ctx), rawURL, ListenerOptions{
 		OnEvent: func(string, int64) { foreign() },
 		Resync:  foreign,
-		Skip:    func(pid uint32) bool { return pid == s.writerPID.Load() },
+		Skip:    func(pid uint32) bool { _, own := s.writerPIDs.Load(pid); return own },
 	})
 	if err != nil {
 		return err

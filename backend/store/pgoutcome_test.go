@@ -16,7 +16,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
-// TestPostgresCommitOutcome: a batch's COMMIT fails on PostgreSQL, and the writer finds
+// TestPostgresCommitOutcome: a write's COMMIT fails on PostgreSQL, and the writer finds
 // out what became of it instead of stopping (pgoutcome.go).
 //   - The answer is lost after the database committed (a proxy drops it): the write is
 //     acknowledged, and its project is there.
@@ -49,16 +49,16 @@ func TestPostgresCommitOutcome(t *testing.T) {
 		}
 		return n == 1
 	}
-	onCommit := func(hook func()) { s.beforeCommit.Store(&hook) }
+	onCommit := func(hook func(pid uint32)) { s.beforeCommit.Store(&hook) }
 
 	t.Run("answer lost after the commit", func(t *testing.T) {
-		// The connection's first batch also prepares its statements, a round trip of
-		// its own before the one that ends with the COMMIT (pgpipeline.go): that first
+		// The connection's first write also prepares its statements, a round trip of
+		// its own before the one that ends with the COMMIT (pgx's pipeline): that first
 		// answer is not the one to lose.
 		if err := insert("warm"); err != nil {
 			t.Fatal(err)
 		}
-		onCommit(func() { proxy.cutNextAnswer.Store(true) })
+		onCommit(func(uint32) { proxy.cutNextAnswer.Store(true) })
 		if err := insert("kept"); err != nil {
 			t.Fatalf("write whose COMMIT answer was lost: %v; want it acknowledged", err)
 		}
@@ -70,8 +70,7 @@ func TestPostgresCommitOutcome(t *testing.T) {
 		}
 	})
 	t.Run("backend ended before the commit", func(t *testing.T) {
-		onCommit(func() {
-			pid := s.writerPID.Load()
+		onCommit(func(pid uint32) {
 			if _, err := s.locks.ExecContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, int64(pid)); err != nil {
 				t.Error(err)
 			}
@@ -181,7 +180,7 @@ func TestPostgresStalledServerReleasesItsLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := make(chan error, 1)
-	stall := func() {
+	stall := func(uint32) {
 		go func() { other <- appendOne(stores[1]) }()
 		select {
 		case err := <-other:
@@ -206,20 +205,16 @@ func TestPostgresStalledServerReleasesItsLocks(t *testing.T) {
 	}
 }
 
-// TestPostgresWriterConnectionLostWhileIdle: the writer's connection is lost between
-// two batches (its backend ended, a database restart): the next write is sent on a new
-// connection and succeeds. The batch's BEGIN goes out with its first write's statements
-// (pgpipeline.go), so the first sign of the loss is that write's round trip failing.
+// TestPostgresWriterConnectionLostWhileIdle: the writer pool's connections are lost
+// between two writes (their backends ended, a database restart): the next write is
+// sent on a new connection and succeeds. The first sign of the loss is the round trip
+// of the write's BEGIN failing (pgwrite.go).
 func TestPostgresWriterConnectionLostWhileIdle(t *testing.T) {
 	ctx := context.Background()
 	s := postgresTestStore(t)
 	for i, id := range []string{"first", "second", "third"} {
 		if i > 0 {
-			pid := s.writerPID.Load()
-			var ended bool
-			if err := s.locks.QueryRowContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, int64(pid)).Scan(&ended); err != nil || !ended {
-				t.Fatalf("end the writer's backend %d: %v, %v", pid, ended, err)
-			}
+			endWriterSessions(t, s)
 		}
 		if err := insertProjectIn(s, id, func() {}); err != nil {
 			t.Fatalf("write %q after the writer's connection was lost: %v", id, err)
@@ -238,13 +233,10 @@ func TestPostgresWriterConnectionLostWhileIdle(t *testing.T) {
 func TestPostgresWriterConnectionLostInAWrite(t *testing.T) {
 	ctx := context.Background()
 	s := postgresTestStore(t)
-	var once sync.Once
+	runs := 0
 	endWriter := func() {
-		once.Do(func() { // the write may run again; the connection is lost once
-			if _, err := s.locks.ExecContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, int64(s.writerPID.Load())); err != nil {
-				t.Errorf("end the writer's backend: %v", err)
-			}
-		})
+		runs++
+		endWriterSessions(t, s)
 	}
 	answered := make(chan error, 1)
 	go func() { answered <- insertProjectIn(s, "lost", endWriter) }()
@@ -258,6 +250,9 @@ func TestPostgresWriterConnectionLostInAWrite(t *testing.T) {
 	}
 	if err := insertProjectIn(s, "after", func() {}); err != nil {
 		t.Fatalf("the next write: %v", err)
+	}
+	if runs != 1 {
+		t.Fatalf("the write whose connection was lost ran %d times; want once", runs)
 	}
 	var n int
 	if err := s.reader.QueryRowContext(ctx, `SELECT count(*) FROM projects WHERE id = 'lost'`).Scan(&n); err != nil || n != 0 {
@@ -288,4 +283,15 @@ func insertProjectIn(s *Store, id string, before func()) error {
 		before()
 		return tx.InsertProject(ctx, &model.Project{ID: id, Name: id, Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 	})
+}
+
+// endWriterSessions ends the backends of s's writer sessions, as a database restart
+// would, and waits until they are gone.
+func endWriterSessions(t *testing.T, s *Store) {
+	var pids []int64
+	s.writerPIDs.Range(func(pid, _ any) bool { pids = append(pids, int64(pid.(uint32))); return true })
+	if _, err := s.locks.ExecContext(context.Background(), `SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity
+		WHERE pid = ANY($1) AND datname = current_database()`, pids); err != nil {
+		t.Errorf("end the writer's sessions: %v", err)
+	}
 }

@@ -9,7 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -133,11 +133,10 @@ func OpenLocation(ctx context.Context, loc Location, path string, opts Options) 
 // transaction before it ends it (tests shorten it).
 var writerIdleInTransaction = 30 * time.Second
 
-// openPostgresStore is Open on PostgreSQL: the same single writer with its group commit
-// (one transaction a batch, write.go and pgpipeline.go) and a pool of readers, without SQLite's
-// machinery. No WAL syncer: with synchronous_commit on, a COMMIT that returned is
-// durable, so the syncer only acknowledges batches in order. No checkpointer, no
-// data_version watch, no disk-full probe.
+// openPostgresStore is Open on PostgreSQL: a pool of writer sessions, one transaction a
+// write (pgwrite.go), and a pool of readers, without SQLite's machinery: no single
+// writer, no WAL syncer (with synchronous_commit on, a COMMIT that returned is
+// durable), no checkpointer, no data_version watch, no disk-full probe.
 func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store, error) {
 	connect := func(params map[string]string, opts ...stdlib.OptionOpenDB) (*sql.DB, error) {
 		cfg, err := pgx.ParseConfig(loc.URL)
@@ -155,26 +154,29 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		return nil, err
 	}
 	migrator.Close()
-	// The writer's backend pid tells the listener which notifications are this server's
-	// own (pgmulti.go); the pool makes the connection again if it is lost.
-	writerPID := new(atomic.Uint32)
+	// The writer sessions' backend pids tell the listener which notifications are this
+	// server's own (pgmulti.go).
+	writerPIDs := new(sync.Map)
 	writerParams := map[string]string{
 		"synchronous_commit": "on",
-		// A server that stops in the middle of a batch without closing its connection
-		// (its machine gone) would hold its project locks (postgres_seq.go) and rows
-		// until TCP gives up, hours later, and the other servers' writes to those
-		// projects would wait as long. The writer is idle in a transaction only between
-		// two writes of a batch, never for seconds: PostgreSQL ends such a session.
+		// A server that stops in the middle of a write without closing its connection
+		// (its machine gone) would hold its project lock (postgres_seq.go) and rows
+		// until TCP gives up, hours later, and the other servers' writes to that
+		// project would wait as long. A write is never idle in its transaction for
+		// seconds: PostgreSQL ends such a session.
 		"idle_in_transaction_session_timeout": strconv.Itoa(int(writerIdleInTransaction.Milliseconds())),
 	}
 	writer, err := connect(writerParams, stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
-		writerPID.Store(c.PgConn().PID())
+		writerPIDs.Store(c.PgConn().PID(), true)
 		return nil
 	}))
 	if err != nil {
 		return nil, err
 	}
-	keepOneConnection(writer)
+	writer.SetMaxOpenConns(writerConns)
+	writer.SetMaxIdleConns(writerConns)
+	writer.SetConnMaxIdleTime(0)
+	writer.SetConnMaxLifetime(0)
 	// The readers refuse writes, as SQLite's query_only readers do.
 	reader, err := connect(map[string]string{"default_transaction_read_only": "on"})
 	if err != nil {
@@ -199,11 +201,7 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 	}
 	s := &Store{
 		path: loc.Redacted(), pg: true, writer: writer, reader: reader, opts: opts,
-		writerPID: writerPID, locks: locks,
-		jobs:            make(chan *job, 1024),
-		committed:       make(chan committed, 64),
-		syncReady:       make(chan struct{}, 1),
-		walGrew:         make(chan struct{}, 1),
+		writerPIDs: writerPIDs, locks: locks,
 		checkpointerEnd: make(chan struct{}),
 		stop:            make(chan struct{}),
 		writerEnd:       make(chan struct{}),
@@ -211,6 +209,7 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		writeStmts:      newStmtCache(writer),
 	}
 	close(s.checkpointerEnd) // no checkpointer
+	close(s.writerEnd)       // no single writer: Close waits for the writes under way (inflight)
 	// Other servers' commits wake this one's hub (pgmulti.go).
 	if err := s.startListener(ctx, loc.URL); err != nil {
 		writer.Close()
@@ -218,8 +217,6 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		locks.Close()
 		return nil, fmt.Errorf("connect to %s: %w", loc.Redacted(), err)
 	}
-	go s.writeLoop()
-	go s.syncLoop()                           // acknowledges in commit order; no fsync on PostgreSQL
 	go s.analyzeTasksFirst(firstAnalyzeEvery) // pgstats.go
 	return s, nil
 }

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -138,20 +140,20 @@ func TestPostgresLostConnectionWhileWaitingForALock(t *testing.T) {
 	appendOne := func(s *Store) error {
 		return s.Write(inP, func(tx *Tx) error { return tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now()) })
 	}
-	// waitsForTheLock waits until stores[1]'s writer connection, other than the one
-	// of pid not, waits for an advisory lock; it returns that connection's pid.
+	// waitsForTheLock waits until a session other than pid not (stores[1]'s write:
+	// the only one that waits) waits for an advisory lock; it returns its pid.
 	waitsForTheLock := func(not uint32) uint32 {
 		deadline := time.Now().Add(30 * time.Second) // a hang, not a speed
 		for time.Now().Before(deadline) {
-			pid := stores[1].writerPID.Load()
-			var waiting int
-			if err := stores[0].locks.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND pid = $1`,
-				int64(pid)).Scan(&waiting); err != nil {
+			var pid int64
+			err := stores[0].locks.QueryRowContext(ctx, `SELECT l.pid FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+				WHERE l.locktype = 'advisory' AND NOT l.granted AND a.datname = current_database() AND l.pid <> $1`, int64(not)).Scan(&pid)
+			if err == nil {
+				return uint32(pid)
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
 				t.Error(err)
 				return 0
-			}
-			if waiting > 0 && pid != not {
-				return pid
 			}
 			time.Sleep(time.Millisecond)
 		}
@@ -159,7 +161,7 @@ func TestPostgresLostConnectionWhileWaitingForALock(t *testing.T) {
 		return 0
 	}
 	waiter := make(chan error, 1)
-	hold := func() { // stores[0]'s batch holds p's lock while stores[1]'s write waits for it
+	hold := func(uint32) { // stores[0]'s write holds p's lock while stores[1]'s write waits for it
 		go func() { waiter <- appendOne(stores[1]) }()
 		first := waitsForTheLock(0)
 		if _, err := stores[0].locks.ExecContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, int64(first)); err != nil {

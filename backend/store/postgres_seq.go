@@ -59,7 +59,7 @@ func lockProjectSQL(projectID string) string {
 // lockProject takes the project's lock for the rest of the batch, unless the batch
 // holds it already. SQLite has one writer: nothing to do.
 func (t *Tx) lockProject(ctx context.Context, projectID string) error {
-	if !t.pg || t.b.holdsLock(projectID) {
+	if _, held := t.b.locked[projectID]; !t.pg || held {
 		return nil
 	}
 	if _, err := t.b.q.ExecContext(ctx, lockProjectSQL(projectID)); err != nil {

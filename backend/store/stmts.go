@@ -73,9 +73,6 @@ type batchStmts struct {
 	pool    *stmtCache
 	m       map[string]*sql.Stmt
 	missing []string
-	// PostgreSQL: a statement that may change data (not a SELECT) ran since the write
-	// began (batch.runPostgres).
-	changed bool
 }
 
 func (b *batchStmts) get(ctx context.Context, query string) *sql.Stmt {
@@ -138,13 +135,9 @@ func statementVerb(query string) string {
 // statementContext is the context a statement runs with. Inside a write it cannot be
 // cancelled: the writer checked the request's context before starting the write, and
 // from then on the write completes or fails as a whole. (It also spares the driver a
-// goroutine per statement, which it starts to watch a cancellable context.) There too, the
-// batch forgets the rows it kept that query may change (batchreads.go).
+// goroutine per statement, which it starts to watch a cancellable context.)
 func (r Reader) statementContext(ctx context.Context, query string) context.Context {
 	if r.batch != nil {
-		verb := statementVerb(query)
-		r.batch.changed = r.batch.changed || !strings.EqualFold(verb, "SELECT")
-		r.kept.forgetChangedBy(verb, query)
 		return context.WithoutCancel(ctx)
 	}
 	return ctx

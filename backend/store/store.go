@@ -80,15 +80,17 @@ type Store struct {
 	watch                 *foreignWatch // other processes' commits (foreign.go)
 	horizon               eventHorizon
 	beforeSync            atomic.Pointer[func(events []model.Event) error] // tests: runs before each fsync with the events it covers; an error stands for the fsync's
-	beforeCommit          atomic.Pointer[func()]                           // tests: runs (once) before a PostgreSQL batch's COMMIT
-	taskCache             taskCache
-	tokens                tokenCache      // credcache.go
-	credentials           credentialCount // the last count of token changes read (credcache.go)
-	// PostgreSQL, several servers (pgmulti.go): the writer connection's backend pid, the
-	// listener for the other servers' commits, the pool holding webhook locks.
-	writerPID *atomic.Uint32
-	listener  *Listener
-	locks     *sql.DB
+	beforeCommit          atomic.Pointer[func(pid uint32)]                 // tests: runs (once) before a PostgreSQL write's COMMIT, with its session's backend pid
+	tokens                tokenCache                                       // credcache.go
+	credentialChanges     int64                                            // the writer's last count of token changes (credcache.go)
+	// PostgreSQL (pgwrite.go, pgmulti.go): the writes under way (Close waits for them),
+	// the backend pids of the writer pool's sessions (whose notifications are this
+	// server's own), the listener for the other servers' commits, the pool holding
+	// webhook locks.
+	inflight   sync.WaitGroup
+	writerPIDs *sync.Map
+	listener   *Listener
+	locks      *sql.DB
 
 	writes, batches, syncs            atomic.Int64
 	execNanos, commitNanos, syncNanos atomic.Int64 // the writer's time running writes and committing them; the syncer's fsyncs
@@ -175,10 +177,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		readStmts:       newStmtCache(reader),
 		writeStmts:      newStmtCache(writer),
 	}
-	s.watch, err = openForeignWatch(path, opts.Synchronous, func() {
-		s.taskCache.invalidate(nil, true)
-		s.tokens.clear()
-	})
+	s.watch, err = openForeignWatch(path, opts.Synchronous, s.tokens.clear)
 	if err != nil {
 		reader.Close()
 		writer.Close()
@@ -291,6 +290,7 @@ func (s *Store) Close() error {
 	s.stopOnce.Do(func() { close(s.stop) })
 	<-s.writerEnd
 	<-s.checkpointerEnd
+	s.inflight.Wait()
 	s.readStmts.close()
 	s.writeStmts.close()
 	if s.pg {
@@ -337,7 +337,7 @@ func (s *Store) Backup(ctx context.Context, path string) (err error) {
 
 // Read gives the queries that run on the read pool.
 func (s *Store) Read() Reader {
-	return Reader{q: s.reader, cache: s.readStmts, tasks: &s.taskCache, horizon: &s.horizon, watch: s.watch, pg: s.pg}
+	return Reader{q: s.reader, cache: s.readStmts, horizon: &s.horizon, watch: s.watch, pg: s.pg}
 }
 
 // Timestamps are stored as fixed-width UTC text, so that they sort as strings.

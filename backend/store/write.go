@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
-	"github.com/jackc/pgx/v5"
 )
 
 // maxBatch bounds how many writes share one transaction.
@@ -38,46 +36,23 @@ type job struct {
 	ctx  context.Context
 	fn   func(*Tx) error
 	done chan error
-	// Times it was put back because waiting for its project's lock deadlocked
-	// (PostgreSQL; batch.lockFailed).
-	retries int
-	// PostgreSQL: the write runs in a savepoint of its own, having failed after changing
-	// something in a batch where it had none (batch.runPostgres).
-	careful bool
 }
-
-// maxLockRetries bounds how often a write goes back after its project's lock
-// deadlocked; then it fails with errDeadlock.
-const maxLockRetries = 3
 
 // Tx is one write, inside a transaction shared with other writes of the same batch.
 // Its reads see the batch's uncommitted changes.
 type Tx struct {
 	Reader
 	b      *batch
-	job    *job // PostgreSQL: the write it runs; a careful one defers nothing (pgdefer.go)
 	events []model.Event
 	audit  []eventAudit // who made each event, and its object (activity.go)
-	// The tasks this write changed (or all of them): the task lists' cache forgets them
-	// once the batch commits (taskcache.go).
-	changedTasks    []int64
-	allTasksChanged bool
 }
 
-// taskChanged marks tasks whose cached list JSON must be dropped.
-func (t *Tx) taskChanged(ids ...int64) { t.changedTasks = append(t.changedTasks, ids...) }
-
-// everyTaskChanged marks a change that may alter any task, e.g. an agent's deletion.
-func (t *Tx) everyTaskChanged() { t.allTasksChanged = true }
-
 // Write runs fn in a write transaction and returns once that transaction has committed
-// and is durable (or fn's error). Concurrent writes are committed together, and one
-// write's failure leaves the others of its batch untouched. fn may run more than once
-// before Write returns (on PostgreSQL, batch.runPostgres and batch.restart), each time
-// on the same data: it must do nothing outside the transaction but assign its results,
-// and leave its caller's values as it found them.
+// and is durable (or fn's error). fn runs exactly once. On SQLite concurrent writes are
+// committed together, each in a savepoint of its own, so that one write's failure
+// leaves the others of its batch untouched; on PostgreSQL each write is a transaction
+// of its own (pgwrite.go).
 func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
-	j := &job{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	s.closeMu.RLock()
 	if s.closed {
 		s.closeMu.RUnlock()
@@ -87,6 +62,13 @@ func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
 		s.closeMu.RUnlock()
 		return err
 	}
+	if s.pg {
+		s.inflight.Add(1) // Close waits for it
+		s.closeMu.RUnlock()
+		defer s.inflight.Done()
+		return s.writePostgres(ctx, fn)
+	}
+	j := &job{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	select {
 	case s.jobs <- j:
 	case <-ctx.Done():
@@ -118,94 +100,52 @@ func (s *Store) writeLoop() {
 	}
 }
 
-// writeBatches writes first and what is queued after it, and then the writes a batch
-// put back, until none is left.
+// writeBatches writes first and what is queued after it, until none is left.
 func (s *Store) writeBatches(first *job) {
 	for queue := []*job{first}; len(queue) > 0; {
 		queue = s.writeBatch(queue)
 	}
 }
 
-// batch is the writer's open transaction and the writes it holds.
+// batch is a write transaction and the writes it holds: on SQLite the writer's, shared
+// by the writes of a group commit; on PostgreSQL one write's (pgwrite.go).
 type batch struct {
-	pg bool // on PostgreSQL (the Store's pg)
-	// Where the writes' statements run: the transaction tx on SQLite; on PostgreSQL
-	// the connection conn, where the batch sends BEGIN and COMMIT itself, together
-	// with other statements (pgpipeline.go).
-	q    queryer
-	tx   *sql.Tx
-	conn *sql.Conn
-	pool *sql.DB // PostgreSQL: the writer's pool, conn's
-	// PostgreSQL: BEGIN was sent (it may have run), and the transaction's id as read
-	// right after it, for postgresOutcome.
-	begun       bool
-	xid         string
-	reconnected bool // PostgreSQL: conn replaced one found closed (batch.reconnect)
-	stmts       *batchStmts
-	jobs        []*job
-	results     []error
-	events      []model.Event
-	audit       []eventAudit     // one per event
-	seqs        map[string]int64 // project -> last event seq given in this batch
-	// PostgreSQL: the projects whose lock the batch holds, each with its last event seq
-	// as read under the lock (or notRead), which b.seqs overrides once the batch has
+	q       queryer
+	tx      *sql.Tx // SQLite
+	stmts   *batchStmts
+	jobs    []*job
+	results []error
+	events  []model.Event
+	audit   []eventAudit     // one per event
+	seqs    map[string]int64 // project -> last event seq given in this batch
+	// PostgreSQL: the projects whose lock the write holds, each with its last event seq
+	// as read under the lock (or notRead), which seqs overrides once the write has
 	// numbered events of the project (Tx.projectSeq).
-	locked          map[string]int64
-	savepoint       bool      // PostgreSQL: savepoint w is there (batch.run)
-	mark            batchMark // PostgreSQL: the batch as savepoint w found it
-	kept            *keptRows // agents and budgets its writes looked up (batchreads.go)
-	queue           []*job    // writes to run before those of the channel
-	again           []*job    // writes put back for the next batch (batch.run)
-	changedTasks    []int64
-	allTasksChanged bool
-	// PostgreSQL: the writes' statements that go with the batch's next round trip; the
-	// ids the batch took for new tasks, by project; the writes whose deferred statement
-	// was refused (pgdefer.go).
-	deferred []deferredStatement
-	taskIDs  map[string][]int64
-	refused  []*job
-	waiting  func() int // PostgreSQL: how many writes wait to run after the current one
-	// The count of token changes moved (read before the commit on SQLite, with it on
-	// PostgreSQL): the writes are acknowledged foreignLookEvery later (credcache.go).
-	credentialsMoved bool
+	locked map[string]int64
+	queue  []*job // SQLite: writes to run before those of the channel
 }
 
-// writeBatch runs the writes of queue and those queued after them in one transaction,
-// and returns the writes it put back for the next batch (batch.run). It commits once no
-// write is waiting and the syncer is ready for more, or the batch is full: while the
-// syncer waits for the disk, the batch grows, and one commit and one fsync serve every
-// write that came meanwhile.
-func (s *Store) writeBatch(queue []*job) (again []*job) {
+// writeBatch runs the writes of queue and those queued after them in one transaction
+// (SQLite), and returns the writes it had no room for. It commits once no write is
+// waiting and the syncer is ready for more, or the batch is full: while the syncer
+// waits for the disk, the batch grows, and one commit and one fsync serve every write
+// that came meanwhile.
+func (s *Store) writeBatch(queue []*job) (left []*job) {
 	ctx := context.Background()
 	if err := s.Stopped(); err != nil { // queued before the failure
 		failJobs(queue, err)
 		return nil
 	}
 	start := time.Now()
-	b := &batch{pg: s.pg, seqs: map[string]int64{}, queue: queue, kept: &keptRows{}}
+	b := &batch{seqs: map[string]int64{}, queue: queue}
 	var err error
-	if s.pg {
-		// BEGIN goes with the first write's statements (batch.beginPostgres).
-		b.waiting = func() int { return len(b.queue) + len(s.jobs) } // pgdefer.go
-		b.pool = s.writer
-		b.conn, err = s.writer.Conn(ctx)
-		b.q = deferringConn{b.conn, b}
-		b.locked = map[string]int64{} // SQLite has one writer: no project locks
-		b.setMark(b.seqs, b.locked)
-	} else {
-		b.tx, err = s.writer.BeginTx(ctx, nil)
-		b.q = b.tx
-	}
-	if err != nil {
+	if b.tx, err = s.writer.BeginTx(ctx, nil); err != nil {
 		failJobs(queue, s.batchError(fmt.Errorf("begin write: %w", err)))
 		return nil
 	}
+	b.q = b.tx
 	b.stmts = &batchStmts{tx: b.tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}}
 	defer b.stmts.preparePending(ctx) // after Commit or Rollback: the connection is free
-	if b.conn != nil {
-		// Runs first: gives the connection back to the writer's pool.
-		defer func() { b.conn.Close() }()
-	}
 	// A batch that fails (a full disk, say) never reaches the syncer, which therefore
 	// never says again that it is ready: the ready signal this batch may have taken is
 	// given back, or the next batch would wait for it forever.
@@ -220,11 +160,8 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 	}()
 	for j := b.next(); ; {
 		if err := b.run(ctx, j); err != nil {
-			if errors.Is(err, errRestart) {
-				return b.restart(j)
-			}
 			b.fail(s.batchError(err))
-			return b.putBack()
+			return b.queue
 		}
 		if len(b.jobs) == maxBatch {
 			break
@@ -248,68 +185,44 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 			break
 		}
 	}
-	if !s.pg { // PostgreSQL stores them as it commits (commitPostgres)
-		if err := b.flushEvents(ctx); err != nil { // events.go
-			b.fail(s.batchError(err))
-			return b.putBack()
-		}
+	if err := b.flushEvents(ctx); err != nil { // events.go
+		b.fail(s.batchError(err))
+		return b.queue
 	}
 	if err := s.Stopped(); err != nil { // the syncer failed while this batch ran
 		b.fail(err)
-		return b.putBack()
+		return b.queue
 	}
 	// The writer connection's data_version, for telling other processes' commits from
-	// this one (foreign.go), and the count of token changes (credcache.go); SQLite's only.
+	// this one (foreign.go), and the count of token changes (credcache.go).
 	var writerVersion, credChanges int64
-	if !s.pg {
-		r := Reader{q: b.tx, batch: b.stmts}
-		if err := r.queryRow(ctx, `PRAGMA data_version`).Scan(&writerVersion); err != nil {
-			b.fail(s.batchError(fmt.Errorf("read data_version: %w", err)))
-			return b.putBack()
-		}
-		var err error
-		if credChanges, err = credentialChanges(ctx, r); err != nil {
-			b.fail(s.batchError(fmt.Errorf("read the count of token changes: %w", err)))
-			return b.putBack()
-		}
+	r := Reader{q: b.tx, batch: b.stmts}
+	if err := r.queryRow(ctx, `PRAGMA data_version`).Scan(&writerVersion); err != nil {
+		b.fail(s.batchError(fmt.Errorf("read data_version: %w", err)))
+		return b.queue
+	}
+	if credChanges, err = credentialChanges(ctx, r); err != nil {
+		b.fail(s.batchError(fmt.Errorf("read the count of token changes: %w", err)))
+		return b.queue
 	}
 	prevSeqs := s.horizon.committing(b.seqs) // durable.go
 	committing := time.Now()
-	if err := s.commit(ctx, b, writerVersion); err != nil {
-		// Let the read caches forget whatever the batch may have changed.
+	if err := s.watch.commit(ctx, b.tx, s.writer, writerVersion); err != nil { // foreign.go
+		// Let the token cache forget whatever the batch may have changed.
 		s.horizon.restore(prevSeqs)
-		s.taskCache.invalidate(nil, true)
 		s.tokens.clear()
-		var refused notCommitted
-		if errors.As(err, &refused) && len(b.refused) > 0 {
-			return b.restart(nil) // a deferred statement was refused (pgdefer.go)
-		}
-		if errors.As(err, &refused) {
-			// PostgreSQL refused a statement before the COMMIT, which did not run.
-			b.fail(s.batchError(refused.err))
-			return b.putBack()
-		}
-		if IsDiskFull(err) || errors.Is(err, errRolledBack) {
-			// Not committed, as SQLite rolled it back (diskfull.go: 507), or as
-			// PostgreSQL says it rolled it back (pgoutcome.go: 503): go on.
+		if IsDiskFull(err) {
+			// Not committed, as SQLite rolled it back (diskfull.go: 507): go on.
 			b.fail(s.batchError(err))
-			return b.putBack()
+			return b.queue
 		}
 		// Whether any of it is stored is unknown: stop (failstop.go).
 		s.failStop(fmt.Errorf("commit: %w", err))
 		b.fail(s.unknownOutcome())
-		return b.putBack()
+		return b.queue
 	}
-	s.noteCommitted() // diskfull.go
-	s.taskCache.invalidate(b.changedTasks, b.allTasksChanged)
-	if !s.pg { // PostgreSQL read the count with its COMMIT (commitPostgres)
-		b.credentialsMoved = s.sawCredentialChanges(credChanges, committing)
-	}
-	if b.credentialsMoved { // a token changed (credcache.go)
-		// Other processes' token caches notice this commit within foreignLookEvery:
-		// acknowledged no sooner, a revocation counts everywhere once its caller hears of it.
-		time.Sleep(foreignLookEvery)
-	}
+	s.noteCommitted()                   // diskfull.go
+	s.sawCredentialChanges(credChanges) // before any write is acknowledged (credcache.go)
 	commitTook := time.Since(committing)
 	s.execNanos.Add(int64(committing.Sub(start)))
 	s.commitNanos.Add(int64(commitTook))
@@ -320,22 +233,8 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 	s.writes.Add(int64(len(b.jobs)))
 	handedOver = true
 	s.committed <- committed{batch: b.jobs, results: b.results, events: b.events}
-	if !s.pg {
-		s.walWritten(ctx) // checkpoint.go
-	}
-	return b.putBack()
-}
-
-// commit commits the batch's transaction: on SQLite through the data_version watch
-// (foreign.go), on PostgreSQL with its events (commitPostgres).
-func (s *Store) commit(ctx context.Context, b *batch, writerVersion int64) error {
-	if s.pg {
-		if hook := s.beforeCommit.Swap(nil); hook != nil {
-			(*hook)()
-		}
-		return s.commitPostgres(ctx, b)
-	}
-	return s.watch.commit(ctx, b.tx, s.writer, writerVersion)
+	s.walWritten(ctx) // checkpoint.go
+	return b.queue
 }
 
 // next takes the next write of the batch's queue, or nil.
@@ -350,20 +249,16 @@ func (b *batch) next() *job {
 
 // run adds one write to the batch, in a savepoint: a write that fails is rolled back to
 // it and leaves the others untouched. An error return means the whole batch is lost.
-// (PostgreSQL: runPostgres.)
 func (b *batch) run(ctx context.Context, j *job) error {
 	if err := j.ctx.Err(); err != nil {
 		b.jobs = append(b.jobs, j)
 		b.results = append(b.results, err)
 		return nil
 	}
-	if b.pg {
-		return b.runPostgres(ctx, j)
-	}
 	// What a failed write leaves as it was.
-	seqs, locked := maps.Clone(b.seqs), maps.Clone(b.locked)
+	seqs := maps.Clone(b.seqs)
 	// The savepoint statements are prepared once, like the writes' own (stmts.go).
-	r := Reader{q: b.tx, batch: b.stmts, kept: b.kept}
+	r := Reader{q: b.tx, batch: b.stmts}
 	if _, err := r.exec(ctx, "SAVEPOINT w"); err != nil {
 		b.jobs = append(b.jobs, j)
 		b.results = append(b.results, err)
@@ -373,7 +268,7 @@ func (b *batch) run(ctx context.Context, j *job) error {
 	b.results = append(b.results, nil)
 	result := &b.results[len(b.results)-1]
 	t := &Tx{Reader: r, b: b}
-	err := runJob(j, t)
+	err := runJob(j.fn, t)
 	if err != nil && IsDiskFull(err) {
 		// SQLite may have rolled the whole transaction back: the batch goes (diskfull.go).
 		return err
@@ -383,204 +278,16 @@ func (b *batch) run(ctx context.Context, j *job) error {
 			return fmt.Errorf("roll back a failed write: %w", rbErr)
 		}
 		// Its events are not stored: their numbers are given again.
-		b.seqs, b.locked = seqs, locked
+		b.seqs = seqs
 	} else {
 		b.events = append(b.events, t.events...)
 		b.audit = append(b.audit, t.audit...)
 	}
-	b.forgetMarks(t)
 	*result = err
 	if _, err := r.exec(ctx, "RELEASE w"); err != nil {
 		return fmt.Errorf("release savepoint: %w", err)
 	}
 	return nil
-}
-
-// forgetMarks passes on a write's marks of changed tasks, even a rolled-back write's:
-// forgetting is always safe.
-func (b *batch) forgetMarks(t *Tx) {
-	b.changedTasks = append(b.changedTasks, t.changedTasks...)
-	b.allTasksChanged = b.allTasksChanged || t.allTasksChanged
-}
-
-// On PostgreSQL a savepoint costs a round trip, a third of a create's (docs/postgres.md),
-// so most writes run without one of their own. Savepoint w is opened by the batch's
-// first write, by a write that takes a project's lock, and after a write that failed
-// without changing anything (as cheap a check as any that its statements all worked);
-// mark is the batch as it was there. When a write fails after changing something (a
-// statement that is not a SELECT ran: batchStmts.changed) the batch rolls back to w,
-// and the writes since then run again, in order, the failed one last and in a
-// savepoint of its own (careful), so that its second failure is its answer. So every
-// write function must give the same outcome when it runs twice on the same data (Write);
-// the 79 of them were reviewed for it on 2026-11-24.
-type batchMark struct {
-	jobs, events, audit int // how many the batch held
-	seqs                map[string]int64
-	locked              map[string]int64
-}
-
-// runPostgres is run on PostgreSQL.
-func (b *batch) runPostgres(ctx context.Context, j *job) error {
-	seqs, locked := maps.Clone(b.seqs), maps.Clone(b.locked)
-	project := writingIn(j.ctx)
-	own := !b.savepoint || j.careful || (project != "" && !b.holdsLock(project))
-	if own {
-		again, err := b.beginPostgres(ctx, j)
-		if len(b.refused) > 0 {
-			return errRestart
-		}
-		if err != nil {
-			b.jobs = append(b.jobs, j) // the batch fails, and j with it
-			b.results = append(b.results, err)
-			return err
-		}
-		b.setMark(seqs, locked) // w moved here, even for a write that goes back (again)
-		if again {
-			return nil
-		}
-	}
-	b.stmts.changed = false
-	r := Reader{q: b.q, batch: b.stmts, kept: b.kept, pg: true} // after beginPostgres: b.q may be new
-	t := &Tx{Reader: r, b: b, job: j}
-	err := runJob(j, t)
-	b.forgetMarks(t)
-	if len(b.refused) > 0 {
-		return errRestart
-	}
-	if err == nil {
-		b.jobs = append(b.jobs, j)
-		b.results = append(b.results, nil)
-		b.events = append(b.events, t.events...)
-		b.audit = append(b.audit, t.audit...)
-		return nil
-	}
-	if !own && !b.stmts.changed {
-		// It only read; unless a statement failed (which leaves the transaction unusable,
-		// and this one with it), there is nothing to undo, and w moves here.
-		if _, spErr := b.q.ExecContext(ctx, "RELEASE w; SAVEPOINT w"); spErr == nil {
-			b.seqs, b.locked = seqs, locked // its events are not stored
-			b.answer(j, err)
-			b.setMark(seqs, locked)
-			return nil
-		}
-		if len(b.refused) > 0 { // refused as the savepoint's round trip sent it
-			return errRestart
-		}
-	}
-	if _, rbErr := r.exec(ctx, "ROLLBACK TO w"); rbErr != nil {
-		b.jobs = append(b.jobs, j) // the batch fails, and j with it
-		b.results = append(b.results, rbErr)
-		return fmt.Errorf("roll back a failed write: %w", rbErr)
-	}
-	if own {
-		b.seqs, b.locked = seqs, locked // its events are not stored: their numbers are given again
-		b.answer(j, err)
-		b.setMark(seqs, locked) // w is now the batch without it
-		return nil
-	}
-	// The writes since w are undone with it: they run again, then j in a savepoint.
-	m := b.mark
-	redo := append(b.jobs[m.jobs:len(b.jobs):len(b.jobs)], j)
-	j.careful = true
-	b.jobs, b.results = b.jobs[:m.jobs], b.results[:m.jobs]
-	b.events, b.audit = b.events[:m.events], b.audit[:m.audit]
-	b.seqs, b.locked = maps.Clone(m.seqs), maps.Clone(m.locked)
-	b.queue = append(redo, b.queue...)
-	return nil
-}
-
-// setMark notes the batch as savepoint w finds it, with the given seqs and locks.
-func (b *batch) setMark(seqs, locked map[string]int64) {
-	b.mark = batchMark{jobs: len(b.jobs), events: len(b.events), audit: len(b.audit),
-		seqs: maps.Clone(seqs), locked: maps.Clone(locked)}
-}
-
-// answer records a failed write's outcome.
-func (b *batch) answer(j *job, err error) {
-	if isDeadlock(err) {
-		err = errDeadlock // the others of the batch go on
-	}
-	b.jobs = append(b.jobs, j)
-	b.results = append(b.results, err)
-}
-
-// beginPostgres opens the write's savepoint on PostgreSQL, releasing the previous
-// write's, and takes the lock of the write's project (postgres_seq.go) unless the
-// batch holds it, reading the project's last seq under it: all in one round trip
-// (pgpipeline.go). The batch's first write waits for the lock: the batch holds nothing
-// yet, so nothing waits for it, and the wait cannot be part of a cycle. A later write
-// only tries; when the lock is taken (by another server's batch), the write has not
-// run and goes back for the next batch (again), to come first there. So two servers'
-// batches never wait for each other in a cycle through a lock.
-func (b *batch) beginPostgres(ctx context.Context, j *job) (again bool, err error) {
-	first := !b.begun
-	q := &pgx.Batch{}
-	b.open(q)
-	check := b.queueDeferred(q) // none before BEGIN
-	if b.savepoint {
-		q.Queue("RELEASE w")
-	}
-	q.Queue("SAVEPOINT w")
-	project := writingIn(j.ctx)
-	lock := project != "" && !b.holdsLock(project)
-	wait := lock && !b.savepoint // the batch's first write: no statement has run
-	got, last := true, int64(notRead)
-	if lock {
-		if wait {
-			q.Queue(`SELECT pg_advisory_xact_lock($1)`, projectLockKey(project))
-		} else {
-			q.Queue(`SELECT pg_try_advisory_xact_lock($1)`, projectLockKey(project)).QueryRow(func(row pgx.Row) error {
-				return row.Scan(&got)
-			})
-		}
-		queueProjectSeq(q, project, &last) // read after the lock, whatever its outcome
-	}
-	err = b.sendTogether(ctx, q)
-	if check(err); err != nil {
-		if first && b.reconnect(ctx) {
-			return b.beginPostgres(ctx, j)
-		}
-		return b.lockFailed(ctx, j, wait, err)
-	}
-	b.savepoint = true
-	if !lock {
-		return false, nil
-	}
-	if !got {
-		b.again = append(b.again, j)
-		return true, nil
-	}
-	b.locked[project] = last
-	return false, nil
-}
-
-// holdsLock says whether the batch holds the project's lock (PostgreSQL).
-func (b *batch) holdsLock(projectID string) bool {
-	_, ok := b.locked[projectID]
-	return ok
-}
-
-// lockFailed handles the failure of beginPostgres's statement. Only a batch's first
-// write waits, holding nothing, so PostgreSQL is not expected to find it in a deadlock;
-// should it still cancel the wait as one, the write has not run, and goes back for the
-// next batch.
-func (b *batch) lockFailed(ctx context.Context, j *job, waited bool, err error) (again bool, _ error) {
-	if !waited || !isDeadlock(err) {
-		// A failed statement leaves a PostgreSQL transaction unusable.
-		return false, fmt.Errorf("begin a write: %w", err)
-	}
-	// Only the lock waits, so SAVEPOINT w ran: rolling back to it ends the wait.
-	if _, rbErr := b.q.ExecContext(ctx, "ROLLBACK TO w"); rbErr != nil {
-		return false, fmt.Errorf("roll back a write whose lock deadlocked: %w", rbErr)
-	}
-	b.savepoint = true
-	if j.retries++; j.retries > maxLockRetries {
-		b.jobs = append(b.jobs, j)
-		b.results = append(b.results, errDeadlock)
-		return true, nil
-	}
-	b.again = append(b.again, j)
-	return true, nil
 }
 
 // batchError is what the writes of a batch that failed with err are told: 507 when the
@@ -598,21 +305,8 @@ func (s *Store) batchError(err error) error {
 
 // fail rolls the batch back and gives every write of it err.
 func (b *batch) fail(err error) {
-	if b.tx != nil {
-		_ = b.tx.Rollback()
-	} else if b.begun {
-		b.rolledBack()
-		// Should it fail, the pool drops the connection, still in the transaction
-		// (pgx's ResetSession), and PostgreSQL rolls back when the session ends.
-		_, _ = b.conn.ExecContext(context.Background(), "ROLLBACK")
-	}
+	_ = b.tx.Rollback()
 	failJobs(b.jobs, err)
-}
-
-// putBack is what the next batch runs first: the writes this one put back (each comes
-// first in its turn), then those of its queue it had no room for or did not reach.
-func (b *batch) putBack() []*job {
-	return append(b.again, b.queue...)
 }
 
 // failJobs gives each write err.
@@ -622,16 +316,16 @@ func failJobs(jobs []*job, err error) {
 	}
 }
 
-// runJob calls the job's function, turning a panic into an error so that one bad write
+// runJob calls a write's function, turning a panic into an error so that one bad write
 // cannot take the writer (and every other request) down.
-func runJob(j *job, t *Tx) (err error) {
+func runJob(fn func(*Tx) error, t *Tx) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			slog.Error("write panicked", "panic", r, "stack", string(debug.Stack()))
 			err = fmt.Errorf("write panicked: %v", r)
 		}
 	}()
-	return j.fn(t)
+	return fn(t)
 }
 
 // queryer is what both the read pool and a write transaction offer.
@@ -646,8 +340,6 @@ type Reader struct {
 	q     queryer
 	cache *stmtCache  // prepared statements of the read pool
 	batch *batchStmts // prepared statements of the write batch, inside a write
-	kept  *keptRows   // inside a write: the rows the batch keeps (batchreads.go)
-	tasks *taskCache  // on the read pool: the tasks lists have read
 	// On the read pool: how far event reads may go (durable.go).
 	horizon *eventHorizon
 	// On the read pool: notices other processes' commits before a cache is read
