@@ -96,21 +96,13 @@ func seedScale(ctx context.Context, cfg config, dir string, age time.Duration) (
 	t := time.Now()
 	for more := true; more; {
 		if err := st.Write(ctx, func(tx *store.Tx) (err error) {
-			more, err = tx.IndexActivity(ctx, 10_000)
-			return err
-		}); err != nil {
-			return scaleSeed{}, err
-		}
-	}
-	for more := true; more; {
-		if err := st.Write(ctx, func(tx *store.Tx) (err error) {
 			more, err = tx.IndexTaskSearch(ctx, 5000)
 			return err
 		}); err != nil {
 			return scaleSeed{}, err
 		}
 	}
-	logf("  the activity trail and the search index filled in %.1f s", time.Since(t).Seconds())
+	logf("  the search index filled in %.1f s", time.Since(t).Seconds())
 	seed := scaleSeed{Small: scaleSeedProject{small.id, small.token, cfg.scaleSmall}, Big: scaleSeedProject{big.id, big.token, cfg.scale}}
 	db, err := sql.Open("sqlite", "file:"+agentserver.DBPath(dir)+"?mode=ro")
 	if err != nil {

@@ -312,16 +312,6 @@ const pruneBatch = 5000
 // (every create waited) for the whole pass (docs/performance.md).
 func (h *Hub) PruneEvents(ctx context.Context) error {
 	before := time.Now().Add(-h.opts.Retention)
-	// Each batch copies what it deletes into the activity trail first: fill the trail
-	// in bounded writes before, so that the first batch does not copy a backlog.
-	for more := true; more; {
-		if err := h.store.Write(ctx, func(tx *store.Tx) (err error) {
-			more, err = tx.IndexActivity(ctx, 10_000)
-			return err
-		}); err != nil {
-			return err
-		}
-	}
 	for {
 		var n int64
 		if err := h.store.Write(ctx, func(tx *store.Tx) (err error) {

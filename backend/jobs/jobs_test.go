@@ -346,36 +346,6 @@ func testSkillPickAndFailedRun(t *testing.T, engine string) {
 	}
 }
 
-// TestActivityFilledInTheBackground: a change reaches the activity trail within about a
-// second, with no read of the trail to prompt it.
-func TestActivityFilledInTheBackground(t *testing.T) {
-	pgtest.Engines(t, testActivityFilledInTheBackground)
-}
-
-func testActivityFilledInTheBackground(t *testing.T, engine string) {
-	srv := start(t, newSite(t, engine), jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)))
-	defer stop(t, srv)
-	svc := srv.Service
-	ctx := context.Background()
-	if _, err := svc.CreateTask(ctx, auth.Owner(project(t, svc)), service.CreateTaskInput{Summary: "audited"}, ""); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		behind, err := svc.Store().Read().ActivityBehind(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !behind {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the activity trail is still behind the events after 10 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestScheduleThatNeverFires: a cron expression with no next time (30 February) is
 // refused on create and on update; a job stored by an older version with the zero time
 // as its next run is "never": the scheduler records no run for it and goes on waiting

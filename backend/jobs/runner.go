@@ -19,8 +19,8 @@ type Options struct {
 	ActivityRetention time.Duration
 	// PruneEvery is how often old activity is pruned (default hourly).
 	PruneEvery time.Duration
-	// IndexEvery is how often the activity trail is filled from the event log (default
-	// every second; reads of the trail fill it first anyway).
+	// IndexEvery is how often the tasks changed since are indexed for search (default
+	// every second; searches index what is pending first anyway).
 	IndexEvery time.Duration
 	// MaxSleep bounds how long the scheduler sleeps without looking at the jobs again
 	// (default one hour): a safety net should a wake-up be lost.
@@ -87,13 +87,10 @@ func Start(svc *service.Service, hub *events.Hub, opts Options) *Runner {
 	ctx, cancel := context.WithCancel(audit.WithVia(context.Background(), audit.ViaJob))
 	r := &Runner{svc: svc, hub: hub, opts: opts, cancel: cancel}
 	started := opts.Clock.Now()
-	r.wg.Add(10)
+	r.wg.Add(9)
 	go r.schedule(ctx, started)
 	go r.prune(ctx)
-	// The activity trail keeps up with writes, whatever the scheduler's clock (reads of
-	// the trail fill it first anyway).
-	go r.every(ctx, opts.IndexEvery, false, "fill the activity trail", svc.IndexActivity)
-	// And the task search index (searches index what is pending first anyway).
+	// The task search index keeps up with writes, whatever the scheduler's clock.
 	go r.every(ctx, opts.IndexEvery, false, "index tasks for search", svc.IndexTaskSearch)
 	go r.every(ctx, FlushTokenUseEvery, false, "record token use", func(ctx context.Context) error {
 		// Once taken, the last-use times must be written: a cancelled ctx could keep the

@@ -174,7 +174,7 @@ func BearerToken(header string) (string, error) {
 // the context's actor: the CLI's owner, or the system.
 //
 // It also names the principal's project as the one the writes change, so that on
-// PostgreSQL the writer takes the project's lock before running them (store.WritingIn).
+// PostgreSQL each takes the project's lock before it runs (store.WritingIn).
 func acting(ctx context.Context, p *auth.Principal) context.Context {
 	if p == nil {
 		return ctx

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -16,9 +15,9 @@ import (
 // the interface, from the context of the write), what (the event type), which object
 // (the type's prefix and the data's id), when. It is kept longer than the events (90
 // days against 7) and indexed by object, so it has a table of its own. Each event row
-// carries its actor (AppendEvent); IndexActivity copies the events into the activity in
-// bulk, in the background and before every read of the trail, so that a write updates
-// the event log's B-trees alone and the activity's get many rows at a time.
+// carries its actor (AppendEvent), and the write that appends events copies them into
+// the activity trail in the same transaction (batch.eventStatements): one statement a
+// project a batch, and a read of the trail only reads.
 
 // eventAudit is who made an event, through which interface, and the id of its object.
 type eventAudit struct{ actorKind, actor, via, objectID string }
@@ -28,79 +27,9 @@ func auditOf(ctx context.Context, data []byte) eventAudit {
 	return eventAudit{actorKind: a.Kind, actor: a.Name, via: a.Via, objectID: objectID(data)}
 }
 
-// IndexActivity copies the events not yet in the activity trail into it, about limit of
-// them at most (0: all), and says whether some remain. projects.activity_seq is how far
-// each project's trail is filled.
-func (t *Tx) IndexActivity(ctx context.Context, limit int) (more bool, err error) {
-	type behind struct {
-		id       string
-		from, to int64
-	}
-	if t.pg {
-		// Two servers filling the trail at once would both copy the same events: they
-		// take turns, and each reads how far the trail is filled once it has its turn.
-		// (Locking the projects' rows instead held every batch's commit, which advances
-		// their event seq, for the whole copy: creates -4 to -10% on two servers.)
-		if _, err := t.exec(ctx, `SELECT pg_advisory_xact_lock(?)`, activityLockKey); err != nil {
-			return false, err
-		}
-	}
-	var projects []behind
-	rows, err := t.query(ctx, `SELECT id, activity_seq, event_seq FROM projects WHERE event_seq > activity_seq`)
-	if err != nil {
-		return false, err
-	}
-	for rows.Next() {
-		var p behind
-		if err := rows.Scan(&p.id, &p.from, &p.to); err != nil {
-			rows.Close()
-			return false, err
-		}
-		projects = append(projects, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return false, err
-	}
-	budget := int64(limit)
-	for _, p := range projects {
-		upTo := p.to
-		if limit > 0 {
-			if budget <= 0 {
-				return true, nil
-			}
-			upTo = min(upTo, p.from+budget)
-			budget -= upTo - p.from
-		}
-		if err := t.copyActivity(ctx, p.id, p.from, upTo); err != nil {
-			return false, err
-		}
-		if _, err := t.exec(ctx, `UPDATE projects SET activity_seq = ? WHERE id = ?`, upTo, p.id); err != nil {
-			return false, err
-		}
-		more = more || upTo < p.to
-	}
-	return more, nil
-}
-
-// ActivityBehind says whether some events are not in the activity trail yet.
-func (r Reader) ActivityBehind(ctx context.Context) (bool, error) {
-	var behind bool
-	err := r.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM projects WHERE event_seq > activity_seq)`).Scan(&behind)
-	return behind, err
-}
-
-// copyActivity copies the project's events after seq from, up to seq upTo, into the
-// activity trail, in one statement. Events already pruned have nothing to copy. The
-// object's type is the event type's prefix (task.updated: task).
-func (t *Tx) copyActivity(ctx context.Context, projectID string, from, upTo int64) error {
-	_, err := t.exec(ctx, copyActivity, projectID, from, upTo)
-	if err != nil {
-		return fmt.Errorf("store activity: %w", err)
-	}
-	return nil
-}
-
+// copyActivity copies the project's events after seq ?2, up to seq ?3, into the
+// activity trail, in one statement. The object's type is the event type's prefix
+// (task.updated: task).
 var copyActivity = postgresSQL(`INSERT INTO activity (project_id, at, actor_kind, actor, via, action, object_type, object_id, event_seq)
 		SELECT project_id, at, actor_kind, actor, via, type, IIF(instr(type, '.') > 0, substr(type, 1, instr(type, '.') - 1), type), object_id, seq
 		FROM events WHERE project_id = ? AND seq > ? AND seq <= ? ORDER BY seq`,

@@ -13,13 +13,13 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 )
 
-// AppendEvent records an event of the project in this write, with the project's next
-// seq, who made it (from the context: the principal and the interface) and the id of
-// its object, which the activity trail is filled from (activity.go). It is stored in the write's transaction,
-// so that it exists exactly when the change does.
-//
-// The rows are written when the batch commits, all of a batch's events in one statement,
-// and the project's seq is kept in memory during the batch.
+// AppendEvent records an event of the project in this write, with who made it (from the
+// context: the principal and the interface) and the id of its object, for the activity
+// trail (activity.go). It is stored in the write's transaction, so that it exists
+// exactly when the change does, with the project's next seq: on SQLite numbered now,
+// the project's seq kept in memory during the batch, and the rows written when the
+// batch commits, all of a batch's events in one statement; on PostgreSQL numbered as
+// the write commits them (pgwrite.go).
 func (t *Tx) AppendEvent(ctx context.Context, projectID, typ string, data any, at time.Time) error {
 	var raw []byte
 	var err error
@@ -31,9 +31,11 @@ func (t *Tx) AppendEvent(ctx context.Context, projectID, typ string, data any, a
 	if err != nil {
 		return err
 	}
-	seq, err := t.nextSeq(ctx, projectID)
-	if err != nil {
-		return err
+	var seq int64
+	if !t.pg {
+		if seq, err = t.nextSeq(ctx, projectID); err != nil {
+			return err
+		}
 	}
 	t.events = append(t.events, model.Event{Seq: seq, Type: typ, ProjectID: projectID, At: at, Data: json.RawMessage(raw)})
 	t.audit = append(t.audit, auditOf(ctx, raw)) // activity.go
@@ -57,28 +59,31 @@ func (t *Tx) nextSeq(ctx context.Context, projectID string) (int64, error) {
 	return last + 1, nil
 }
 
-// projectSeq is the project's last event seq as this batch sees it. On PostgreSQL it
-// is read under the project's lock (postgres_seq.go), which the batch keeps to its
-// commit: no other server's batch numbers events of the project meanwhile.
+// projectSeq is the project's last event seq as this write sees it: the last stored,
+// and after it the events its batch numbered (SQLite) or this write appended
+// (PostgreSQL, where they are numbered as it commits; the project's row stays locked
+// from this read to the commit, so that no other write's events come between).
 func (t *Tx) projectSeq(ctx context.Context, projectID string) (int64, error) {
 	if last, ok := t.b.seqs[projectID]; ok {
 		return last, nil
 	}
-	if last, ok := t.b.locked[projectID]; ok && last != notRead {
-		return last, nil // read with the lock (batch.beginPostgres)
-	}
-	if err := t.lockProject(ctx, projectID); err != nil {
-		return 0, err
-	}
 	var last int64
-	if err := t.queryRow(ctx, `SELECT event_seq FROM projects WHERE id = ?`, projectID).Scan(&last); err != nil {
+	if err := t.queryRow(ctx, lastProjectSeq, projectID).Scan(&last); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return 0, fmt.Errorf("event of unknown project %q: %w", projectID, ErrNotFound)
 		}
 		return 0, err
 	}
+	for _, e := range t.events {
+		if e.ProjectID == projectID {
+			last++
+		}
+	}
 	return last, nil
 }
+
+var lastProjectSeq = postgresSQL(`SELECT event_seq FROM projects WHERE id = ?`,
+	`SELECT event_seq FROM projects WHERE id = $1 FOR NO KEY UPDATE`)
 
 // flushEvents writes the batch's events and the projects' last seq, before the batch
 // commits. (PostgreSQL sends the same statements with its COMMIT: pgwrite.go.)
@@ -98,21 +103,27 @@ type statement struct {
 	args        []any
 }
 
-// eventStatements are the statements that store the batch's events and advance the
-// projects' last seq.
+// eventStatements are the statements that store the batch's events, copy them into the
+// activity trail (activity.go), and advance the projects' last seq.
 func (b *batch) eventStatements() []statement {
 	var out []statement
+	firstSeq := map[string]int64{}
 	for start := 0; start < len(b.events); start += maxRowsPerInsert {
 		end := min(start+maxRowsPerInsert, len(b.events))
 		args := make([]any, 0, 9*(end-start))
 		for i := start; i < end; i++ {
 			e, a := b.events[i], b.audit[i]
+			if _, ok := firstSeq[e.ProjectID]; !ok {
+				firstSeq[e.ProjectID] = e.Seq
+			}
 			args = append(args, e.ProjectID, e.Seq, e.Type, []byte(e.Data.(json.RawMessage)), fmtTime(e.At), a.actorKind, a.actor, a.via, a.objectID)
 		}
 		out = append(out, statement{"store events", insertRows(`INSERT INTO events (project_id, seq, type, data, at, actor_kind, actor, via, object_id) VALUES `, 9, end-start), args})
 	}
 	for projectID, seq := range b.seqs {
-		out = append(out, statement{"store event seq", `UPDATE projects SET event_seq = ? WHERE id = ?`, []any{seq, projectID}})
+		out = append(out,
+			statement{"store activity", copyActivity, []any{projectID, firstSeq[projectID] - 1, seq}},
+			statement{"store event seq", `UPDATE projects SET event_seq = ?, activity_seq = ? WHERE id = ?`, []any{seq, seq, projectID}})
 	}
 	return out
 }
@@ -201,13 +212,9 @@ func (t *Tx) PruneEvents(ctx context.Context, before time.Time) (int64, error) {
 // PruneEventsBatch forgets the events older than before among the oldest limit ones, and
 // says how many went: fewer than limit means the expired ones are done. Events are
 // appended in time order, so the expired ones are the oldest rows: it deletes in rowid
-// order and no index on the time is needed (one fewer to update on every write).
-//
-// The activity trail is filled from the events first: none goes before it is copied.
+// order and no index on the time is needed (one fewer to update on every write). Each
+// event is in the activity trail since the write that appended it.
 func (t *Tx) PruneEventsBatch(ctx context.Context, before time.Time, limit int) (int64, error) {
-	if _, err := t.IndexActivity(ctx, 0); err != nil { // activity.go
-		return 0, err
-	}
 	res, err := t.exec(ctx, `DELETE FROM events WHERE id IN (SELECT id FROM events ORDER BY id LIMIT ?) AND at < ?`, limit, fmtTime(before))
 	if err != nil {
 		return 0, err

@@ -407,7 +407,6 @@ func copyFillEveryTable(t *testing.T) string {
 	usd := 10.0
 	_, err = svc.SetBudget(ctx, owner, &usd)
 	must("SetBudget", err)
-	must("IndexActivity", svc.IndexActivity(ctx))
 	must("FlushTokenUse", svc.FlushTokenUse(ctx))
 	// The newest task goes: its id is never given again.
 	tk, err := svc.CreateTask(ctx, owner, service.CreateTaskInput{Summary: "Temporary"}, "")

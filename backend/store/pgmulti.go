@@ -79,20 +79,12 @@ var ErrJobHeld = errors.New("the job is being run by another server")
 func IsDeadlock(err error) bool { return errors.Is(err, errDeadlock) }
 
 // webhookLockKey is the advisory lock key of a webhook's deliveries (the same key space
-// as seqLockKey: a collision only makes one wait for the other).
+// as the jobs' and goose's: a collision only makes one wait for the other).
 func webhookLockKey(id int64) int64 {
 	h := fnv.New64a()
 	h.Write([]byte("agentdesk.webhook:" + strconv.FormatInt(id, 10)))
 	return int64(h.Sum64())
 }
-
-// activityLockKey is the advisory lock key the servers take turns on to fill the
-// activity trail (Tx.IndexActivity; the same key space as projectLockKey).
-var activityLockKey = func() int64 {
-	h := fnv.New64a()
-	h.Write([]byte("agentdesk.activity"))
-	return int64(h.Sum64())
-}()
 
 // HoldWebhook runs fn while this server is the only one sending webhook id's events, and
 // reports whether it did: false, without running fn, when another server is sending them

@@ -25,8 +25,9 @@ import (
 // outcomeTimeout bounds how long the writer keeps asking.
 const outcomeTimeout = 30 * time.Second
 
-// errRolledBack answers a write whose COMMIT failed and that PostgreSQL rolled back.
-var errRolledBack = errs.Unavailable("the connection to the database was lost as this change was committed, " +
+// errRolledBack answers a write whose connection was lost (as it ran or as it
+// committed) and that PostgreSQL rolled back.
+var errRolledBack = errs.Unavailable("the connection to the database was lost during this change, " +
 	"and the database rolled it back: nothing of it was saved; send it again")
 
 // postgresOutcome says what became of transaction xid, begun by backend pid, after its

@@ -160,9 +160,9 @@ func startCutProxy(t *testing.T, rawURL string) *cutProxy {
 	return p
 }
 
-// TestPostgresStalledServerReleasesItsLocks: a server stalls in the middle of a batch
-// with its connection open (here: its writer waits in a hook before the COMMIT), holding
-// the lock of project p. PostgreSQL ends that session after the writer's
+// TestPostgresStalledServerReleasesItsLocks: a server stalls in the middle of a write
+// with its connection open (here: the write waits in a hook before the COMMIT), holding
+// the row of project p. PostgreSQL ends that session after the writer's
 // idle-in-transaction timeout, so the other server's write to p goes through instead
 // of waiting for hours; the stalled server's write is then told nothing was saved.
 func TestPostgresStalledServerReleasesItsLocks(t *testing.T) {
@@ -170,9 +170,14 @@ func TestPostgresStalledServerReleasesItsLocks(t *testing.T) {
 	defer func(d time.Duration) { writerIdleInTransaction = d }(writerIdleInTransaction)
 	writerIdleInTransaction = 500 * time.Millisecond
 	stores := twoPostgresStores(t)
-	inP := WritingIn(ctx, "p")
 	appendOne := func(s *Store) error {
-		return s.Write(inP, func(tx *Tx) error { return tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now()) })
+		return s.Write(ctx, func(tx *Tx) error {
+			// Reading the project's last seq locks its row to the commit (Tx.projectSeq).
+			if _, err := tx.LastEventSeq(ctx, "p"); err != nil {
+				return err
+			}
+			return tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now())
+		})
 	}
 	if err := stores[0].Write(ctx, func(tx *Tx) error {
 		return tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -23,8 +22,8 @@ import (
 // to which seq; the hub then reads them from the events table, as it does for its own
 // commits, so live delivery and ?since= replay stay one path. Notifications sent while a
 // listener is disconnected are lost for it: after reconnecting it calls Resync, and the
-// hub re-reads every project it watches. (The SQLite twin is foreign.go.) Not wired into
-// the Store yet.
+// hub re-reads every project it watches. (The SQLite twin is foreign.go.) The writer's
+// NOTIFY goes with each write's events (appendEventsStatement, pgwrite.go).
 
 // wakeChannel is the channel the writer notifies and every server listens on.
 const wakeChannel = "agentdesk_events"
@@ -38,21 +37,6 @@ const (
 	listenBackoffMin = 50 * time.Millisecond
 	listenBackoffMax = time.Second
 )
-
-// notifyStatement tells the other servers, when the batch's transaction commits, the
-// last event seq of each project the batch appended events to. PostgreSQL delivers a
-// transaction's notifications on commit, after its changes are visible, and drops them
-// on rollback. One statement for the whole batch, sent with its COMMIT
-// (commitPostgres). It returns the transaction's id and the count of notifications.
-// The order among projects does not matter: each project's notification stands alone.
-func notifyStatement(lastSeqByProject map[string]int64) (query string, args []any) {
-	payloads := make([]string, 0, len(lastSeqByProject))
-	for p, seq := range lastSeqByProject {
-		payloads = append(payloads, p+":"+strconv.FormatInt(seq, 10))
-	}
-	slices.Sort(payloads) // the same text for the same batch, for tests and logs
-	return `SELECT pg_current_xact_id()::text, count(pg_notify($1, p)) FROM unnest($2::text[]) AS p`, []any{wakeChannel, payloads}
-}
 
 // parseWake reads a notification's payload "<project>:<seq>". A project id could hold a
 // colon; a seq cannot, so the last colon separates them.

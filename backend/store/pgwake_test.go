@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -48,6 +50,21 @@ func openPlain(t *testing.T, rawURL string) *sql.DB {
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// notifyStatement tells the other servers, when the transaction commits, the last event
+// seq of each project given, as appendEventsStatement does for one. PostgreSQL delivers a
+// transaction's notifications on commit, after its changes are visible, and drops them
+// on rollback. One statement for the whole batch, sent with its COMMIT
+// (commitPostgres). It returns the transaction's id and the count of notifications.
+// The order among projects does not matter: each project's notification stands alone.
+func notifyStatement(lastSeqByProject map[string]int64) (query string, args []any) {
+	payloads := make([]string, 0, len(lastSeqByProject))
+	for p, seq := range lastSeqByProject {
+		payloads = append(payloads, p+":"+strconv.FormatInt(seq, 10))
+	}
+	slices.Sort(payloads) // the same text for the same batch, for tests and logs
+	return `SELECT pg_current_xact_id()::text, count(pg_notify($1, p)) FROM unnest($2::text[]) AS p`, []any{wakeChannel, payloads}
 }
 
 // notifyEvents runs the writer's NOTIFY statement (notifyStatement) in tx, as a batch

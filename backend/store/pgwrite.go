@@ -4,9 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/agentdesk/agentdesk/backend/model"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -18,11 +22,15 @@ import (
 // the store keeps no batch of its own, and a write runs exactly once: when it fails,
 // its transaction is rolled back and its caller gets the error.
 //
-// A write of a project (WritingIn) takes the project's lock first (postgres_seq.go)
-// and reads the project's last event seq under it, in the round trip of its BEGIN;
-// its events, the project's new seq, the NOTIFY that wakes the other servers and the
-// COMMIT go together in one more. The lock gives one seq order per project across
-// servers. When the COMMIT's answer is lost, the database is asked what became of the
+// A write of a project (WritingIn) takes the project's lock with its BEGIN, in one round
+// trip (postgres_seq.go): the project's writes run one at a time. Its events are
+// numbered as it commits: one statement per project advances the project's seq, which
+// locks the project's row to the commit (even for a write that named no project), and
+// stores the events after the seq it had and their activity rows
+// (appendEventsStatement). It goes with the NOTIFY that wakes the other servers and the
+// COMMIT, in one round trip. So the next write of the project, on any server, numbers
+// its events after this one's are visible: every server sees one seq order.
+// When the COMMIT's answer is lost, the database is asked what became of the
 // transaction (pgoutcome.go).
 
 // writerConns bounds the writes running at once, those waiting for their project's
@@ -35,8 +43,8 @@ func (s *Store) writePostgres(ctx context.Context, fn func(*Tx) error) error {
 		return err
 	}
 	start := time.Now()
-	b := &batch{seqs: map[string]int64{}, locked: map[string]int64{}}
-	conn, xid, pid, err := s.beginWrite(ctx, writingIn(ctx), b.locked)
+	b := &batch{seqs: map[string]int64{}}
+	conn, xid, pid, err := s.beginWrite(ctx, writingIn(ctx))
 	if err != nil {
 		return s.batchError(fmt.Errorf("begin write: %w", err))
 	}
@@ -47,7 +55,8 @@ func (s *Store) writePostgres(ctx context.Context, fn func(*Tx) error) error {
 	t := &Tx{Reader: Reader{q: conn, batch: &batchStmts{}, pg: true}, b: b}
 	if err := runJob(fn, t); err != nil {
 		if _, rbErr := conn.ExecContext(ctx, "ROLLBACK"); rbErr != nil {
-			dropConn(conn) // PostgreSQL rolls back as the session ends
+			dropConn(conn)
+			return errRolledBack // the session is gone, and its transaction with it
 		}
 		if isDeadlock(err) {
 			return errDeadlock
@@ -77,15 +86,15 @@ func (s *Store) writePostgres(ctx context.Context, fn func(*Tx) error) error {
 }
 
 // beginWrite takes a connection of the writer pool and begins a write of project on it
-// (beginPostgres). A connection lost before the write began (while idle in the pool, or
-// as the write waited for its project's lock) is replaced once: nothing of the write
-// has run.
-func (s *Store) beginWrite(ctx context.Context, project string, locked map[string]int64) (conn *sql.Conn, xid string, pid uint32, err error) {
+// (beginPostgres). A connection lost before the write began (while idle in the pool,
+// or as the write waited for its project's lock) is replaced once: nothing of the
+// write has run.
+func (s *Store) beginWrite(ctx context.Context, project string) (conn *sql.Conn, xid string, pid uint32, err error) {
 	for attempt := 0; ; attempt++ {
 		if conn, err = s.writer.Conn(ctx); err != nil {
 			return nil, "", 0, err
 		}
-		xid, pid, err = beginPostgres(context.WithoutCancel(ctx), conn, project, locked)
+		xid, pid, err = beginPostgres(context.WithoutCancel(ctx), conn, project)
 		if err == nil {
 			return conn, xid, pid, nil
 		}
@@ -98,10 +107,10 @@ func (s *Store) beginWrite(ctx context.Context, project string, locked map[strin
 	}
 }
 
-// beginPostgres begins the write's transaction on conn and reads its id and the
-// session's backend pid (for pgoutcome.go); for a write of a project, it takes the
-// project's lock and reads its last seq into locked. One round trip.
-func beginPostgres(ctx context.Context, conn *sql.Conn, project string, locked map[string]int64) (xid string, pid uint32, err error) {
+// beginPostgres begins the write's transaction on conn, reads its id and the session's
+// backend pid (for pgoutcome.go), and takes the project's lock unless project is "":
+// one round trip.
+func beginPostgres(ctx context.Context, conn *sql.Conn, project string) (xid string, pid uint32, err error) {
 	q := &pgx.Batch{}
 	q.Queue("BEGIN")
 	q.Queue(`SELECT pg_current_xact_id()::text, pg_backend_pid()`).QueryRow(func(row pgx.Row) error {
@@ -109,41 +118,40 @@ func beginPostgres(ctx context.Context, conn *sql.Conn, project string, locked m
 	})
 	if project != "" {
 		q.Queue(`SELECT pg_advisory_xact_lock($1)`, projectLockKey(project))
-		last := int64(notRead)
-		q.Queue(postgresText(`SELECT (SELECT event_seq FROM projects WHERE id = ?)`), project).QueryRow(func(row pgx.Row) error {
-			var v sql.NullInt64
-			if err := row.Scan(&v); err != nil {
-				return err
-			}
-			if v.Valid {
-				last = v.Int64
-			}
-			locked[project] = last
-			return nil
-		})
 	}
 	return xid, pid, pipeline(ctx, conn, q)
 }
 
-// notRead is a locked project's seq before the write has read it (the project is not
-// there, or the lock was taken by Tx.lockProject).
-const notRead = -1
-
-// commitPostgres stores the write's events and the projects' last seq (as flushEvents
-// does on SQLite), sends the NOTIFY that wakes the other servers' hubs when (and only
-// when) it commits (pgwake.go), and commits: one round trip. When the COMMIT may have
-// run and its answer is missing, the database is asked whether the transaction
-// committed (pgoutcome.go).
+// commitPostgres numbers and stores the write's events with their activity rows, sends
+// the NOTIFY that wakes the other servers' hubs when (and only when) it commits
+// (pgwake.go), and commits: one round trip. When the COMMIT may have run and its
+// answer is missing, the database is asked whether the transaction committed
+// (pgoutcome.go).
 func (s *Store) commitPostgres(ctx context.Context, conn *sql.Conn, b *batch, xid string, pid uint32) error {
 	q := &pgx.Batch{}
 	answered := 0 // statements before the COMMIT that succeeded, in order
-	counted := func(pgconn.CommandTag) error { answered++; return nil }
-	for _, st := range b.eventStatements() {
-		q.Queue(postgresText(st.query), pgArgs(st.args)...).Exec(counted)
-	}
-	if len(b.seqs) > 0 {
-		query, args := notifyStatement(b.seqs)
-		q.Queue(query, args...).Exec(counted)
+	for _, project := range projectsOf(b.events) {
+		var types, at, actorKinds, actors, vias, objectIDs []string
+		var data [][]byte
+		var numbered []*model.Event
+		for i := range b.events {
+			if e, a := &b.events[i], b.audit[i]; e.ProjectID == project {
+				types, at, data = append(types, e.Type), append(at, fmtTime(e.At)), append(data, []byte(e.Data.(json.RawMessage)))
+				actorKinds, actors, vias, objectIDs = append(actorKinds, a.actorKind), append(actors, a.actor), append(vias, a.via), append(objectIDs, a.objectID)
+				numbered = append(numbered, e)
+			}
+		}
+		q.Queue(appendEventsStatement, project, types, data, at, actorKinds, actors, vias, objectIDs, wakeChannel).QueryRow(func(row pgx.Row) error {
+			var last int64
+			if err := row.Scan(&last, nil); err != nil {
+				return err
+			}
+			answered++
+			for i, e := range numbered {
+				e.Seq = last - int64(len(numbered)) + int64(i) + 1
+			}
+			return nil
+		})
 	}
 	beforeCommit := q.Len()
 	var tag pgconn.CommandTag
@@ -166,6 +174,39 @@ func (s *Store) commitPostgres(ctx context.Context, conn *sql.Conn, b *batch, xi
 	dropConn(conn)
 	return s.postgresOutcome(xid, pid, err)
 }
+
+// projectsOf lists the projects of events, sorted: two writes lock the rows of the
+// projects they both append events to in the same order, and never deadlock there.
+func projectsOf(events []model.Event) []string {
+	var out []string
+	for _, e := range events {
+		if !slices.Contains(out, e.ProjectID) {
+			out = append(out, e.ProjectID)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// appendEventsStatement stores a write's events of project $1 (their types, data, times,
+// actors' kinds and names, interfaces and objects' ids, in order: $2 to $8) after the
+// project's last seq, which it advances, and their activity rows; it notifies channel
+// $9 of the project's new last seq, which it returns. An unknown project has no row to
+// advance: the division by zero refuses the write.
+const appendEventsStatement = `WITH p AS (
+	UPDATE projects SET event_seq = event_seq + cardinality($2::text[]), activity_seq = event_seq + cardinality($2::text[])
+	WHERE id = $1 RETURNING event_seq),
+e AS (
+	INSERT INTO events (project_id, seq, type, data, at, actor_kind, actor, via, object_id)
+	SELECT $1, p.event_seq - cardinality($2::text[]) + r.n, r.type, r.data, r.at, r.actor_kind, r.actor, r.via, r.object_id
+	FROM p, unnest($2::text[], $3::bytea[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+		WITH ORDINALITY AS r(type, data, at, actor_kind, actor, via, object_id, n)
+	RETURNING project_id, seq, type, at, actor_kind, actor, via, object_id),
+a AS (
+	INSERT INTO activity (project_id, at, actor_kind, actor, via, action, object_type, object_id, event_seq)
+	SELECT project_id, at, actor_kind, actor, via, type, split_part(type, '.', 1), object_id, seq FROM e)
+SELECT (SELECT event_seq FROM p) + 0 / (SELECT count(*) FROM p)::int,
+	pg_notify($9, $1 || ':' || (SELECT event_seq FROM p))`
 
 // pipeline runs q's statements in one round trip on conn (a pgx pipeline), in order,
 // each as if sent alone, and calls their result callbacks. It returns the first error;

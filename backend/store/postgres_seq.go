@@ -2,35 +2,24 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"hash/fnv"
-	"strconv"
 )
 
-// Project locks on PostgreSQL, where several servers write to one database.
-//
-// Event seqs need them: a sequence alone is not enough, since a batch that took seq 7
-// may commit before the one that took 6, and a subscriber that has read 7 then never
-// sees 6. So a batch takes a transaction-scoped advisory lock of a project before it
-// reads the project's last seq, and keeps it to its commit: the next batch of the
-// project, from any server, waits until then, so one project's seqs become visible in
-// order. (PostgreSQL releases a transaction's locks after its commit is visible.)
-//
-// Deadlocks need them too. A batch holds the row locks of all its writes until it
-// commits; two servers' batches writing to one project would lock that project's hot
-// rows (its task_counts, its tasks, its projects row) in different orders, and
-// PostgreSQL would cancel one of them. So a write of a project takes the project's
-// lock before it runs (batch.run): a second server's batch waits there, holding
-// nothing of the project, until the first has committed. A write says its project
-// through its context (WritingIn; the service's acting does it for every change made
-// for a principal of a project). A write that says none takes the lock only when it
-// appends the project's first event of the batch (Tx.projectSeq); it can still meet
-// another batch in a cycle, and then fails alone with errDeadlock.
+// Project locks on PostgreSQL, where each write is a transaction of its own and several
+// servers write to one database (pgwrite.go). A write of a project takes the project's
+// lock (a transaction-scoped advisory lock) with its BEGIN and keeps it to its commit:
+// the project's writes run one at a time, on every server. So what a write reads of its
+// project (a task's version for If-Match, a budget, an agent) is still so when it
+// commits, and no two writes lock the project's hot rows (its task_counts, its tasks,
+// its projects row) in different orders. A write says its project through its context
+// (WritingIn; the service's acting does it for every change made for a principal of a
+// project). A write that names none takes no lock; its events are still numbered in
+// order (pgwrite.go).
 
 type projectKey struct{}
 
 // WritingIn marks the writes made with ctx as changes of the project: on PostgreSQL
-// the writer takes the project's lock before it runs them.
+// each takes the project's lock before it runs.
 func WritingIn(ctx context.Context, projectID string) context.Context {
 	return context.WithValue(ctx, projectKey{}, projectID)
 }
@@ -48,23 +37,4 @@ func projectLockKey(projectID string) int64 {
 	h.Write([]byte("agentdesk.event_seq:"))
 	h.Write([]byte(projectID))
 	return int64(h.Sum64())
-}
-
-// lockProjectSQL takes a project's lock until the transaction ends (Tx.lockProject;
-// batch.beginPostgres sends the same lock with its key as a parameter).
-func lockProjectSQL(projectID string) string {
-	return "SELECT pg_advisory_xact_lock(" + strconv.FormatInt(projectLockKey(projectID), 10) + ")"
-}
-
-// lockProject takes the project's lock for the rest of the batch, unless the batch
-// holds it already. SQLite has one writer: nothing to do.
-func (t *Tx) lockProject(ctx context.Context, projectID string) error {
-	if _, held := t.b.locked[projectID]; !t.pg || held {
-		return nil
-	}
-	if _, err := t.b.q.ExecContext(ctx, lockProjectSQL(projectID)); err != nil {
-		return fmt.Errorf("lock project: %w", err)
-	}
-	t.b.locked[projectID] = notRead
-	return nil
 }

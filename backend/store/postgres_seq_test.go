@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -122,44 +121,25 @@ func TestPostgresEventSeqAcrossInstances(t *testing.T) {
 	t.Logf("%d events in %d batches", stored, writers*batches)
 }
 
-// appendEvents is what a batch does on PostgreSQL: lock each project and read its last
-// seq (batch.run, Tx.projectSeq), insert, advance event_seq (flushEvents), then (with notify, as the writer does) NOTIFY the other
-// servers, and commit.
+// appendEvents is what a write does on PostgreSQL as it commits (commitPostgres):
+// appendEventsStatement for each project, in order, then the COMMIT. With notify, its
+// NOTIFY wakes the other servers as the writer's does.
 func appendEvents(ctx context.Context, db *sql.DB, projects []string, counts map[string]int64, notify bool) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	// The writer takes a project's lock as the batch's first write of it begins, and
-	// puts a write whose lock deadlocks back; here, locks in key order never deadlock.
-	sorted := slices.SortedFunc(slices.Values(projects), func(a, b string) int { return cmp.Compare(projectLockKey(a), projectLockKey(b)) })
-	last := map[string]int64{}
-	for _, p := range sorted {
-		if _, err := tx.ExecContext(ctx, lockProjectSQL(p)); err != nil {
-			return err
-		}
-		var seq int64
-		// Read committed: this statement sees the last seq of the batch that held the lock.
-		if err := tx.QueryRowContext(ctx, `SELECT event_seq FROM projects WHERE id = $1`, p).Scan(&seq); err != nil {
-			return err
-		}
-		last[p] = seq
-	}
-	for _, p := range projects {
-		for i := range counts[p] {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO events (project_id, seq, type, data, at) VALUES ($1, $2, 'test', '\x7b7d', '')`, p, last[p]+1+i); err != nil {
-				return fmt.Errorf("insert event: %w", err)
-			}
-		}
-		last[p] += counts[p]
-		if _, err := tx.ExecContext(ctx, `UPDATE projects SET event_seq = $1 WHERE id = $2`, last[p], p); err != nil {
-			return err
-		}
-	}
+	channel := "agentdesk_test_unheard"
 	if notify {
-		if _, err := notifyEvents(ctx, tx, last); err != nil {
-			return err
+		channel = wakeChannel
+	}
+	for _, p := range slices.Sorted(slices.Values(projects)) {
+		n := int(counts[p])
+		text := slices.Repeat([]string{""}, n)
+		types, data := slices.Repeat([]string{"test"}, n), slices.Repeat([][]byte{[]byte("{}")}, n)
+		if _, err := tx.ExecContext(ctx, appendEventsStatement, p, types, data, text, text, text, text, text, channel); err != nil {
+			return fmt.Errorf("append events: %w", err)
 		}
 	}
 	return tx.Commit()

@@ -187,7 +187,6 @@ func platformWorkload(t *testing.T, s *served) {
 	}
 	_ = toks
 	try("FlushTokenUse", svc.FlushTokenUse(ctx))
-	try("IndexActivity", svc.IndexActivity(ctx))
 	_, err = svc.Activity(ctx, owner, service.ActivityInput{Limit: 10})
 	try("Activity", err)
 	usd := 10.0

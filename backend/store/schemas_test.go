@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -150,6 +151,10 @@ type tableRows map[string]struct {
 	cols []string
 	rows []map[string]string
 }
+
+// activitySeqCaughtUp is a project's activity_seq in dumpTables's text (migration 00031
+// moves it to event_seq).
+var activitySeqCaughtUp = regexp.MustCompile(`activity_seq=\d+ `)
 
 func dumpTables(t *testing.T, db *sql.DB) tableRows {
 	t.Helper()
@@ -298,7 +303,19 @@ func checkSchemaUpgrade(t *testing.T, v, latest int64) {
 				cols = append(cols, c)
 			}
 		}
-		if want, got := project(old.rows, cols), project(now.rows, cols); !slices.Equal(want, got) {
+		want, got := project(old.rows, cols), project(now.rows, cols)
+		if name == "activity" || name == "projects" {
+			// Migration 00031 copies the events an older agentdesk had not copied into
+			// the activity trail (activity_seq then follows event_seq): the rows that were
+			// there come first and stay as they were.
+			got = got[:min(len(got), len(want))]
+			want = slices.Clone(want)
+			for i := range want {
+				want[i] = activitySeqCaughtUp.ReplaceAllString(want[i], "")
+				got[i] = activitySeqCaughtUp.ReplaceAllString(got[i], "")
+			}
+		}
+		if !slices.Equal(want, got) {
 			t.Errorf("table %s, schema %d to %d:\nbefore %q\nafter  %q", name, v, latest, want, got)
 		}
 	}

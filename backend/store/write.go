@@ -15,6 +15,11 @@ import (
 // maxBatch bounds how many writes share one transaction.
 const maxBatch = 256
 
+// maxIndexedInABatch bounds the tasks a batch indexes for search (SQLite): those its
+// writes changed, unless an older agentdesk left a backlog, which the background
+// runner works off (service.IndexTaskSearch).
+const maxIndexedInABatch = 5000
+
 // WriteStats counts the writes and the transactions (batches) that committed them, and
 // how long the single writer spent running writes (Exec, not counting its waits for the
 // next write or for the syncer) and committing them (Commit); and the fsyncs that made
@@ -117,12 +122,8 @@ type batch struct {
 	results []error
 	events  []model.Event
 	audit   []eventAudit     // one per event
-	seqs    map[string]int64 // project -> last event seq given in this batch
-	// PostgreSQL: the projects whose lock the write holds, each with its last event seq
-	// as read under the lock (or notRead), which seqs overrides once the write has
-	// numbered events of the project (Tx.projectSeq).
-	locked map[string]int64
-	queue  []*job // SQLite: writes to run before those of the channel
+	seqs    map[string]int64 // SQLite: project -> last event seq given in this batch
+	queue   []*job           // SQLite: writes to run before those of the channel
 }
 
 // writeBatch runs the writes of queue and those queued after them in one transaction
@@ -184,6 +185,11 @@ func (s *Store) writeBatch(queue []*job) (left []*job) {
 		if j == nil {
 			break
 		}
+	}
+	// The tasks the batch changed go into the search index with it (tasks.go).
+	if _, err := (&Tx{Reader: Reader{q: b.tx, batch: b.stmts}, b: b}).IndexTaskSearch(ctx, maxIndexedInABatch); err != nil {
+		b.fail(s.batchError(fmt.Errorf("index tasks for search: %w", err)))
+		return b.queue
 	}
 	if err := b.flushEvents(ctx); err != nil { // events.go
 		b.fail(s.batchError(err))
