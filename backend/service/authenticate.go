@@ -8,7 +8,6 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/model"
-	"github.com/agentdesk/agentdesk/backend/store"
 )
 
 // Where is the place a request authenticates at. Which credentials each place takes is
@@ -171,18 +170,10 @@ func BearerToken(header string) (string, error) {
 // service method that changes something starts with it, so that the actor comes from
 // the principal the method is given and no interface has to say it again. A principal
 // that came through no interface (Via "": made in code, by the CLI or a test) leaves
-// the context's actor: the CLI's owner, or the system.
-//
-// It also names the principal's project as the one the writes change, so that on
-// PostgreSQL each takes the project's lock before it runs (store.WritingIn).
+// the context's actor: the CLI's owner, or the system. (The project a write changes is
+// an argument: store.WriteIn.)
 func acting(ctx context.Context, p *auth.Principal) context.Context {
-	if p == nil {
-		return ctx
-	}
-	if p.ProjectID != "" {
-		ctx = store.WritingIn(ctx, p.ProjectID)
-	}
-	if p.Via == "" {
+	if p == nil || p.Via == "" {
 		return ctx
 	}
 	return audit.WithPrincipal(ctx, p)

@@ -197,7 +197,7 @@ func (s *Service) CreateConversation(ctx context.Context, p *auth.Principal, in 
 		Name    *string `json:"name"`
 	}{text, name}
 	var conv *model.Conversation
-	err = s.store.Write(ctx, func(tx *store.Tx) (err error) {
+	err = s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) (err error) {
 		conv, _, err = idempotent(ctx, tx, p, idemKey, "create-conversation", input, now, func() (*model.Conversation, error) {
 			c := &model.Conversation{UUID: newUUID(), ProjectID: p.ProjectID, Name: name, CreatedAt: now}
 			if err := tx.InsertConversation(ctx, c); err != nil {
@@ -275,7 +275,7 @@ func (s *Service) PostMessage(ctx context.Context, p *auth.Principal, ref string
 	}
 	now := s.clock()
 	var msg *model.Message
-	err = s.store.Write(ctx, func(tx *store.Tx) error {
+	err = s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		convID, err := s.conversationID(ctx, tx, p.ProjectID, ref)
 		if err != nil {
 			return err
@@ -501,7 +501,7 @@ func (s *Service) changeParticipants(ctx context.Context, p *auth.Principal, ref
 	}
 	now := s.clock()
 	var conv *model.Conversation
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		convID, err := s.conversationID(ctx, tx, p.ProjectID, ref)
 		if err != nil {
 			return err
@@ -562,7 +562,7 @@ func (s *Service) react(ctx context.Context, p *auth.Principal, messageID int64,
 	}
 	now := s.clock()
 	var msg *model.Message
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		var err error
 		if msg, err = s.loadMessage(ctx, tx.Reader, p.ProjectID, messageID); err != nil {
 			return err
@@ -668,7 +668,7 @@ func (s *Service) ShareDocument(ctx context.Context, p *auth.Principal, ref stri
 	}
 	actor := actorOf(p)
 	doc.UploadedBy = actor.Name
-	err = s.store.Write(ctx, func(tx *store.Tx) error {
+	err = s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		convID, err := s.conversationID(ctx, tx, p.ProjectID, ref)
 		if err != nil {
 			return err

@@ -228,7 +228,7 @@ func (s *Service) CreateJob(ctx context.Context, p *auth.Principal, in JobInput)
 		return nil, errs.Invalid("name, cron and summary are required")
 	}
 	var j *model.Job
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		// Made here: a write may run twice (store.Write), each time from the start.
 		j = &model.Job{ProjectID: p.ProjectID, Timezone: "UTC", CatchUp: model.CatchUpSkip, Steps: []string{}, CreatedAt: now, UpdatedAt: now}
 		if err := s.applyJobInput(ctx, tx.Reader, j, in); err != nil {
@@ -258,7 +258,7 @@ func (s *Service) changeJob(ctx context.Context, p *auth.Principal, id int64, ev
 	}
 	now := s.clock()
 	var j *model.Job
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		var err error
 		if j, err = s.loadJob(ctx, tx.Reader, p.ProjectID, id); err != nil {
 			return err
@@ -315,7 +315,7 @@ func (s *Service) DeleteJob(ctx context.Context, p *auth.Principal, id int64) er
 		return err
 	}
 	now := s.clock()
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		j, err := s.loadJob(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err
@@ -443,7 +443,7 @@ func (s *Service) RunJobNow(ctx context.Context, p *auth.Principal, id int64) (*
 	}
 	now := s.clock()
 	var run *model.JobRun
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		j, err := s.loadJob(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err

@@ -120,7 +120,7 @@ func (s *Service) AddMember(ctx context.Context, p *auth.Principal, in AddMember
 	}
 	now := s.clock()
 	var out *model.Member
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		if _, err := s.project(ctx, tx.Reader, p.ProjectID); err != nil {
 			return err
 		}
@@ -221,7 +221,7 @@ func (s *Service) SetMemberRole(ctx context.Context, p *auth.Principal, userID i
 	}
 	now := s.clock()
 	var out *model.Member
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		m, err := s.loadMember(ctx, tx.Reader, p.ProjectID, userID)
 		if err != nil {
 			return err
@@ -285,7 +285,7 @@ func (s *Service) RemoveMember(ctx context.Context, p *auth.Principal, userID in
 		return err
 	}
 	now := s.clock()
-	return s.store.Write(ctx, func(tx *store.Tx) error {
+	return s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		m, err := s.loadMember(ctx, tx.Reader, p.ProjectID, userID)
 		if err != nil {
 			return err

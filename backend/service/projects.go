@@ -81,7 +81,7 @@ func (s *Service) CreateProject(ctx context.Context, p *auth.Principal, name, na
 		return nil, errs.Invalid("namespace %q is not valid: use 1 to 63 lowercase letters, digits and dashes, starting and ending with a letter or digit", namespace)
 	}
 	var out *model.Project
-	err := s.store.Write(ctx, func(tx *store.Tx) (err error) {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) (err error) {
 		out, err = insertProject(ctx, tx, name, namespace, s.clock())
 		return err
 	})
@@ -138,7 +138,7 @@ func (s *Service) CreateAgent(ctx context.Context, p *auth.Principal, name strin
 		return nil, errs.Invalid("agent name %q is not valid: use 1 to 64 letters, digits, dots, dashes and underscores, starting with a letter or digit", name)
 	}
 	a := &model.Agent{ProjectID: p.ProjectID, Name: name, CreatedAt: s.clock()}
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		if _, err := s.project(ctx, tx.Reader, p.ProjectID); err != nil {
 			return err
 		}
@@ -204,7 +204,7 @@ func (s *Service) RotateProjectSecret(ctx context.Context, p *auth.Principal) (*
 	}
 	now := s.clock()
 	var out *model.Project
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		pr, err := s.project(ctx, tx.Reader, p.ProjectID)
 		if err != nil {
 			return err

@@ -321,7 +321,7 @@ func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, c
 		return nil, err
 	}
 	var task *model.Task
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		var err error
 		if task, err = s.loadTask(ctx, tx.Reader, p.ProjectID, id); err != nil {
 			return err
@@ -516,7 +516,7 @@ func (s *Service) DeleteTask(ctx context.Context, p *auth.Principal, id int64) e
 		return err
 	}
 	now := s.clock()
-	return s.store.Write(ctx, func(tx *store.Tx) error {
+	return s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		if _, ok := taskPrecondition(ctx); ok {
 			version, err := tx.TaskVersion(ctx, p.ProjectID, id)
 			if err != nil {
@@ -546,7 +546,7 @@ func (s *Service) DeleteDoneTasks(ctx context.Context, p *auth.Principal) (int, 
 	for {
 		now := s.clock()
 		var n int
-		err := s.store.Write(ctx, func(tx *store.Tx) error {
+		err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 			ids, err := tx.DeleteTasksWithStatus(ctx, p.ProjectID, model.StatusDone, deleteDoneBatch)
 			if err != nil {
 				return internal("delete done tasks", err)

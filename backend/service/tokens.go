@@ -68,7 +68,7 @@ func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in CreateT
 	value := auth.NewTokenValue()
 	tok := &model.Token{ProjectID: p.ProjectID, Name: in.Name, Type: in.Type, Scopes: scopes,
 		Hint: auth.TokenHint(value), CreatedAt: now, ExpiresAt: in.ExpiresAt}
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		if _, err := s.project(ctx, tx.Reader, p.ProjectID); err != nil {
 			return err
 		}
@@ -259,7 +259,7 @@ func (s *Service) RevokeToken(ctx context.Context, p *auth.Principal, id int64) 
 		return err
 	}
 	now := s.clock()
-	return s.store.Write(ctx, func(tx *store.Tx) error {
+	return s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		err := tx.RevokeToken(ctx, p.ProjectID, id, now)
 		if errors.Is(err, store.ErrNotFound) {
 			return errs.Missing("token %d not found", id)

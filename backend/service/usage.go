@@ -159,7 +159,7 @@ func (s *Service) SetBudget(ctx context.Context, p *auth.Principal, monthlyUSD *
 	}
 	now := s.clock()
 	var st *BudgetStatus
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		if err := tx.SetBudget(ctx, p.ProjectID, micros, now); err != nil {
 			return internal("set budget", err)
 		}

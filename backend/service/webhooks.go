@@ -165,7 +165,7 @@ func (s *Service) CreateWebhook(ctx context.Context, p *auth.Principal, in Webho
 	if err := s.checkWebhookURL(ctx, w.URL); err != nil {
 		return nil, err
 	}
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		last, err := tx.LastEventSeq(ctx, p.ProjectID)
 		if err != nil {
 			return internal("read the event seq", err)
@@ -215,7 +215,7 @@ func (s *Service) UpdateWebhook(ctx context.Context, p *auth.Principal, id int64
 	}
 	now := s.clock()
 	var w *model.Webhook
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		var err error
 		if w, err = s.loadWebhook(ctx, tx.Reader, p.ProjectID, id); err != nil {
 			return err
@@ -247,7 +247,7 @@ func (s *Service) DeleteWebhook(ctx context.Context, p *auth.Principal, id int64
 		return err
 	}
 	now := s.clock()
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		w, err := s.loadWebhook(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err
@@ -306,7 +306,7 @@ func (s *Service) TestWebhook(ctx context.Context, p *auth.Principal, id int64) 
 	}
 	now := s.clock()
 	var seq int64
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.WriteIn(ctx, p.ProjectID, func(tx *store.Tx) error {
 		w, err := s.loadWebhook(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err

@@ -86,7 +86,7 @@ func TestActivityFilledOnceAcrossStores(t *testing.T) {
 		go func() { // a writer
 			defer wg.Done()
 			for range appends {
-				if err := s.Write(WritingIn(ctx, "p"), func(tx *Tx) error {
+				if err := s.WriteIn(ctx, "p", func(tx *Tx) error {
 					return tx.AppendEvent(ctx, "p", "test.made", map[string]int{"id": 1}, time.Now())
 				}); err != nil {
 					errc <- err

@@ -15,10 +15,10 @@ import (
 // PRAGMA data_version, read on a connection of its own (the watcher), changes whenever
 // any other connection commits, this store's writer included. known is its value just
 // after this store's last commit, so a different value means someone else committed.
-// The writer keeps known exact (commit): it holds mu across its COMMIT and reads the
-// watcher before and after; a foreign commit slipping in between its COMMIT and that
-// second read shows in the writer connection's own data_version, which moves only for
-// other connections' commits. So this store's own writes never empty the cache whole.
+// The writer keeps known exact (commit): it reads the watcher before and after its
+// COMMIT; a foreign commit slipping in between its COMMIT and that second read shows in
+// the writer connection's own data_version, which moves only for other connections'
+// commits. So this store's own writes seldom empty the cache whole.
 type foreignWatch struct {
 	mu     sync.Mutex
 	db     *sql.DB // one connection, kept open: data_version is per connection
@@ -74,13 +74,17 @@ func (w *foreignWatch) checkLocked(ctx context.Context) {
 // commit commits the writer's transaction tx. writerVersion is the writer connection's
 // data_version read inside tx: no other connection can commit while tx holds the write
 // lock, so a different value after the commit is a foreign commit that came after it.
+//
+// The COMMIT itself runs without mu, so that a request's check (every token lookup)
+// never waits for it; a check between the COMMIT and the look after it takes this
+// commit for a foreign one and empties the cache, which is safe.
 func (w *foreignWatch) commit(ctx context.Context, tx *sql.Tx, writer *sql.DB, writerVersion int64) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.checkLocked(ctx) // foreign commits before tx began
+	w.check(ctx) // foreign commits before tx began
 	if err := tx.Commit(); err != nil {
 		return err
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	v, err := w.version(ctx)
 	var after int64
 	if err == nil {

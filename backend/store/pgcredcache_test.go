@@ -52,7 +52,7 @@ func TestPostgresTokenRevokedAcrossServers(t *testing.T) {
 				return
 			default:
 			}
-			if err := b.Write(WritingIn(ctx, "p"), func(tx *Tx) error {
+			if err := b.WriteIn(ctx, "p", func(tx *Tx) error {
 				return tx.AppendEvent(ctx, "p", "test.busy", map[string]int{}, time.Now())
 			}); err != nil {
 				t.Error(err)

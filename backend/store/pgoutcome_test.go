@@ -284,7 +284,7 @@ func postgresTestStore(t *testing.T) *Store {
 // first (on the writer goroutine: it must not call t.Fatal).
 func insertProjectIn(s *Store, id string, before func()) error {
 	ctx := context.Background()
-	return s.Write(WritingIn(ctx, id), func(tx *Tx) error {
+	return s.WriteIn(ctx, id, func(tx *Tx) error {
 		before()
 		return tx.InsertProject(ctx, &model.Project{ID: id, Name: id, Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 	})

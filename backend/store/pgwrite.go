@@ -22,7 +22,7 @@ import (
 // the store keeps no batch of its own, and a write runs exactly once: when it fails,
 // its transaction is rolled back and its caller gets the error.
 //
-// A write of a project (WritingIn) takes the project's lock with its BEGIN, in one round
+// A write of a project (WriteIn) takes the project's lock with its BEGIN, in one round
 // trip (postgres_seq.go): the project's writes run one at a time. Its events are
 // numbered as it commits: one statement per project advances the project's seq, which
 // locks the project's row to the commit (even for a write that named no project), and
@@ -38,13 +38,13 @@ import (
 const writerConns = 16
 
 // writePostgres is Write on PostgreSQL.
-func (s *Store) writePostgres(ctx context.Context, fn func(*Tx) error) error {
+func (s *Store) writePostgres(ctx context.Context, project string, fn func(*Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	start := time.Now()
 	b := &batch{seqs: map[string]int64{}}
-	conn, xid, pid, err := s.beginWrite(ctx, writingIn(ctx))
+	conn, xid, pid, err := s.beginWrite(ctx, project)
 	if err != nil {
 		return s.batchError(fmt.Errorf("begin write: %w", err))
 	}

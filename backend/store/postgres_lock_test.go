@@ -17,7 +17,7 @@ import (
 // TestProjectLocksAcrossStores: two stores on one database stand for two servers. Writers
 // on both change three projects at once, each write renaming a random task of its
 // project, creating a task and appending an event. Each write names its project
-// (WritingIn), so it takes the project's lock first: no write may fail, and every
+// (WriteIn), so it takes the project's lock first: no write may fail, and every
 // project's events end gapless, one per write.
 func TestProjectLocksAcrossStores(t *testing.T) {
 	ctx := context.Background()
@@ -55,7 +55,7 @@ func TestProjectLocksAcrossStores(t *testing.T) {
 			for i := range writes {
 				p := projects[rng.IntN(len(projects))]
 				rename := tasks[p][rng.IntN(len(tasks[p]))]
-				err := s.Write(WritingIn(ctx, p), func(tx *Tx) error {
+				err := s.WriteIn(ctx, p, func(tx *Tx) error {
 					task, err := tx.Task(ctx, p, rename, false)
 					if err != nil {
 						return err

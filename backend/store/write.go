@@ -56,8 +56,14 @@ type Tx struct {
 // and is durable (or fn's error). fn runs exactly once. On SQLite concurrent writes are
 // committed together, each in a savepoint of its own, so that one write's failure
 // leaves the others of its batch untouched; on PostgreSQL each write is a transaction
-// of its own (pgwrite.go).
+// of its own (pgwrite.go). A write that changes a project says so: WriteIn.
 func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
+	return s.WriteIn(ctx, "", fn)
+}
+
+// WriteIn is Write for a change of the project: on PostgreSQL the write takes the
+// project's lock before it runs (postgres_seq.go).
+func (s *Store) WriteIn(ctx context.Context, projectID string, fn func(*Tx) error) error {
 	s.closeMu.RLock()
 	if s.closed {
 		s.closeMu.RUnlock()
@@ -71,7 +77,7 @@ func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
 		s.inflight.Add(1) // Close waits for it
 		s.closeMu.RUnlock()
 		defer s.inflight.Done()
-		return s.writePostgres(ctx, fn)
+		return s.writePostgres(ctx, projectID, fn)
 	}
 	j := &job{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	select {
