@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 
@@ -62,9 +63,12 @@ func decodeJSON(body []byte, v any, allowEmpty bool) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return errs.Invalid("the request body must hold one JSON object and nothing after it")
 	}
-	canonical, err := canonicalKeys(raw, reflect.TypeOf(v), "")
-	if err != nil {
-		return err
+	canonical := []byte(raw)
+	if t := reflect.TypeOf(v); !keysAsSpelt(raw, t) {
+		var err error
+		if canonical, err = canonicalKeys(raw, t, ""); err != nil {
+			return err
+		}
 	}
 	if err := json.Unmarshal(canonical, v); err != nil {
 		return jsonError(err)
@@ -134,6 +138,69 @@ func canonicalKeys(raw json.RawMessage, t reflect.Type, path string) (json.RawMe
 }
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
+// keysAsSpelt reports, from the bytes alone, that encoding/json would decode raw into
+// a t just as canonicalKeys would rewrite it: no key is a field's name in another case
+// and none is a camelCase twin. Most bodies are so, and the rewrite (a decode into maps,
+// a re-encoding) costs several times the decode itself. It may say no when the answer is
+// yes (a field's name in other case inside a string value): canonicalKeys then decides.
+//
+// Why the bytes suffice: a key that encoding/json matches to a field case-insensitively
+// is, once the body is lower-cased, one more occurrence of the field's quoted name than
+// the body holds exactly; a twin shows as its quoted lower-case spelling. Only \u
+// escapes can hide a key's spelling, and only ſ and the Kelvin sign fold to ASCII
+// letters: bodies holding either take the rewrite.
+func keysAsSpelt(raw []byte, t reflect.Type) bool {
+	if bytes.Contains(raw, []byte(`\u`)) || bytes.Contains(raw, []byte("ſ")) || bytes.Contains(raw, []byte("\u212a")) {
+		return false
+	}
+	lower := bytes.ToLower(raw)
+	for _, n := range fieldNamesOf(t) {
+		if bytes.Count(lower, n.lower) != bytes.Count(raw, n.exact) {
+			return false
+		}
+		if n.twin != nil && bytes.Contains(lower, n.twin) {
+			return false
+		}
+	}
+	return true
+}
+
+// quotedName is a field's JSON name as it stands quoted in a body: exactly, lower-cased,
+// and its camelCase twin lower-cased (nil when it has none).
+type quotedName struct{ exact, lower, twin []byte }
+
+var fieldNames sync.Map // reflect.Type -> []quotedName
+
+// fieldNamesOf lists the JSON names of t's fields at every depth, computed once a type.
+func fieldNamesOf(t reflect.Type) []quotedName {
+	if names, ok := fieldNames.Load(t); ok {
+		return names.([]quotedName)
+	}
+	var names []quotedName
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] || reflect.PointerTo(t).Implements(unmarshalerType) {
+			return
+		}
+		seen[t] = true
+		for _, f := range jsonFields(t) {
+			q := quotedName{exact: []byte(strconv.Quote(f.name)), lower: []byte(strconv.Quote(strings.ToLower(f.name)))}
+			if twin := camelCase(f.name); twin != f.name {
+				q.twin = []byte(strconv.Quote(strings.ToLower(twin)))
+			}
+			names = append(names, q)
+			walk(f.typ)
+		}
+	}
+	walk(t)
+	fieldNames.Store(t, names)
+	return names
+}
 
 // holdsStructs reports whether values of t may hold JSON objects with field names.
 func holdsStructs(t reflect.Type) bool {
