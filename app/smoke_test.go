@@ -31,6 +31,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
 )
@@ -163,6 +164,44 @@ func TestDesktopSmoke(t *testing.T) {
 	if busy.code != 1 || len(said) != 1 || !strings.Contains(said[0], "already in use") || !strings.Contains(said[0], "--addr") ||
 		strings.Contains(busy.log(), "goroutine ") || strings.Contains(busy.log(), "listening") {
 		t.Fatalf("port taken: exit %d, want 1 and one line naming the port and --addr; output:\n%s", busy.code, busy.log())
+	}
+
+	// Double-clicked, with the default port taken, the window opens on a free port (it
+	// has no way to be given --addr), and agents find it in the data directory.
+	if taken, err := net.Listen("tcp", server.DefaultAddr); err == nil { // else it is taken already
+		defer taken.Close()
+	}
+	freeData := filepath.Join(tmp, "data3")
+	free := start(t, env, bin, "--data", freeData)
+	listening := regexp.MustCompile(`msg="agentdesk is listening" url=(http://127\.0\.0\.1:\d+)`)
+	var freeURL string
+	waitFor(t, free, 60*time.Second, "the window on a free port", func() bool {
+		m := listening.FindStringSubmatch(free.log())
+		if m == nil {
+			return false
+		}
+		freeURL = m[1]
+		return true
+	})
+	if freeURL == "http://"+server.DefaultAddr || !strings.Contains(free.log(), "listening on a free port instead") {
+		t.Fatalf("the window listens on %s; log:\n%s", freeURL, free.log())
+	}
+	if res, err := http.Get(freeURL + "/healthz"); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s/healthz: %v", freeURL, err)
+	}
+	waitFor(t, free, 90*time.Second, "the window on a free port signs in", func() bool {
+		return strings.Contains(free.log(), "window signed in")
+	})
+	if noted := server.RunningURL(freeData); noted != freeURL {
+		t.Fatalf("the data directory names %q as the running server, want %s", noted, freeURL)
+	}
+	if err := free.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-free.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the window on a free port did not stop within 30 s of SIGTERM; log:\n%s", free.log())
 	}
 
 	// SIGTERM closes the window and stops everything cleanly: exit 0.

@@ -74,9 +74,10 @@ model instead, give --serve an OpenAI-compatible endpoint (Ollama, llama.cpp, Op
 Every command takes --data DIR (env AGENTDESK_DATA; default %s).
 --db URL (env AGENTDESK_DB): a postgres://USER:PASSWORD@HOST/DB database instead of SQLite in
   the data directory; several servers may share one (docs/postgres.md).
---addr defaults to env AGENTDESK_ADDR, else %s.
+--addr defaults to env AGENTDESK_ADDR, else %s (where the window takes a free port
+  when another program holds that one).
 --public-url (env AGENTDESK_PUBLIC_URL): the address browsers use behind a reverse proxy;
-  without it only pages from loopback hosts may open the WebSockets.
+  without it only pages from the server's own address may open the WebSockets.
 --trusted-proxies CIDR,... (env AGENTDESK_TRUSTED_PROXIES): the reverse proxies whose
   X-Forwarded-For and X-Forwarded-Proto are believed (e.g. 127.0.0.1 for Caddy or nginx on
   this machine); the client address they name is the one logged, recorded with sessions,
@@ -304,6 +305,9 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	}
 	cfg.OIDC = oidc
 	if !*serve {
+		// Double-clicked, the window has no way to be given another address.
+		cfg.FreePortIfTaken = !flagGiven(fs, "addr") && os.Getenv("AGENTDESK_ADDR") == ""
+
 		if code := desktop(cfg); code != 0 {
 			return exitStatus(code)
 		}

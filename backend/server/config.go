@@ -20,6 +20,11 @@ type Config struct {
 	// DataDir; a PostgreSQL location puts it in that database instead.
 	DB   store.Location
 	Addr string // host:port to listen on
+	// FreePortIfTaken: when Addr's port is taken, listen on a free port of its host
+	// instead of failing. The desktop window sets it for its default address: a
+	// double-clicked app has no way to be given another (agents find the port it took
+	// in the data directory, NoteURL).
+	FreePortIfTaken bool
 	// Synchronous is SQLite's synchronous mode: FULL (default) makes every acknowledged
 	// write survive power loss; NORMAL survives a crash or kill -9 of agentdesk only,
 	// and saves an fsync per commit.

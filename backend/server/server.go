@@ -110,6 +110,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("prepare database: %w", err)
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
+	if errors.Is(err, syscall.EADDRINUSE) && cfg.FreePortIfTaken {
+		if host, _, splitErr := net.SplitHostPort(cfg.Addr); splitErr == nil {
+			if ln, err = net.Listen("tcp", net.JoinHostPort(host, "0")); err == nil {
+				slog.Warn("the default address is taken by another program: listening on a free port instead",
+					"taken", cfg.Addr, "url", "http://"+ln.Addr().String())
+			}
+		}
+	}
 	if err != nil {
 		svc.Close()
 		st.Close()
