@@ -28,18 +28,25 @@ func httpaudit(t *testing.T) (node, dir string) {
 	return node, dir
 }
 
+// httpauditScript prepares one of testdata/httpaudit's scripts against a new real
+// server, with a task:read token, for a minute at most.
+func httpauditScript(t *testing.T, script string) *exec.Cmd {
+	node, dir := httpaudit(t)
+	env := testenv.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "AGENTDESK_URL="+env.URL, "AGENTDESK_TOKEN="+env.Token(t, env.Project.ID, auth.TaskRead))
+	return cmd
+}
+
 // TestIntrospectionToday: graphql-js (16) loads the schema with the introspection query
 // of today's tools, every option on (specifiedByURL, isRepeatable, the schema's
 // description, includeDeprecated on arguments, isOneOf), which graphql-go alone does
 // not answer (introspection.go).
 func TestIntrospectionToday(t *testing.T) {
-	node, dir := httpaudit(t)
-	env := testenv.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "introspect.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "AGENTDESK_URL="+env.URL, "AGENTDESK_TOKEN="+env.Token(t, env.Project.ID, auth.TaskRead))
+	cmd := httpauditScript(t, "introspect.mjs")
 	out, err := cmd.CombinedOutput()
 	var got struct{ Types int }
 	if err != nil || json.Unmarshal(out, &got) != nil || got.Types < 20 {
@@ -53,13 +60,7 @@ func TestIntrospectionToday(t *testing.T) {
 // client is), against a real server with a valid token: every audit must pass, with no
 // warning. Without the npm package it skips, unless make test requires it.
 func TestGraphQLOverHTTPAudit(t *testing.T) {
-	node, dir := httpaudit(t)
-	env := testenv.Start(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "audit.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "AGENTDESK_URL="+env.URL, "AGENTDESK_TOKEN="+env.Token(t, env.Project.ID, auth.TaskRead))
+	cmd := httpauditScript(t, "audit.mjs")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("audit: %v\n%s", err, out)
