@@ -6,7 +6,7 @@ LDFLAGS := -s -w -X github.com/agentdesk/agentdesk/backend/version.Version=$(VER
 DATA    ?=
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: help ui build run test test-ui test-desktop wsclient mcpclients mcp-inspect race bench bench-scale soak crashloop fuzz desktop package test-package vet fmt clean
+.PHONY: help ui build run test test-ui test-desktop wsclient mcpclients a2aclients mcp-inspect race bench bench-scale soak crashloop fuzz desktop package test-package vet fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -20,10 +20,10 @@ build: ui ## the server binary with the web UI (pure Go, no cgo)
 run: build ## run the headless server on $(ADDR) (data: $$AGENTDESK_DATA or the OS data directory)
 	./$(BIN) --serve --addr $(ADDR) $(if $(DATA),--data $(DATA))
 
-test: wsclient mcpclients build ## every test: vet, format check, Go tests (with fuzz seed corpora), the web UI's tests
+test: wsclient mcpclients a2aclients build ## every test: vet, format check, Go tests (with fuzz seed corpora), the web UI's tests
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
-	AGENTDESK_REQUIRE_WSCLIENT=1 AGENTDESK_REQUIRE_MCPCLIENTS=1 $(GO) test -count=1 ./...
+	AGENTDESK_REQUIRE_WSCLIENT=1 AGENTDESK_REQUIRE_MCPCLIENTS=1 AGENTDESK_REQUIRE_A2ACLIENTS=1 $(GO) test -count=1 ./...
 	$(MAKE) race
 	$(MAKE) test-ui
 	$(MAKE) test-desktop
@@ -42,6 +42,9 @@ INSPECTOR := backend/mcp/testdata/inspector
 mcpclients: ## the npm MCP clients backend/mcp's tests run: the TypeScript SDK and the MCP Inspector (needs node and npm)
 	npm ci --prefix backend/mcp/testdata/nodeclient --no-audit --no-fund
 	npm ci --prefix $(INSPECTOR) --no-audit --no-fund
+
+a2aclients: ## the npm A2A client backend/a2a's tests run: the JavaScript SDK, @a2a-js/sdk (needs node and npm)
+	npm ci --prefix backend/a2a/testdata/jsclient --no-audit --no-fund
 
 # The agent variables and AGENTDESK_TOKEN of this shell, handed to agentdesk mcp as an MCP
 # client's config does (the Inspector gives a stdio server no other environment).

@@ -64,8 +64,8 @@ func TestOpenAPIRoutesMatchRouter(t *testing.T) {
 	env := testenv.Start(t)
 	routes := map[string]bool{}
 	for _, r := range api.NewRouter(env.Service, env.Server.Hub, nil).Routes() {
-		if r.Path == "/graphql" || r.Path == "/mcp" {
-			continue // GraphQL and MCP are not REST: schema.graphql and docs/mcp.md describe them, not openapi.json
+		if r.Path == "/graphql" || r.Path == "/mcp" || strings.HasPrefix(r.Path, "/a2a/") {
+			continue // GraphQL, MCP and A2A are not REST: schema.graphql, docs/mcp.md and docs/a2a.md describe them, not openapi.json
 		}
 		routes[r.Method+" "+oaGinParam.ReplaceAllString(r.Path, "{$1}")] = true
 	}

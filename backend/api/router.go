@@ -138,6 +138,9 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	// MCP's Streamable HTTP transport (mcp.go): its tools call these routes in-process.
 	r.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, "/mcp", requireMCPCaller(svc), gin.WrapH(mcp.NewHTTP(r, hub)))
 
+	// A2A: every agent is an A2A agent (a2a.go).
+	a2aRoutes(r, svc, hub)
+
 	r.NoRoute(func(c *gin.Context) {
 		if strings.HasPrefix(c.Request.URL.Path, "/api/") || c.Request.URL.Path == "/api" {
 			fail(c, errs.Missing("no endpoint %s %s; /api/openapi.json lists them all", c.Request.Method, c.Request.URL.Path))

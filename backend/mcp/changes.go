@@ -2,11 +2,10 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
-	"strings"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/client"
+	"github.com/agentdesk/agentdesk/backend/events"
 )
 
 // Changes opens a feed of the ids of the caller's project's tasks as they change
@@ -14,20 +13,6 @@ import (
 // whoever reads it then reads the tasks again. The server feeds it from its event hub,
 // agentdesk mcp from the event stream (ClientChanges).
 type Changes func(ctx context.Context) (<-chan int64, error)
-
-// TaskID is the task id an event is about, if it is a task event.
-func TaskID(typ string, data json.RawMessage) (int64, bool) {
-	if !strings.HasPrefix(typ, "task.") {
-		return 0, false
-	}
-	var t struct {
-		ID int64 `json:"id"`
-	}
-	if json.Unmarshal(data, &t) != nil || t.ID == 0 {
-		return 0, false
-	}
-	return t.ID, true
-}
 
 // ClientChanges is a Changes over api's event stream (/api/events).
 func ClientChanges(api *client.Client) Changes {
@@ -45,7 +30,7 @@ func ClientChanges(api *client.Client) Changes {
 				if err != nil {
 					return
 				}
-				if id, ok := TaskID(e.Type, e.Data); ok {
+				if id, ok := events.TaskID(e.Type, e.Data); ok {
 					select {
 					case out <- id:
 					case <-ctx.Done():

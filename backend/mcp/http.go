@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -123,47 +122,5 @@ func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // HubChanges is a Changes over the server's event hub, as p: it ends when p's credential does.
 func HubChanges(hub *events.Hub, p *auth.Principal) Changes {
-	return func(ctx context.Context) (<-chan int64, error) {
-		w, err := hub.Watch(p) // counts against the credential's open sockets
-		if err != nil {
-			return nil, err
-		}
-		sub, err := hub.Subscribe(ctx, w, -1)
-		if err != nil {
-			hub.Unwatch(w)
-			return nil, err
-		}
-		out := make(chan int64, 64)
-		go func() {
-			defer close(out)
-			defer hub.Unwatch(w)
-			defer hub.Unsubscribe(sub)
-			for {
-				select {
-				case m := <-sub.C:
-					var e struct {
-						Type string          `json:"type"`
-						Data json.RawMessage `json:"data"`
-					}
-					if m == nil || json.Unmarshal(m.JSON, &e) != nil || !events.Allowed(p, e.Type) {
-						continue
-					}
-					if id, ok := TaskID(e.Type, e.Data); ok {
-						select {
-						case out <- id:
-						case <-ctx.Done():
-							return
-						}
-					}
-				case <-sub.Gone:
-					return
-				case <-w.Ended():
-					return
-				case <-ctx.Done():
-					return
-				}
-			}
-		}()
-		return out, nil
-	}
+	return func(ctx context.Context) (<-chan int64, error) { return hub.TaskChanges(ctx, p) }
 }
