@@ -68,7 +68,8 @@ func TestDesktopSmoke(t *testing.T) {
 	port := freePort(t)
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	data := filepath.Join(tmp, "data")
-	app := start(t, env, bin, "--data", data, "--addr", "127.0.0.1:"+strconv.Itoa(port))
+	// At DEBUG the log has a line per request: the event stream's is checked at the end.
+	app := start(t, append(slices.Clone(env), "AGENTDESK_LOG_LEVEL=debug"), bin, "--data", data, "--addr", "127.0.0.1:"+strconv.Itoa(port))
 
 	// Agents reach the API on 127.0.0.1 while the window is open.
 	waitFor(t, app, 60*time.Second, "GET /healthz answers 200", func() bool {
