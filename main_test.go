@@ -208,9 +208,9 @@ type server struct {
 }
 
 // startServer runs agentdesk --serve on a free loopback port and waits for its URL.
-func startServer(t *testing.T, data string) *server {
+func startServer(t *testing.T, data string, flags ...string) *server {
 	t.Helper()
-	cmd := exec.Command(binary, "--serve", "--addr", "127.0.0.1:0", "--data", data)
+	cmd := exec.Command(binary, append([]string{"--serve", "--addr", "127.0.0.1:0", "--data", data}, flags...)...)
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -365,7 +365,7 @@ func TestCreateSurvivesKill9(t *testing.T) {
 func TestGracefulShutdown(t *testing.T) {
 	data := t.TempDir()
 	token := setupProject(t, data)
-	srv := startServer(t, data)
+	srv := startServer(t, data, "--log-level", "debug") // requests are logged at DEBUG
 	if status, raw := call(t, "POST", srv.url+"/api/tasks", token, `{"summary":"before stop"}`); status != 201 {
 		t.Fatalf("create: %d %s", status, raw)
 	}
@@ -395,6 +395,37 @@ func TestGracefulShutdown(t *testing.T) {
 	// A clean close leaves no WAL behind to replay.
 	if st, err := os.Stat(filepath.Join(data, "agentdesk.db-wal")); err == nil && st.Size() > 0 {
 		t.Fatalf("WAL of %d bytes left after a clean stop", st.Size())
+	}
+}
+
+// TestLogLevel: at the default level (INFO) the log says what an operator needs (where
+// the server listens, that it stopped) and no line per request; --log-level or
+// AGENTDESK_LOG_LEVEL takes debug, info, warn or error, and refuses anything else.
+func TestLogLevel(t *testing.T) {
+	data := t.TempDir()
+	token := setupProject(t, data)
+	srv := startServer(t, data)
+	for range 3 {
+		if status, raw := call(t, "GET", srv.url+"/api/tasks", token, ""); status != 200 {
+			t.Fatalf("list: %d %s", status, raw)
+		}
+	}
+	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.cmd.Wait(); err != nil {
+		t.Fatalf("exit after SIGTERM: %v", err)
+	}
+	logs := srv.stderr.String()
+	if strings.Contains(logs, "msg=request") || !strings.Contains(logs, "agentdesk is listening") || !strings.Contains(logs, "stopped cleanly") {
+		t.Fatalf("at INFO, want the start and the stop and no request lines:\n%s", logs)
+	}
+	if _, errOut, code := run(t, "--serve", "--log-level", "loud", "--data", t.TempDir()); code != 2 || !strings.Contains(errOut, "--log-level must be debug, info, warn or error") {
+		t.Fatalf("--log-level loud: exit %d, %q", code, errOut)
+	}
+	t.Setenv("AGENTDESK_LOG_LEVEL", "loud")
+	if _, errOut, code := run(t, "--serve", "--data", t.TempDir()); code != 2 || !strings.Contains(errOut, `not "loud"`) {
+		t.Fatalf("AGENTDESK_LOG_LEVEL=loud: exit %d, %q", code, errOut)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"log/slog"
 	"net/http"
@@ -37,6 +36,8 @@ import (
 //
 //  1. it takes the data directory's window lock; if another window holds it, it asks that
 //     window to come to the front and returns 0 without touching the port or the database;
+//     if a server (--serve) holds it, it says so in a small window that offers to open
+//     that server's UI in the browser, and returns 1;
 //  2. it starts the server on cfg.Addr (127.0.0.1, for agents), or says in one line why
 //     it cannot (on stderr, and in a small window, since launched from a desktop nobody
 //     reads stderr) and returns 1;
@@ -58,11 +59,15 @@ func Run(cfg server.Config) int {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentdesk:", err)
+		var locked *server.LockedError
+		if errors.As(err, &locked) && hasDisplay() {
+			showNotice(servedElsewhere(cfg.DataDir, locked))
+		}
 		return 1
 	}
 	defer release()
 
-	if goruntime.GOOS == "linux" && os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+	if !hasDisplay() {
 		fmt.Fprintln(os.Stderr, "agentdesk: no display (neither DISPLAY nor WAYLAND_DISPLAY is set): the window needs a graphical session; without one run the server: agentdesk --serve")
 		return 1
 	}
@@ -71,7 +76,7 @@ func Run(cfg server.Config) int {
 	srv, err := server.Start(ctx, windowConfig(cfg))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentdesk:", err)
-		showFailure(err) // launched from a desktop, nobody reads stderr
+		showNotice(cannotStart(err))
 		return 1
 	}
 	slog.Info("agentdesk is listening", "url", srv.URL(), "data", cfg.DataDir)
@@ -144,13 +149,18 @@ func stop(srv *server.Server) bool {
 	return true
 }
 
-// showFailure shows why agentdesk cannot start in a small window of its own, and returns
-// when that window closes (or on SIGTERM/SIGINT).
-func showFailure(cause error) {
-	page := fmt.Sprintf(failurePage, html.EscapeString(cause.Error()))
+// hasDisplay tells whether a window can be shown: on Linux, a graphical session.
+func hasDisplay() bool {
+	return goruntime.GOOS != "linux" || os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != ""
+}
+
+// showNotice shows why the window cannot open in a small window of its own (notice.go),
+// and returns when that window closes (or on SIGTERM/SIGINT).
+func showNotice(n notice) {
+	page := n.page()
 	w := &window{ready: make(chan struct{})}
 	err := w.run(&options.App{
-		Title:         "agentdesk cannot start",
+		Title:         n.Title,
 		Width:         640,
 		Height:        260,
 		DisableResize: true,
@@ -160,18 +170,9 @@ func showFailure(cause error) {
 		})},
 	})
 	if err != nil {
-		slog.Error("show the failure window", "err", err)
+		slog.Error("show the notice window", "err", err)
 	}
 }
-
-const failurePage = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>agentdesk cannot start</title></head>
-<body style="font: 15px/1.5 system-ui, sans-serif; margin: 0; padding: 24px 28px; color: #1f2937; background: #f9fafb">
-<h1 style="font-size: 18px; margin: 0 0 12px">agentdesk cannot start</h1>
-<p id="cause" style="margin: 0 0 20px">%s</p>
-<button onclick="window.runtime.Quit()" style="font: inherit; padding: 6px 18px">Close</button>
-</body></html>
-`
 
 // icon is the window's icon: build/appicon.png (what `wails build` packages) at 256 px.
 //

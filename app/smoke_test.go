@@ -40,6 +40,8 @@ import (
 const (
 	shotPath     = "bin/desktop-smoke.png"
 	portShotPath = "bin/desktop-smoke-port-taken.png"
+	// The window started on a data directory that agentdesk --serve serves.
+	servedShotPath = "bin/desktop-smoke-served-elsewhere.png"
 )
 
 func TestDesktopSmoke(t *testing.T) {
@@ -66,7 +68,8 @@ func TestDesktopSmoke(t *testing.T) {
 	port := freePort(t)
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	data := filepath.Join(tmp, "data")
-	app := start(t, env, bin, "--data", data, "--addr", "127.0.0.1:"+strconv.Itoa(port))
+	// At DEBUG the log has a line per request: the event stream's is checked at the end.
+	app := start(t, append(slices.Clone(env), "AGENTDESK_LOG_LEVEL=debug"), bin, "--data", data, "--addr", "127.0.0.1:"+strconv.Itoa(port))
 
 	// Agents reach the API on 127.0.0.1 while the window is open.
 	waitFor(t, app, 60*time.Second, "GET /healthz answers 200", func() bool {
@@ -164,6 +167,38 @@ func TestDesktopSmoke(t *testing.T) {
 	if busy.code != 1 || len(said) != 1 || !strings.Contains(said[0], "already in use") || !strings.Contains(said[0], "--addr") ||
 		strings.Contains(busy.log(), "goroutine ") || strings.Contains(busy.log(), "listening") {
 		t.Fatalf("port taken: exit %d, want 1 and one line naming the port and --addr; output:\n%s", busy.code, busy.log())
+	}
+
+	// Another agentdesk (--serve) serves the data directory: the window says so, with
+	// that server's URL and a button to open it in the browser, instead of exiting with
+	// no window; once that closes, exit 1, and the server goes on.
+	servedData := filepath.Join(tmp, "served")
+	serving := start(t, env, bin, "--serve", "--addr", "127.0.0.1:0", "--data", servedData)
+	var servedURL string
+	waitFor(t, serving, 60*time.Second, "the --serve server's URL in its data directory", func() bool {
+		servedURL = server.RunningURL(servedData)
+		return servedURL != ""
+	})
+	beside := start(t, env, bin, "--data", servedData)
+	waitFor(t, beside, 30*time.Second, "the already-served line", func() bool { return strings.Contains(beside.log(), "already serving") })
+	waitFor(t, beside, 30*time.Second, "the already-running window, drawn", func() bool {
+		img, ok := windowShot(env, "agentdesk is already running", filepath.Join(root, servedShotPath))
+		return ok && notBlank(img, img.Bounds())
+	})
+	t.Logf("screenshot: %s", filepath.Join(root, servedShotPath))
+	if err := beside.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-beside.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the already-running window did not close on SIGTERM; output:\n%s", beside.log())
+	}
+	if beside.code != 1 || !strings.Contains(beside.log(), servedURL) || strings.Contains(beside.log(), "listening") {
+		t.Fatalf("beside a running server: exit %d, want 1 and its URL %s; output:\n%s", beside.code, servedURL, beside.log())
+	}
+	if res, err := http.Get(servedURL + "/healthz"); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("the --serve server after the window's attempt: %v", err)
 	}
 
 	// Double-clicked, with the default port taken, the window opens on a free port (it

@@ -214,12 +214,18 @@ func clientAddress(trusted []netip.Prefix) gin.HandlerFunc {
 	}
 }
 
-// logRequests writes one structured line per request. It logs the path only: query
-// strings may carry credentials (access_token), and headers are never logged.
+// logRequests writes one structured line per request, at DEBUG: at INFO one person's
+// use would fill the log (failures are logged as errors anyway; --log-level debug shows
+// them all). It logs the path only: query strings may carry credentials
+// (access_token), and headers are never logged.
 func logRequests(c *gin.Context) {
+	if !slog.Default().Enabled(c.Request.Context(), slog.LevelDebug) {
+		c.Next()
+		return
+	}
 	start := time.Now()
 	c.Next()
-	slog.LogAttrs(c.Request.Context(), slog.LevelInfo, "request",
+	slog.LogAttrs(c.Request.Context(), slog.LevelDebug, "request",
 		slog.String("method", requestMethod(c.Request)),
 		slog.String("path", c.Request.URL.Path),
 		slog.Int("status", c.Writer.Status()),

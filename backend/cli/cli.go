@@ -34,7 +34,8 @@ const usage = `agentdesk: tasks and conversations for software agents and people
 
 Usage:
   agentdesk [--data DIR]                       open the desktop window
-  agentdesk --serve [--addr HOST:PORT] [--data DIR] [--log-format text|json] [--synchronous full|normal]
+  agentdesk --serve [--addr HOST:PORT] [--data DIR] [--log-format text|json] [--log-level info]
+                   [--synchronous full|normal]
                    [--activity-retention 90d] [--public-url URL] [--trusted-proxies CIDR,...]
                    [--webhooks-allow-private]
                    [--oidc-issuer URL --oidc-client-id ID [--oidc-scopes S] [--oidc-allowed-domains a.com,b.org]
@@ -82,6 +83,8 @@ Every command takes --data DIR (env AGENTDESK_DATA; default %s).
   X-Forwarded-For and X-Forwarded-Proto are believed (e.g. 127.0.0.1 for Caddy or nginx on
   this machine); the client address they name is the one logged, recorded with sessions,
   and rate-limited after refused credentials (loopback clients never are).
+--log-level debug|info|warn|error (env AGENTDESK_LOG_LEVEL; default info): info logs what an
+  operator needs (start, stop, failures); debug adds one line per request.
 --metrics-addr HOST:PORT (env AGENTDESK_METRICS_ADDR): serve Prometheus metrics at
   http://HOST:PORT/metrics, on a listener of their own (off by default; docs/metrics.md).
 --webhooks-allow-private (env AGENTDESK_WEBHOOKS_ALLOW_PRIVATE=1): let webhooks reach loopback,
@@ -217,6 +220,7 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	serve := fs.Bool("serve", false, "run the server headless")
 	addr := fs.String("addr", defaultAddr(), "listen address")
 	logFormat := fs.String("log-format", "text", "text or json")
+	logLevel := fs.String("log-level", envOr("AGENTDESK_LOG_LEVEL", "info"), "debug (every request too), info, warn or error")
 	embedderURL := fs.String("embedder-url", "", "OpenAI-compatible embeddings endpoint for knowledge bases (default: the built-in embedder)")
 	embedderModel := fs.String("embedder-model", "", "the model asked of --embedder-url")
 	synchronous := fs.String("synchronous", "full", "full (writes survive power loss) or normal (survive a crash only)")
@@ -260,11 +264,16 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 		}
 		return runCommand(args, dataDir, stdout, stderr)
 	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return usagef("--log-level must be debug, info, warn or error, not %q", *logLevel)
+	}
+	logOpts := &slog.HandlerOptions{Level: level}
 	switch *logFormat {
 	case "text":
-		slog.SetDefault(slog.New(slog.NewTextHandler(stderr, nil)))
+		slog.SetDefault(slog.New(slog.NewTextHandler(stderr, logOpts)))
 	case "json":
-		slog.SetDefault(slog.New(slog.NewJSONHandler(stderr, nil)))
+		slog.SetDefault(slog.New(slog.NewJSONHandler(stderr, logOpts)))
 	default:
 		return usagef("--log-format must be text or json")
 	}

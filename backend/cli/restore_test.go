@@ -414,3 +414,19 @@ func TestRestoreDrill(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreIsToldOneWay: every place that tells a person how to restore a backup (the
+// README, the operations page, the Settings screen, the backup endpoint's description)
+// names `agentdesk restore --from`, which checks the file, keeps the replaced database and
+// drops its stale WAL; none says to copy the file over agentdesk.db by hand.
+func TestRestoreIsToldOneWay(t *testing.T) {
+	for _, path := range []string{"README.md", "docs/operations.md", "frontend/src/screens/Settings.svelte", "backend/api/openapi.json"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text := string(b); !strings.Contains(text, "agentdesk restore --from") || strings.Contains(text, "put the file back") {
+			t.Errorf("%s does not tell to restore with `agentdesk restore --from FILE`", path)
+		}
+	}
+}

@@ -133,3 +133,12 @@ func IsUnavailable(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && e.unavailable
 }
+
+// Count is n and a noun that takes -s in the plural, for messages: "1 dimension",
+// "3 dimensions".
+func Count(n int, noun string) string {
+	if n == 1 || n == -1 {
+		return fmt.Sprintf("%d %s", n, noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -37,3 +37,11 @@ func TestHTTPStatus(t *testing.T) {
 		}
 	}
 }
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int]string{0: "0 documents", 1: "1 document", 2: "2 documents"} {
+		if got := errs.Count(n, "document"); got != want {
+			t.Errorf("Count(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

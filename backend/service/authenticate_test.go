@@ -131,6 +131,9 @@ func testAuthenticateEveryCredential(t *testing.T, engine string) {
 	w.check(t, "bearer without token", service.Credentials{Where: service.WhereREST, Authorization: "Bearer "}, errs.Unauthenticated, `must be "Bearer <token>"`)
 	w.check(t, "junk", service.Credentials{Where: service.WhereREST, Authorization: bearer("hello")}, errs.Unauthenticated, "not an agentdesk token")
 	w.check(t, "unknown", service.Credentials{Where: service.WhereGraphQL, Token: "adk_" + strings.Repeat("y", 40)}, errs.Unauthenticated, "unknown token")
+	// A value with the prefix but not the form (mistyped, cut short) is unknown too: it
+	// is not told that tokens start with adk_, which it does.
+	w.check(t, "malformed", service.Credentials{Where: service.WhereREST, Authorization: bearer("adk_wrongwrongwrong")}, errs.Unauthenticated, "unknown token")
 	w.check(t, "revoked", service.Credentials{Where: service.WhereREST, Authorization: bearer(w.revoked)}, errs.Unauthenticated, "revoked")
 	w.check(t, "before expiry", service.Credentials{Where: service.WhereREST, Authorization: bearer(w.expiring)}, "", "")
 	w.now.Add(int64(2 * time.Hour))

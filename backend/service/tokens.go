@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
@@ -126,6 +127,9 @@ func (s *Service) tokenMaker(ctx context.Context, r store.Reader, p *auth.Princi
 // other tokens.
 func (s *Service) AuthenticateToken(ctx context.Context, value string) (*auth.Principal, error) {
 	if !auth.LooksLikeToken(value) {
+		if strings.HasPrefix(value, auth.TokenPrefix) { // adk_ and junk: no such token
+			return nil, errs.Unauth(unknownToken)
+		}
 		return nil, errs.Unauth("the bearer token is not an agentdesk token (they start with %q)", auth.TokenPrefix)
 	}
 	// The lookup is by SHA-256 of the value: the database never compares secrets
@@ -139,6 +143,10 @@ func (s *Service) AuthenticateToken(ctx context.Context, value string) (*auth.Pr
 	s.usedMu.Unlock()
 	return p, nil
 }
+
+// unknownToken is the refusal of a value that no token has (revoked and expired tokens
+// are refused as such).
+const unknownToken = "unknown token: no token has this value (check that it was copied whole, or create one)"
 
 // tokenPrincipal is the principal of a live token, by its hash.
 func (s *Service) tokenPrincipal(ctx context.Context, hash []byte) (*auth.Principal, time.Time, error) {
@@ -158,7 +166,7 @@ func (s *Service) tokenPrincipal(ctx context.Context, hash []byte) (*auth.Princi
 func (s *Service) liveToken(ctx context.Context, hash []byte) (*model.Token, time.Time, error) {
 	tok, err := s.store.TokenByHash(ctx, hash)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, time.Time{}, errs.Unauth("unknown token")
+		return nil, time.Time{}, errs.Unauth(unknownToken)
 	}
 	if err != nil {
 		return nil, time.Time{}, internal("look up token", err)
@@ -196,7 +204,7 @@ func (s *Service) CheckCredentials(ctx context.Context, p *auth.Principal) error
 		return err
 	}
 	if now.TokenID != p.TokenID {
-		return errs.Unauth("unknown token")
+		return errs.Unauth(unknownToken)
 	}
 	if now.AgentID != p.AgentID { // deleted, and another registered under its name
 		return errs.Unauth("agent %q was deleted", p.Name)

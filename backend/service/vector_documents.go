@@ -73,19 +73,19 @@ func (k *Knowledge) AddDocument(ctx context.Context, p *auth.Principal, spaceID 
 			return nil, internal("embed", fmt.Errorf("the embedder failed: %w", err))
 		}
 		if len(vecs) != len(texts) {
-			return nil, internal("embed", fmt.Errorf("the embedder returned %d vectors for %d chunks", len(vecs), len(texts)))
+			return nil, internal("embed", fmt.Errorf("the embedder returned %s for %s", errs.Count(len(vecs), "vector"), errs.Count(len(texts), "chunk")))
 		}
 	} else if sp.Embedder != "" && sp.Embedder != VectorEmbedderClient {
 		return nil, errs.Invalid("space %d holds vectors made by the server's embedder (%s); upload text without vectors, or use another space for your own vectors", sp.ID, sp.Embedder)
 	}
 	dims := len(vecs[0])
 	if sp.Dimensions != 0 && dims != sp.Dimensions {
-		return nil, errs.Invalid("the vectors have %d dimensions; space %d holds vectors of %d dimensions", dims, sp.ID, sp.Dimensions)
+		return nil, errs.Invalid("the vectors have %s; space %d holds vectors of %s", errs.Count(dims, "dimension"), sp.ID, errs.Count(sp.Dimensions, "dimension"))
 	}
 	rows := make([]store.VectorChunkInput, len(texts))
 	for i, t := range texts {
 		if len(vecs[i]) != dims {
-			return nil, errs.Invalid("chunk %d has a vector of %d dimensions, chunk 0 one of %d: every vector of a space has the same length", i, len(vecs[i]), dims)
+			return nil, errs.Invalid("chunk %d has a vector of %s, chunk 0 one of %d: every vector of a space has the same length", i, errs.Count(len(vecs[i]), "dimension"), dims)
 		}
 		v := slices.Clone(vecs[i])
 		if !vector.Normalize(v) {
@@ -105,7 +105,7 @@ func (k *Knowledge) AddDocument(ctx context.Context, p *auth.Principal, spaceID 
 				return internal("set embedder", err)
 			}
 		case cur.Embedder != embedder || cur.Dimensions != dims:
-			return errs.Conflicting("space %d now holds vectors from %s (%d dimensions); this document's are from %s (%d): upload it again", cur.ID, cur.Embedder, cur.Dimensions, embedder, dims)
+			return errs.Conflicting("space %d now holds vectors from %s (%s); this document's are from %s (%d): upload it again", cur.ID, cur.Embedder, errs.Count(cur.Dimensions, "dimension"), embedder, dims)
 		}
 		if err := tx.InsertVectorDocument(ctx, doc, rows); err != nil {
 			return internal("store document", err)

@@ -129,7 +129,7 @@ func callerVector(sp *model.VectorSpace, v []float32) ([]float32, error) {
 		return nil, nil
 	}
 	if sp.Dimensions != 0 && len(v) != sp.Dimensions {
-		return nil, errs.Invalid("vector has %d dimensions; space %d holds vectors of %d dimensions", len(v), sp.ID, sp.Dimensions)
+		return nil, errs.Invalid("vector has %s; space %d holds vectors of %s", errs.Count(len(v), "dimension"), sp.ID, errs.Count(sp.Dimensions, "dimension"))
 	}
 	qv := slices.Clone(v)
 	if !vector.Normalize(qv) {

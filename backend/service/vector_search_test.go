@@ -115,6 +115,7 @@ func testVectorSearchEdges(t *testing.T, engine string) {
 		{"filter too long", 999, service.VectorSearchInput{Query: q, Filter: &service.VectorFilterInput{DocumentIDs: make([]int64, service.MaxVectorFilterDocuments+1)}}, errs.InvalidArgument, "filter.documentIds"},
 		{"space before vector", 999, service.VectorSearchInput{Vector: []float32{0, 0}}, errs.NotFound, "space 999"},
 		{"dimensions before zero", client.ID, service.VectorSearchInput{Vector: []float32{0, 0}}, errs.InvalidArgument, "2 dimensions"},
+		{"one dimension", client.ID, service.VectorSearchInput{Vector: []float32{1}}, errs.InvalidArgument, "vector has 1 dimension; space"},
 		{"zero vector", client.ID, service.VectorSearchInput{Vector: []float32{0, 0, 0}}, errs.InvalidArgument, "zero"},
 	} {
 		_, err := search(c.space, c.in)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentdesk/agentdesk/backend/errs"
 )
 
 // OpenAIEmbedder calls an OpenAI-compatible embeddings endpoint (OpenAI, Ollama,
@@ -99,7 +101,7 @@ func (e *OpenAIEmbedder) embedBatch(ctx context.Context, texts []string) ([][]fl
 		return nil, fmt.Errorf("embeddings endpoint %s: the answer is not an embeddings response: %w", e.endpoint(), err)
 	}
 	if len(answer.Data) != len(texts) {
-		return nil, fmt.Errorf("embeddings endpoint %s returned %d embeddings for %d texts", e.endpoint(), len(answer.Data), len(texts))
+		return nil, fmt.Errorf("embeddings endpoint %s returned %s for %s", e.endpoint(), errs.Count(len(answer.Data), "embedding"), errs.Count(len(texts), "text"))
 	}
 	out := make([][]float32, len(texts))
 	for _, d := range answer.Data {
@@ -110,7 +112,7 @@ func (e *OpenAIEmbedder) embedBatch(ctx context.Context, texts []string) ([][]fl
 			return nil, fmt.Errorf("embeddings endpoint %s returned an empty embedding", e.endpoint())
 		}
 		if n := e.dims.Load(); n != 0 && int(n) != len(d.Embedding) {
-			return nil, fmt.Errorf("embeddings endpoint %s returned %d dimensions, earlier %d", e.endpoint(), len(d.Embedding), n)
+			return nil, fmt.Errorf("embeddings endpoint %s returned %s, earlier %d", e.endpoint(), errs.Count(len(d.Embedding), "dimension"), n)
 		}
 		e.dims.Store(int64(len(d.Embedding)))
 		out[d.Index] = d.Embedding

@@ -208,7 +208,7 @@ export interface paths {
         };
         /**
          * Download a backup of the database
-         * @description Makes a consistent copy of the live database while the server keeps serving (SQLite `VACUUM INTO`, the same copy `agentdesk backup` writes) in a temporary file of the data directory, streams it as an attachment named `agentdesk-YYYY-MM-DD.db`, then deletes the temporary file. The copy holds the whole database, every project included. To restore, stop agentdesk and put the file back as `agentdesk.db` in the data directory. Needs the `admin` scope.
+         * @description Makes a consistent copy of the live database while the server keeps serving (SQLite `VACUUM INTO`, the same copy `agentdesk backup` writes) in a temporary file of the data directory, streams it as an attachment named `agentdesk-YYYY-MM-DD.db`, then deletes the temporary file. The copy holds the whole database, every project included. To restore, stop agentdesk, then run `agentdesk restore --from FILE`: it checks the file and keeps the database it replaces beside it. Needs the `admin` scope.
          */
         get: operations["exportBackup"];
         put?: never;
