@@ -4,6 +4,7 @@ import { api, cookieSession, dropSession, eventsURL, gql, restoreSession, signIn
 import { describeAgent, grantableRoles, sortSessions, switchableProjects, whoLabel } from './team';
 import { app } from './state.svelte';
 import { fakeFetch } from './test-helpers';
+import { toasts } from './toast.svelte';
 import Members from '../screens/Members.svelte';
 import Settings from '../screens/Settings.svelte';
 
@@ -185,6 +186,7 @@ describe('members and sessions screens', () => {
   it('invites by email with a role and shows the server refusing a change', async () => {
     let list = [member(2, 'Dana Scott', 'owner', 'dana@acme.test')];
     const calls = fakeFetch((c) => {
+      if (c.url === '/api/signin') return { oidc: null, session: true }; // no provider: nobody can sign in yet
       const q: string = c.body.query;
       if (q.includes('addMember')) {
         list = [...list, member(3, 'sam', c.body.variables.r, c.body.variables.e)];
@@ -204,8 +206,11 @@ describe('members and sessions screens', () => {
     await fireEvent.change(role);
     await fireEvent.submit(screen.getByRole('button', { name: 'Invite' }).closest('form')!);
     await screen.findByText('sam@acme.test');
-    const add = calls.find((c) => c.body.query.includes('addMember'))!;
+    const add = calls.find((c) => c.body?.query.includes('addMember'))!;
     expect(add.body.variables).toEqual({ e: 'sam@acme.test', r: 'viewer' });
+    // Without a sign-in provider the screen says that nobody can sign in with an email yet.
+    expect(screen.getByTestId('no-provider').textContent).toContain('nobody can sign in');
+    expect(toasts.map((t) => t.text)).toContain('sam@acme.test is a viewer now; nobody can sign in until the server has a sign-in provider (--oidc-issuer).');
 
     const select = screen.getByLabelText<HTMLSelectElement>('Role of Dana Scott');
     select.value = 'admin';
