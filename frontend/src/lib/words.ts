@@ -2,5 +2,5 @@
 
 /** n and the word, singular for exactly one (many: the plural when it is not word + "s"). */
 export function count(n: number, word: string, many = word + 's'): string {
-  return `${n.toLocaleString('en')} ${n === 1 ? word : many}`;
+  return `${n} ${n === 1 ? word : many}`;
 }
