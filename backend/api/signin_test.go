@@ -12,12 +12,17 @@ import (
 )
 
 type signInBody struct {
-	OIDC *struct{ Name, LoginURL string }
+	OIDC    *struct{ Name, LoginURL string }
+	Session bool
 }
 
-func signInOptions(t *testing.T, env *testenv.Env) signInBody {
+func signInOptions(t *testing.T, env *testenv.Env, cookie ...string) signInBody {
 	t.Helper()
-	r := env.Do(t, testenv.Request{Method: "GET", Path: "/api/signin"})
+	h := http.Header{}
+	for _, c := range cookie {
+		h.Add("Cookie", c)
+	}
+	r := env.Do(t, testenv.Request{Method: "GET", Path: "/api/signin", Header: h})
 	var b signInBody
 	if r.Status != http.StatusOK {
 		t.Fatalf("/api/signin: %d %s", r.Status, r.Body)
@@ -46,5 +51,21 @@ func testSignInOptions(t *testing.T, engine string) {
 
 	if b := signInOptions(t, testenv.StartOn(t, engine)); b.OIDC != nil {
 		t.Errorf("without team mode: %+v", b.OIDC)
+	}
+}
+
+// TestSignInOptionsSession: /api/signin says whether the browser sent a session cookie,
+// so that the web UI asks GET /api/me only then and a first visit logs no 401 (issue 43
+// item 10). A cookie that is no longer good counts too: /api/me then says why.
+func TestSignInOptionsSession(t *testing.T) {
+	tm := startTeam(t, "sqlite")
+	if b := signInOptions(t, tm.env); b.Session {
+		t.Errorf("no cookie: session %v", b.Session)
+	}
+	if b := signInOptions(t, tm.env, "agentdesk_session=stale"); !b.Session {
+		t.Errorf("with a session cookie: session %v", b.Session)
+	}
+	if b := signInOptions(t, tm.env, "other=1"); b.Session {
+		t.Errorf("another cookie only: session %v", b.Session)
 	}
 }

@@ -305,11 +305,12 @@ type meAgent struct {
 }
 
 // signInOptions serves GET /api/signin, without a credential: what the sign-in page
-// offers (the provider's button in team mode).
+// offers (the provider's button in team mode), and whether a session cookie came.
 func signInOptions(svc *service.Service) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		_, err := c.Request.Cookie(svc.OIDC().SessionCookie())
 		c.Header("Cache-Control", "no-store")
-		c.JSON(http.StatusOK, svc.SignInOptions())
+		c.JSON(http.StatusOK, svc.SignInOptions(err == nil))
 	}
 }
 

@@ -29,6 +29,8 @@ func testActivitySaysWhatChanged(t *testing.T, engine string) {
 		`setStepStatus(id: ` + id + `, step: 1, status: completed) { id }`,
 		`updateTask(id: ` + id + `, summary: "Final", details: "more") { id }`,
 		`setTaskStatus(id: ` + id + `, status: Waiting, waitingDetails: "Which day?") { id }`,
+		`respond(id: ` + id + `, response: "Monday") { id }`,
+		`commentTask(id: ` + id + `, content: "Thanks") { id }`,
 	} {
 		do(t, env, admin, `mutation { `+m+` }`, nil).ok(t)
 	}
@@ -36,6 +38,8 @@ func testActivitySaysWhatChanged(t *testing.T, engine string) {
 	var rows []struct{ Action, Change string }
 	do(t, env, admin, `{ activity(first: 20, objectType: "task", objectId: "`+id+`") { action change } }`, nil).ok(t).into(t, "activity", &rows)
 	want := []string{ // newest first
+		`comment "Thanks"`,
+		`status Waiting → Doing; answered "Monday"`,
 		`status Doing → Waiting; asked "Which day?"`,
 		`summary "Draft" → "Final"; details edited`,
 		`step 2 pending → completed`,

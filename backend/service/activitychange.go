@@ -9,7 +9,8 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 )
 
-// How the activity trail says what a task change changed ("status Todo → Doing"): from
+// How the activity trail says what a task change changed ("status Todo → Doing", or
+// `comment "Looks good"` for the entries it added): from
 // the change's event and the task's event before it, while the event log still has
 // both (7 days by default). Only task.updated rows, at most changesPerPage of a page,
 // and the earlier event looked for among the last changeLookBack events: a page of the
@@ -27,6 +28,9 @@ type taskFields struct {
 	AgentName      string       `json:"agent_name"`
 	WaitingDetails *string      `json:"waiting_details"`
 	Steps          []model.Step `json:"steps"`
+	// Appended are the conversation entries the change added (comments, answers, agent
+	// messages); events stored before events stayed small carry none.
+	Appended []model.TaskMessage `json:"appended"`
 }
 
 // describeChanges fills Change of the task.updated entries it can.
@@ -96,6 +100,16 @@ func taskChange(before, after taskFields) string {
 		}
 		if b.Title != a.Title {
 			out = append(out, fmt.Sprintf("step %d %q → %q", i+1, short(b.Title), short(a.Title)))
+		}
+	}
+	for _, m := range after.Appended {
+		switch {
+		case m.Question != "":
+			out = append(out, fmt.Sprintf("answered %q", short(m.Content)))
+		case m.Role == model.RoleAssistant:
+			out = append(out, fmt.Sprintf("message %q", short(m.Content)))
+		default:
+			out = append(out, fmt.Sprintf("comment %q", short(m.Content)))
 		}
 	}
 	return strings.Join(out, "; ")

@@ -491,9 +491,12 @@ func (s *Service) ReadSession(c *Credentials, r *http.Request) {
 }
 
 // SignInOptions says how people sign in here, for the sign-in page before it holds any
-// credential (GET /api/signin). OIDC is nil unless team mode is on.
+// credential (GET /api/signin). OIDC is nil unless team mode is on. Session says whether
+// the request came with a session cookie (live or not): the page asks GET /api/me only
+// then, so that a visitor with no credential costs no refused request.
 type SignInOptions struct {
-	OIDC *SignInOIDC `json:"oidc"`
+	OIDC    *SignInOIDC `json:"oidc"`
+	Session bool        `json:"session"`
 }
 
 // SignInOIDC is the "Sign in with <Name>" button: it goes to LoginURL.
@@ -503,9 +506,10 @@ type SignInOIDC struct {
 }
 
 // SignInOptions: the provider's name is --oidc-provider-name, by default the issuer's host.
-func (s *Service) SignInOptions() SignInOptions {
+// hasSessionCookie says whether the request carries the session cookie.
+func (s *Service) SignInOptions(hasSessionCookie bool) SignInOptions {
 	if !s.oidc.Enabled() {
-		return SignInOptions{}
+		return SignInOptions{Session: hasSessionCookie}
 	}
 	name := s.oidc.ProviderName
 	if name == "" {
@@ -515,5 +519,5 @@ func (s *Service) SignInOptions() SignInOptions {
 			name = s.oidc.Issuer
 		}
 	}
-	return SignInOptions{OIDC: &SignInOIDC{Name: name, LoginURL: "/login"}}
+	return SignInOptions{OIDC: &SignInOIDC{Name: name, LoginURL: "/login"}, Session: hasSessionCookie}
 }

@@ -1,6 +1,7 @@
 // Generates the UI's server types from the server's own descriptions:
 //   backend/api/openapi.json      -> src/lib/api-types.gen.ts      (openapi-typescript)
 //   backend/graphql/schema.graphql -> src/lib/graphql-types.gen.ts (graphql-codegen's typescript plugin)
+//   backend/api/openapi.json      -> src/lib/limits.gen.ts         (the task form's length limits: the API's own)
 //
 //   node codegen/gen-types.mjs          rewrite both files (npm run gen)
 //   node codegen/gen-types.mjs --check  generate into a temp dir and fail when a committed
@@ -47,7 +48,21 @@ async function graphqlTypes() {
   return header('backend/graphql/schema.graphql') + out;
 }
 
-const files = { 'api-types.gen.ts': await restTypes(), 'graphql-types.gen.ts': await graphqlTypes() };
+/** The limits a task's form must tell as the person types, as the API states them (maxLength, maxItems). */
+function limits() {
+  const schemas = JSON.parse(readFileSync(OPENAPI, 'utf8')).components.schemas;
+  const create = schemas.CreateTaskRequest.properties;
+  const taskLimits = {
+    summary: create.summary.maxLength,
+    details: create.details.maxLength,
+    steps: create.steps.maxItems,
+    stepTitle: schemas.StepInput.properties.title.maxLength,
+  };
+  for (const [k, v] of Object.entries(taskLimits)) if (!Number.isInteger(v)) throw new Error(`openapi.json states no limit for the task's ${k}`);
+  return header('backend/api/openapi.json') + `/** A task's limits (characters; steps: how many), as the API refuses past them. */\nexport const taskLimits = ${JSON.stringify(taskLimits, null, 2)} as const;\n`;
+}
+
+const files = { 'api-types.gen.ts': await restTypes(), 'graphql-types.gen.ts': await graphqlTypes(), 'limits.gen.ts': limits() };
 
 if (process.argv.includes('--check')) {
   const tmp = mkdtempSync(join(tmpdir(), 'agentdesk-gen-'));

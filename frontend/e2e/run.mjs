@@ -392,6 +392,139 @@ test('every screen at 1280 and 390 px wide: no sideways scrolling, no serious ax
   expect(problems.length === 0, '\n' + problems.join('\n'));
 });
 
+test('the first hour (issue 43): links, phone counts, order, limits, touch, scopes, activity', async () => {
+  // A first visit asks nothing it knows will be refused: no 401 from /api/me.
+  const refused = [];
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  let page = await ctx.newPage();
+  page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
+  page.on('response', (r) => r.status() === 401 && refused.push(r.url()));
+  await page.goto(url + '/');
+  await page.getByLabel('Platform token').waitFor();
+  expect(refused.length === 0, `a first visit was refused: ${refused.join(', ')}`);
+
+  // A column holding more than a page: 55 tasks in Backlog besides the others.
+  const before = await rest('GET', '/api/tasks/counts');
+  for (let i = 0; i < 55; i++) await rest('POST', '/api/tasks', { summary: `Backlog filler ${i}` });
+  const backlog = before.Backlog + 55;
+
+  await page.getByLabel('Platform token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('conn').getByText('Live').waitFor();
+
+  // Cards are links: Ctrl+click and middle-click open the task in a new tab.
+  const card = page.locator('[data-column="Backlog"] a[data-task-id]').first();
+  const id = await card.getAttribute('data-task-id');
+  expect((await card.getAttribute('href')) === `/tasks/${id}`, `card href: ${await card.getAttribute('href')}`);
+  const board = page.url();
+  const [tab] = await Promise.all([ctx.waitForEvent('page'), card.click({ button: 'middle' })]);
+  await tab.waitForLoadState('domcontentloaded');
+  expect(new URL(tab.url()).pathname === `/tasks/${id}`, `middle-click opened ${tab.url()}`);
+  await tab.close();
+  expect(page.url() === board, `a middle-click moved the page to ${page.url()}`);
+
+  // A 1,000-character summary: the pane's controls stay in view.
+  const long = await rest('POST', '/api/tasks', { summary: 'Long '.repeat(200).trim() });
+  await page.goto(url + `/tasks/${long.id}`);
+  const status = page.locator('#d-status');
+  await status.waitFor();
+  await page.getByTestId('conn').getByText('Live').waitFor({ state: 'attached' }); // the board loaded again: the pane keeps its task
+  const box = await status.boundingBox({ timeout: 5000 });
+  expect(box && box.y + box.height < 800, `the Status control is out of view at y=${box?.y}`);
+  await page.screenshot({ path: join(shots, 'first-hour-long-title-1280.png') });
+
+  // Members without a sign-in provider: nobody can sign in with an email yet.
+  await page.goto(url + '/members');
+  await page.getByTestId('no-provider').waitFor();
+  await page.screenshot({ path: join(shots, 'first-hour-members-1280.png') });
+
+  // A comment shows in Activity as a comment.
+  await rest('POST', `/api/tasks/${long.id}/comments`, { content: 'Looks good to me' });
+  await page.goto(url + '/activity');
+  await page.getByTestId('activity-change').filter({ hasText: 'comment "Looks good to me"' }).first().waitFor();
+  await ctx.close();
+
+  // A phone: touch screen, 390 px.
+  const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  page = await phone.newPage();
+  page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
+  await page.goto(url + '/');
+  await page.getByLabel('Platform token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('conn').getByText('Live').waitFor({ state: 'attached' });
+  expect(await page.evaluate(() => matchMedia('(hover: none)').matches), 'the phone is not a touch screen');
+  // The chip counts the column, not the page loaded.
+  const inBacklog = (await rest('GET', '/api/tasks/counts')).Backlog;
+  expect(inBacklog > 50 && inBacklog >= backlog, `Backlog holds ${inBacklog}`);
+  await expectText(page.getByRole('tab', { name: /Backlog/ }).locator('.badge'), String(inBacklog));
+  // No keyboard hints on a touch screen.
+  expect(!(await page.locator('.head kbd').first().isVisible()), 'the New task key hint shows on a touch screen');
+
+  // A new task on a busy column is scrolled to and marked; the toast links to it.
+  await page.getByRole('tab', { name: /Backlog/ }).click();
+  await page.getByRole('button', { name: /New task/ }).click();
+  const summary = page.getByRole('textbox', { name: 'Summary' });
+  await summary.fill('x'.repeat(1200));
+  expect((await summary.inputValue()).length === 1200, 'the summary was cut');
+  await expectText(page.getByTestId('summary-count'), '1,200 / 1,000: too long, shorten it (or put the rest in Details)');
+  await page.screenshot({ path: join(shots, 'first-hour-too-long-390.png') });
+  await summary.fill('Made on the phone');
+  await page.getByLabel('Agent').selectOption(''); // Backlog, the busy column (the worker would finish it at once)
+  await page.getByRole('button', { name: 'Create task' }).click();
+  const link = page.getByTestId('toast-link');
+  await link.waitFor();
+  const made = (await link.textContent()).match(/#(\d+)/)[1];
+  const mine = page.locator(`a[data-task-id="${made}"].highlighted`);
+  await mine.waitFor();
+  await page.waitForTimeout(800); // the layout settles (the board scrolls to it again then)
+  const at = await mine.boundingBox();
+  const toastTop = (await page.getByTestId('toast').first().boundingBox()).y;
+  expect(at && at.y >= 0 && at.y + at.height <= toastTop, `the new task is not in view above the toast (y=${at?.y}, toast at ${toastTop})`);
+  await page.screenshot({ path: join(shots, 'first-hour-created-390.png') });
+  expect((await link.getAttribute('href')) === `/tasks/${made}`, 'the toast does not link to the task');
+
+  // Newest first, remembered across a reload.
+  await page.locator('[data-column="Backlog"] [data-testid="column-order"]').click();
+  await expectText(page.locator('[data-column="Backlog"] [data-testid="column-order"]'), 'Newest ↓');
+  await page.reload();
+  await page.getByRole('tab', { name: /Backlog/ }).click();
+  await expectText(page.locator('[data-column="Backlog"] [data-testid="column-order"]'), 'Newest ↓');
+  expect((await page.locator('[data-column="Backlog"] a[data-task-id]').first().getAttribute('data-task-id')) === made, 'the newest task is not first');
+  await page.screenshot({ path: join(shots, 'first-hour-newest-390.png') });
+
+  // Tables keep their first column in view while they scroll sideways.
+  for (const screen of ['tokens', 'agents', 'activity']) {
+    await page.goto(url + '/' + screen);
+    const first = page.locator('main table tbody tr td:first-child').first();
+    await first.waitFor();
+    expect((await first.evaluate((el) => getComputedStyle(el).position)) === 'sticky', `${screen}: the first column scrolls away`);
+    await page.locator('main table').first().evaluate((el) => (el.scrollLeft = 200));
+    const cell = await first.boundingBox();
+    expect(cell && cell.x >= 0 && cell.x < 40, `${screen}: the first column left the screen (x=${cell?.x})`);
+    await page.screenshot({ path: join(shots, `first-hour-${screen}-390.png`) });
+  }
+
+  // The usage chart's labels are legible on a phone.
+  await page.goto(url + '/usage');
+  await page.getByTestId('cost-chart').waitFor();
+  const label = await page.locator('[data-testid="cost-chart"] text').first().evaluate((el) => el.getBoundingClientRect().height);
+  expect(label >= 11, `the chart's labels are ${label} px tall`);
+  await page.screenshot({ path: join(shots, 'first-hour-usage-390.png') });
+  await phone.close();
+
+  // A task:read token: Conversations says what it may not see instead of loading for good.
+  const reader = cli(['token', 'create', '--project', project, '--name', 'reader', '--data', data, '--scopes', 'task:read']);
+  const rctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  page = await rctx.newPage();
+  await page.goto(url + '/');
+  await page.getByLabel('Platform token').fill(reader);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByTestId('conn').getByText('Live').waitFor();
+  await page.goto(url + '/conversations');
+  await expectText(page.getByTestId('missing-scope'), 'This screen needs the messaging:read scope, which your token lacks.');
+  await rctx.close();
+});
+
 test('edit a task: summary, details and steps; a failed task retried', async () => {
   const page = await newPage();
   await signIn(page);

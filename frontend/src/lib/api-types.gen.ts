@@ -1584,6 +1584,8 @@ export interface components {
             deleted: number;
         };
         SignInOptions: {
+            /** @description Whether the request carried a session cookie (live or not). The web UI asks `GET /api/me` only then, so a visitor with no credential sends no request that is refused. */
+            session: boolean;
             /** @description Team mode's sign-in with OpenID Connect; null when it is off. */
             oidc: null | {
                 /** @description The provider's name, for the button "Sign in with <name>". */
@@ -2453,7 +2455,8 @@ export interface operations {
                      *       "oidc": {
                      *         "name": "Keycloak",
                      *         "loginUrl": "/login"
-                     *       }
+                     *       },
+                     *       "session": false
                      *     }
                      */
                     "application/json": components["schemas"]["SignInOptions"];

@@ -141,7 +141,11 @@ export async function restoreSession(): Promise<Session | null> {
       token = '';
     }
   }
-  return cookieSession(sessionStorage.getItem(PROJECT_KEY) ?? localStorage.getItem(PROJECT_KEY) ?? '');
+  // Only a browser holding a session cookie asks /api/me: without one, it would answer 401.
+  const options = await signInOptions();
+  const s = options.session ? await cookieSession(sessionStorage.getItem(PROJECT_KEY) ?? localStorage.getItem(PROJECT_KEY) ?? '') : null;
+  bootOptions = s ? null : options;
+  return s;
 }
 
 /**
@@ -184,12 +188,18 @@ export async function cookieSession(projectId: string): Promise<Session | null> 
   };
 }
 
-/** What the sign-in page offers besides the token field. */
+/** The answer restoreSession got, for the sign-in page it leads to (one request, not two). */
+let bootOptions: SignInOptions | null = null;
+
+/** What the sign-in page offers besides the token field, and whether a session cookie came. */
 export async function signInOptions(): Promise<SignInOptions> {
+  const kept = bootOptions;
+  bootOptions = null;
+  if (kept) return kept;
   try {
     return await rest<SignInOptions>('GET', '/api/signin');
   } catch {
-    return { oidc: null }; // an older server: tokens only
+    return { oidc: null, session: false }; // an older server: tokens only
   }
 }
 
@@ -232,6 +242,7 @@ export async function signOut(s?: Session | null): Promise<string | null> {
 export function dropSession(): void {
   sessionStorage.removeItem(STORAGE_KEY);
   token = csrf = project = '';
+  bootOptions = null;
 }
 
 async function fetchViewer(): Promise<Viewer> {

@@ -3,7 +3,7 @@ import { toasts } from './toast.svelte';
 import { cleanup, render, fireEvent, screen } from '@testing-library/svelte';
 import { tick } from 'svelte';
 import Board from '../screens/Board.svelte';
-import { app } from './state.svelte';
+import { app, loadOrder } from './state.svelte';
 import { fakeFetch, task, type Call } from './test-helpers';
 
 function seed() {
@@ -122,5 +122,76 @@ describe('board', () => {
     app.apply({ seq: 10, type: 'task.deleted', projectId: 'p', at: '', data: { id: 2 } });
     expect(app.byStatus.Failed.map((t) => t.id)).toEqual([1]);
     expect(app.tasks.has(2)).toBe(false);
+  });
+});
+
+describe('the board in the first hour (issue 43)', () => {
+  afterEach(() => {
+    cleanup();
+    vi.unstubAllGlobals();
+    localStorage.clear();
+    app.newestFirst = loadOrder(); // the defaults again
+  });
+  beforeEach(seed);
+
+  it('makes each card a real link to its task, which a plain click follows in the page and a Ctrl+click leaves to the browser', async () => {
+    render(Board);
+    const card = document.querySelector<HTMLAnchorElement>('[data-task-id="1"]')!;
+    expect(card.tagName).toBe('A');
+    expect(card.getAttribute('href')).toBe('/tasks/1');
+    const ctrl = new MouseEvent('click', { bubbles: true, cancelable: true, ctrlKey: true });
+    card.dispatchEvent(ctrl);
+    expect(ctrl.defaultPrevented).toBe(false); // the browser opens a new tab
+    const plain = new MouseEvent('click', { bubbles: true, cancelable: true });
+    card.dispatchEvent(plain);
+    expect(plain.defaultPrevented).toBe(true);
+    expect(location.pathname).toBe('/tasks/1');
+  });
+
+  it('sorts a column newest first on request, asks the server in that order, and remembers it', async () => {
+    app.tasks = new Map([
+      [1, task({ id: 1, summary: 'old', status: 'Todo' })],
+      [5, task({ id: 5, summary: 'new', status: 'Todo' })],
+    ]);
+    const calls = fakeFetch((c) => (c.url.startsWith('/api/tasks/counts') ? { Todo: 2 } : c.url.includes('status=Todo') ? [app.tasks.get(5), app.tasks.get(1)] : []));
+    render(Board);
+    const ids = () => [...document.querySelectorAll<HTMLElement>('[data-column="Todo"] [data-task-id]')].map((e) => e.dataset.taskId);
+    expect(ids()).toEqual(['1', '5']);
+    const button = document.querySelector<HTMLButtonElement>('[data-column="Todo"] [data-testid="column-order"]')!;
+    expect(button.textContent).toContain('Oldest');
+    await fireEvent.click(button);
+    await vi.waitFor(() => expect(ids()).toEqual(['5', '1']));
+    expect(calls.find((c) => c.url.includes('status=Todo'))!.url).toContain('order=desc');
+    expect(JSON.parse(localStorage.getItem('agentdesk.board.newestFirst')!).Todo).toBe(true);
+    expect(loadOrder().Todo).toBe(true); // what a new page starts with
+    expect(loadOrder().Backlog).toBe(false);
+    expect(loadOrder().Done).toBe(true);
+  });
+
+  it('creates a task without cutting its summary, says the count as it is typed, and links the toast to the task', async () => {
+    const long = 'x'.repeat(812);
+    const calls = fakeFetch((c) => (c.method === 'POST' ? task({ id: 77, summary: c.body.summary, status: 'Backlog' }) : []));
+    render(Board);
+    await fireEvent.click(screen.getByRole('button', { name: /New task/ }));
+    const input = screen.getByLabelText<HTMLInputElement>('Summary');
+    expect(input.maxLength).toBe(-1); // no silent cut at any length
+    await fireEvent.input(input, { target: { value: long } });
+    expect(screen.getByTestId('summary-count').textContent).toContain('812 / 1,000');
+    await fireEvent.input(input, { target: { value: 'y'.repeat(1001) } });
+    expect(screen.getByTestId('summary-count').textContent).toContain('1,001 / 1,000: too long');
+    expect(screen.getByRole<HTMLButtonElement>('button', { name: 'Create task' }).disabled).toBe(true);
+    await fireEvent.input(input, { target: { value: long } });
+    await fireEvent.click(screen.getByRole('button', { name: 'Create task' }));
+    await vi.waitFor(() => expect(app.tasks.get(77)).toBeDefined());
+    expect(calls.find((c) => c.method === 'POST')!.body.summary).toHaveLength(812);
+    expect(toasts.at(-1)).toMatchObject({ text: 'Created #77 in Backlog.', link: '/tasks/77' });
+    expect(app.justCreated).toBe(77);
+    await vi.waitFor(() => expect(document.querySelector('[data-task-id="77"]')!.classList.contains('highlighted')).toBe(true));
+  });
+
+  it('says that Clear done deletes for good', () => {
+    app.counts = { Backlog: 1, Todo: 0, Doing: 0, Waiting: 1, Done: 3, Failed: 0 };
+    render(Board);
+    expect(screen.getByTestId('clear-done').textContent).toContain('for good');
   });
 });

@@ -67,6 +67,19 @@ describe('board paging', () => {
     expect(app.columns.Backlog.more).toBe(false);
   });
 
+  it('keeps the task open in the pane when the board loads again, though no first page holds it (a link to it)', async () => {
+    fakeFetch(fakeServer({ Backlog: 60 }));
+    await app.loadBoard();
+    expect(app.tasks.has(58)).toBe(false);
+    app.tasks = new Map([...app.tasks, [58, task({ id: 58, status: 'Backlog', summary: 'task 58' })]]); // the pane loaded it
+    app.openTaskId = 58;
+    await app.loadBoard(); // the stream (re)opened
+    expect(app.tasks.get(58)?.summary).toBe('task 58');
+    app.openTaskId = null;
+    await app.loadBoard();
+    expect(app.tasks.has(58)).toBe(false);
+  });
+
   it('pages a column on demand until it is complete, newest first for Done', async () => {
     const calls = fakeFetch(fakeServer({ Done: 120 }));
     await app.loadBoard();

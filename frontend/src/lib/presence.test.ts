@@ -50,13 +50,13 @@ describe('agent presence', () => {
 
   it('marks the card with the agent online or stale', () => {
     seed(ago(30_000));
-    const { unmount } = render(TaskCard, { task: app.tasks.get(7)!, onopen: () => {}, onkey: () => {}, ondragstart: () => {} });
+    const { unmount } = render(TaskCard, { task: app.tasks.get(7)!, onkey: () => {}, ondragstart: () => {} });
     let el = document.querySelector('.agent')!;
     expect(el.classList.contains('online')).toBe(true);
     expect(el.getAttribute('title')).toBe('worker: online');
     unmount();
     seed(ago(2 * 3_600_000));
-    render(TaskCard, { task: app.tasks.get(7)!, onopen: () => {}, onkey: () => {}, ondragstart: () => {} });
+    render(TaskCard, { task: app.tasks.get(7)!, onkey: () => {}, ondragstart: () => {} });
     el = document.querySelector('.agent')!;
     expect(el.classList.contains('stale')).toBe(true);
     expect(el.getAttribute('title')).toBe('worker: last seen 2 h ago');

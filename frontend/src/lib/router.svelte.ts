@@ -32,3 +32,18 @@ export function parse(path: string): { screen: string; id: number | null } {
   if (screen === 'tasks') return { screen: 'board', id };
   return { screen, id };
 }
+
+/** The href of a path: a real link, so that middle-click, Ctrl+click and "copy link" work. */
+export function href(path: string): string {
+  return hashRouting ? '#' + path : path;
+}
+
+/**
+ * A link's click: a plain left click stays in the page (go); a click with a modifier
+ * key (new tab, new window, download) or another button is left to the browser.
+ */
+export function follow(e: MouseEvent, path: string): void {
+  if (e.defaultPrevented || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey || e.altKey) return;
+  e.preventDefault();
+  go(path);
+}

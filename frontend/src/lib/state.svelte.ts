@@ -69,8 +69,21 @@ export function matchesSearch(t: Task, q: string): boolean {
   return searchWords(q).every((w) => have.some((h) => h.startsWith(w)));
 }
 
-/** Done is shown newest first; the other columns oldest first. */
-const newestFirst = (s: Status) => s === 'Done';
+/** Per column, whether it shows the newest task first: the person's choice, kept for the browser. */
+export type ColumnOrder = Record<Status, boolean>;
+export const ORDER_KEY = 'agentdesk.board.newestFirst';
+
+/** The kept order; until a person chooses, Done shows the newest first and the other columns the oldest (work order). */
+export function loadOrder(): ColumnOrder {
+  const order = Object.fromEntries(STATUSES.map((s) => [s, s === 'Done'])) as ColumnOrder;
+  try {
+    const kept = JSON.parse(localStorage.getItem(ORDER_KEY) ?? '{}');
+    for (const s of STATUSES) if (typeof kept?.[s] === 'boolean') order[s] = kept[s];
+  } catch {
+    /* unreadable: the defaults */
+  }
+  return order;
+}
 
 export class AppState {
   session = $state.raw<Session | null>(null);
@@ -86,6 +99,12 @@ export class AppState {
   total = $derived(STATUSES.reduce((n, s) => n + this.counts[s], 0));
   /** Each column's paging. */
   columns = $state.raw<Record<Status, Column>>(freshColumns());
+  /** Each column's order (setNewestFirst changes it). */
+  newestFirst = $state.raw<ColumnOrder>(loadOrder());
+  /** The task open in the detail pane: kept when the board loads again, even if no first page holds it (a link to it). */
+  openTaskId = $state<number | null>(null);
+  /** The task this page just created: the board scrolls to it and marks it. */
+  justCreated = $state<number | null>(null);
   /** Per agent, the number of its tasks in each status (the Agents screen loads them: loadAgentCounts). */
   agentCounts = $state.raw<Map<number, Counts>>(new Map());
   private agentCountsTimer: ReturnType<typeof setTimeout> | null = null;
@@ -123,7 +142,7 @@ export class AppState {
   byStatus = $derived.by(() => {
     const cols: Record<Status, Task[]> = { Backlog: [], Todo: [], Doing: [], Waiting: [], Done: [], Failed: [] };
     for (const t of this.tasks.values()) (cols[t.status] ?? cols.Backlog).push(t);
-    for (const st of STATUSES) cols[st].sort(newestFirst(st) ? (a, b) => b.id - a.id : (a, b) => a.id - b.id);
+    for (const st of STATUSES) cols[st].sort(this.newestFirst[st] ? (a, b) => b.id - a.id : (a, b) => a.id - b.id);
     return cols;
   });
   waiting = $derived(this.byStatus.Waiting);
@@ -173,7 +192,7 @@ export class AppState {
     this.boardPending ??= [];
     let counts: Awaited<ReturnType<typeof api.taskCounts>>, pages: Task[][];
     try {
-      [counts, ...pages] = await Promise.all([api.taskCounts(q), ...STATUSES.map((st) => api.tasks({ status: st, desc: newestFirst(st), q }))]);
+      [counts, ...pages] = await Promise.all([api.taskCounts(q), ...STATUSES.map((st) => api.tasks({ status: st, desc: this.newestFirst[st], q }))]);
     } catch (e) {
       if (mine === this.boardLoads) this.boardPending = null;
       throw e;
@@ -192,6 +211,8 @@ export class AppState {
     });
     // The answers may predate events that came while they loaded (a task made a moment
     // after its list was read): those events again, on top.
+    const open = this.openTaskId === null ? undefined : this.tasks.get(this.openTaskId);
+    if (open && !m.has(open.id) && (!q || matchesSearch(open, q))) m.set(open.id, open);
     const pending = this.boardPending ?? [];
     this.boardPending = null;
     for (const e of pending) {
@@ -230,6 +251,14 @@ export class AppState {
     await this.loadBoard();
   }
 
+  /** Shows a column newest first (or oldest first), remembered for this browser, and loads its pages again in that order. */
+  async setNewestFirst(st: Status, newest: boolean): Promise<void> {
+    if (this.newestFirst[st] === newest) return;
+    this.newestFirst = { ...this.newestFirst, [st]: newest };
+    localStorage.setItem(ORDER_KEY, JSON.stringify(this.newestFirst));
+    await this.loadBoard();
+  }
+
   /** The next page of a column (the board calls it when the column's end scrolls into view). */
   async loadMore(st: Status): Promise<void> {
     const col = this.columns[st];
@@ -238,7 +267,7 @@ export class AppState {
     this.columns = { ...this.columns, [st]: loading };
     let page: Task[];
     try {
-      page = await api.tasks({ status: st, after: col.after, desc: newestFirst(st), q: this.query });
+      page = await api.tasks({ status: st, after: col.after, desc: this.newestFirst[st], q: this.query });
     } catch (e) {
       if (this.columns[st] === loading) this.columns = { ...this.columns, [st]: col };
       throw e;
@@ -370,6 +399,8 @@ export class AppState {
     this.counts = zeroCounts();
     this.columns = freshColumns();
     this.query = '';
+    this.justCreated = null;
+    this.openTaskId = null;
     this.agentCounts = new Map();
     this.conversations = [];
     this.conversationsLoaded = false;
@@ -379,6 +410,7 @@ export class AppState {
   async create(input: NewTask): Promise<Task> {
     const t = await api.createTask(input);
     this.put(t, false, true);
+    this.justCreated = t.id;
     return t;
   }
 

@@ -1,9 +1,10 @@
 import { describe, it, expect, beforeEach, afterEach, vi } from 'vitest';
 import { cleanup, render, fireEvent, screen } from '@testing-library/svelte';
-import { api, cookieSession, dropSession, eventsURL, gql, restoreSession, signOut, type Me, type Session } from './api';
+import { api, cookieSession, dropSession, eventsURL, gql, restoreSession, signInOptions, signOut, type Me, type Session } from './api';
 import { describeAgent, grantableRoles, sortSessions, switchableProjects, whoLabel } from './team';
 import { app } from './state.svelte';
 import { fakeFetch } from './test-helpers';
+import { toasts } from './toast.svelte';
 import Members from '../screens/Members.svelte';
 import Settings from '../screens/Settings.svelte';
 
@@ -28,6 +29,7 @@ function me(projectId: string, over: Partial<Me> = {}): Me {
 /** A server in team mode where Dana is signed in: /api/me answers for the project of the header. */
 function teamServer(extra: (c: { method: string; url: string; headers: Record<string, string>; body: any }) => unknown = () => undefined) {
   return fakeFetch((c) => {
+    if (c.url === '/api/signin') return { oidc: { name: 'Acme ID', loginUrl: '/login' }, session: true };
     if (c.url === '/api/me') {
       const p = c.headers['x-agentdesk-project'] || 'prj_a';
       if (p === 'prj_gone') return json(403, { error: { code: 'forbidden', message: 'you are not a member of project "prj_gone"' } });
@@ -49,10 +51,10 @@ describe('team mode session', () => {
     const calls = teamServer(() => ({ data: { agents: [] } }));
     const s = (await restoreSession())!;
     expect(s).toMatchObject({ token: '', cookie: true, projectName: 'Acme', viewer: { kind: 'user', name: 'Dana Scott', projectId: 'prj_a' } });
-    expect(calls[0].headers.authorization).toBeUndefined();
+    expect(calls[1].headers.authorization).toBeUndefined();
     await api.tasks();
     await gql('{ agents { id } }');
-    for (const c of calls.slice(1)) {
+    for (const c of calls.slice(2)) {
       expect(c.headers['x-agentdesk-project']).toBe('prj_a');
       expect(c.headers['x-csrf-token']).toBe('csrf-1');
       expect(c.headers.authorization).toBeUndefined();
@@ -92,9 +94,11 @@ describe('team mode session', () => {
   });
 
   it('shows the sign-in page when there is no session (401), and uses a kept token before the cookie', async () => {
-    const calls = fakeFetch((c) => (c.url === '/api/me' ? json(401, { error: { code: 'unauthenticated', message: 'authentication required' } }) : {}));
+    const calls = fakeFetch((c) =>
+      c.url === '/api/signin' ? { oidc: null, session: true } : json(401, { error: { code: 'unauthenticated', message: 'authentication required' } }),
+    );
     expect(await restoreSession()).toBeNull();
-    expect(calls.map((c) => c.url)).toEqual(['/api/me']);
+    expect(calls.map((c) => c.url)).toEqual(['/api/signin', '/api/me']);
 
     sessionStorage.setItem('agentdesk.token', 'adk_kept');
     const calls2 = fakeFetch(() => ({ data: { viewer: { kind: 'token', name: 'ui', scopes: ['task:read'], projectId: 'prj_a' } } }));
@@ -103,6 +107,13 @@ describe('team mode session', () => {
     expect(calls2[0].headers.authorization).toBe('Bearer adk_kept');
     expect(calls2[0].headers['x-csrf-token']).toBeUndefined();
     expect(new URL(eventsURL(s, null)).searchParams.get('access_token')).toBe('adk_kept');
+  });
+
+  it('asks /api/me only when a session cookie came (no 401 on a first visit), and the sign-in page reuses the answer', async () => {
+    const calls = fakeFetch((c) => (c.url === '/api/signin' ? { oidc: { name: 'Acme ID', loginUrl: '/login' }, session: false } : me('prj_a')));
+    expect(await restoreSession()).toBeNull();
+    expect(await signInOptions()).toEqual({ oidc: { name: 'Acme ID', loginUrl: '/login' }, session: false });
+    expect(calls.map((c) => c.url)).toEqual(['/api/signin']);
   });
 
   it('signs out with POST /logout and the CSRF token, then follows to where the server says', async () => {
@@ -175,6 +186,7 @@ describe('members and sessions screens', () => {
   it('invites by email with a role and shows the server refusing a change', async () => {
     let list = [member(2, 'Dana Scott', 'owner', 'dana@acme.test')];
     const calls = fakeFetch((c) => {
+      if (c.url === '/api/signin') return { oidc: null, session: true }; // no provider: nobody can sign in yet
       const q: string = c.body.query;
       if (q.includes('addMember')) {
         list = [...list, member(3, 'sam', c.body.variables.r, c.body.variables.e)];
@@ -194,8 +206,11 @@ describe('members and sessions screens', () => {
     await fireEvent.change(role);
     await fireEvent.submit(screen.getByRole('button', { name: 'Invite' }).closest('form')!);
     await screen.findByText('sam@acme.test');
-    const add = calls.find((c) => c.body.query.includes('addMember'))!;
+    const add = calls.find((c) => c.body?.query.includes('addMember'))!;
     expect(add.body.variables).toEqual({ e: 'sam@acme.test', r: 'viewer' });
+    // Without a sign-in provider the screen says that nobody can sign in with an email yet.
+    expect(screen.getByTestId('no-provider').textContent).toContain('nobody can sign in');
+    expect(toasts.map((t) => t.text)).toContain('sam@acme.test is a viewer now; nobody can sign in until the server has a sign-in provider (--oidc-issuer).');
 
     const select = screen.getByLabelText<HTMLSelectElement>('Role of Dana Scott');
     select.value = 'admin';

@@ -9,6 +9,8 @@ export interface Toast {
   text: string;
   /** A button in the toast (Undo); clicking it runs it and dismisses the toast. */
   action?: ToastAction;
+  /** A page path: the toast's text is a link there ("Created #12" opens task 12). */
+  link?: string;
 }
 
 export interface ToastAction {
@@ -29,7 +31,7 @@ function schedule(id: number, ms: number) {
   if (ms > 0) timers.set(id, setTimeout(() => dismiss(id), ms));
 }
 
-export function toast(text: string, kind: Toast['kind'] = 'info', ms = kind === 'error' ? ERROR_MS : INFO_MS, action?: ToastAction): void {
+export function toast(text: string, kind: Toast['kind'] = 'info', ms = kind === 'error' ? ERROR_MS : INFO_MS, action?: ToastAction, link?: string): void {
   const same = toasts.find((t) => t.text === text && t.kind === kind);
   if (same && !action && !same.action) {
     schedule(same.id, ms);
@@ -38,7 +40,7 @@ export function toast(text: string, kind: Toast['kind'] = 'info', ms = kind === 
   if (same) dismiss(same.id); // an Undo belongs to the latest change only
   while (toasts.length >= MAX_TOASTS) dismiss(toasts[0].id);
   const id = next++;
-  toasts.push({ id, kind, text, action });
+  toasts.push({ id, kind, text, action, link });
   schedule(id, ms);
 }
 
