@@ -1,12 +1,20 @@
 # agentdesk: the usual tasks. `make help` lists them.
 GO      ?= go
 BIN     ?= bin/agentdesk
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X github.com/agentdesk/agentdesk/backend/version.Version=$(VERSION)
+# The version from git tags: v0.3.0 gives 0.3.0, two commits later 0.3.0-2-gabc1234, an
+# untagged tree "dev". COMMIT is the commit built (-dirty with changes), DATE the build's time.
+VERSION ?= $(shell git describe --tags --match 'v[0-9]*' --dirty 2>/dev/null | sed 's/^v//' | grep . || echo dev)
+COMMIT  ?= $(shell git describe --always --dirty --abbrev=12 --exclude '*' 2>/dev/null || echo unknown)
+DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+VERSION := $(VERSION)
+COMMIT  := $(COMMIT)
+DATE    := $(DATE)
+VERSION_PKG := github.com/agentdesk/agentdesk/backend/version
+LDFLAGS := -s -w -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT) -X $(VERSION_PKG).Date=$(DATE)
 DATA    ?=
 ADDR    ?= 127.0.0.1:8080
 
-.PHONY: help ui build run test test-ui test-desktop wsclient mcpclients a2aclients mcp-inspect race bench bench-scale soak crashloop fuzz desktop package test-package vet fmt clean
+.PHONY: help ui build run test test-ui test-desktop wsclient mcpclients a2aclients mcp-inspect race bench bench-scale soak crashloop fuzz desktop package test-package release licenses vet fmt clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-13s %s\n", $$1, $$2}'
@@ -98,25 +106,51 @@ test-desktop: ## the desktop smoke test: the window under Xvfb, its screenshot i
 	$(GO) vet -tags desktopsmoke ./app/
 	$(GO) test -count=1 -timeout 10m -tags desktopsmoke -run TestDesktopSmoke -v ./app/
 
-# The .deb (build/nfpm.yaml). A Debian version starts with a digit: tag v1.2.3 gives
-# 1.2.3, 3 commits later 1.2.3+3.gHASH; an untagged tree 0.0.0+git.HASH.
+# The .deb and .rpm (build/nfpm.yaml). A package version starts with a digit: tag v1.2.3
+# gives 1.2.3, 3 commits later 1.2.3+3.gHASH; an untagged tree 0.0.0+git.HASH.
 NFPM        ?= $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
 DEB_ARCH    ?= $(shell $(GO) env GOARCH)
-DEB_VERSION ?= $(shell v=$$(echo '$(VERSION)' | sed 's/^v//'); case "$$v" in ([0-9]*.[0-9]*) echo "$$v" | sed 's/-/+/; s/-/./g';; (*) echo "0.0.0+git.$$v" | tr - .;; esac)
+DEB_VERSION ?= $(shell case '$(VERSION)' in ([0-9]*.[0-9]*) echo '$(VERSION)' | sed 's/-/+/; s/-/./g';; (*) echo '0.0.0+git.$(COMMIT)' | tr - .;; esac)
 DEB_VERSION := $(DEB_VERSION)
 DEB         := bin/agentdesk_$(DEB_VERSION)_$(DEB_ARCH).deb
+# nfpm PACKAGER TARGET: a package of bin/agentdesk-desktop.
+nfpm = DEB_VERSION='$(DEB_VERSION)' DEB_ARCH='$(DEB_ARCH)' $(NFPM) package --config build/nfpm.yaml --packager $(1) --target $(2)
 
-package: desktop ## the .deb: the desktop binary as /usr/bin/agentdesk, its .desktop entry and icon, the systemd unit for --serve, the copyright
+bin/package/agentdesk.service: build/linux/agentdesk.service
 	mkdir -p bin/package
-	sed 's#/usr/local/bin/agentdesk#/usr/bin/agentdesk#g' build/linux/agentdesk.service > bin/package/agentdesk.service
+	sed 's#/usr/local/bin/agentdesk#/usr/bin/agentdesk#g' $< > $@
+
+package: desktop bin/package/agentdesk.service ## the .deb: the desktop binary as /usr/bin/agentdesk, its .desktop entry and icon, the systemd unit for --serve, the copyright
 	rm -f bin/agentdesk_*.deb
-	DEB_VERSION='$(DEB_VERSION)' DEB_ARCH='$(DEB_ARCH)' $(NFPM) package --config build/nfpm.yaml --packager deb --target $(DEB)
+	$(call nfpm,deb,$(DEB))
 	@echo "built $(DEB)"
 
 test-package: package ## as root on Debian: dpkg -i the .deb, the desktop smoke test on the installed /usr/bin/agentdesk, dpkg -r
 	dpkg -i $(DEB)
 	AGENTDESK_DESKTOP_BIN=/usr/bin/agentdesk $(GO) test -count=1 -timeout 10m -tags desktopsmoke -run 'TestDesktopSmoke|TestInstalledPackage' -v ./app/; \
 	  status=$$?; dpkg -r agentdesk; exit $$status
+
+# The server is pure Go and cross-compiles; the desktop window needs cgo and is built on
+# Linux only (app/desktop.go has the desktop tag), so the archives hold the headless server.
+RELEASE_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
+DIST := dist
+release: ui desktop bin/package/agentdesk.service ## dist/: the server for linux, darwin (amd64, arm64) and windows (amd64) (.tar.gz, .zip for windows), the desktop app's .deb and .rpm (this machine's arch), SHA256SUMS
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	set -e; for p in $(RELEASE_PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; name=agentdesk_$(VERSION)_$${os}_$${arch}; exe=agentdesk; \
+	  [ $$os != windows ] || exe=agentdesk.exe; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(DIST)/$$name/$$exe .; \
+	  cp LICENSE README.md CHANGELOG.md docs/licenses.md $(DIST)/$$name/; \
+	  if [ $$os = windows ]; then (cd $(DIST) && zip -qr $$name.zip $$name); else tar -C $(DIST) -czf $(DIST)/$$name.tar.gz $$name; fi; \
+	  rm -rf $(DIST)/$$name; \
+	done
+	$(call nfpm,deb,$(DIST)/agentdesk_$(DEB_VERSION)_$(DEB_ARCH).deb)
+	$(call nfpm,rpm,$(DIST)/)
+	cd $(DIST) && sha256sum * > SHA256SUMS
+	ls -l $(DIST)
+
+licenses: ## docs/licenses.md: the licenses of the Go modules and npm packages the binary carries (TestLicenses checks it)
+	$(GO) run ./build/licenses > docs/licenses.md
 
 vet: ## go vet
 	$(GO) vet ./...
@@ -125,4 +159,4 @@ fmt: ## gofmt the tree
 	gofmt -w $$(git ls-files '*.go')
 
 clean: ## remove build output
-	rm -rf bin
+	rm -rf bin $(DIST)

@@ -16,7 +16,7 @@ func oaServiceScenarios() []oaCase {
 	aboutFields := func(admin bool) func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
 		return func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
 			v := r.object(t)
-			if v["version"] == "" || (v["dataDir"] != nil) != admin {
+			if v["version"] != "dev" || v["commit"] != "unknown" || v["buildDate"] != "unknown" || (v["dataDir"] != nil) != admin {
 				t.Fatalf("about with admin=%v: %v", admin, v)
 			}
 		}
@@ -54,7 +54,13 @@ func oaServiceScenarios() []oaCase {
 			t.Fatalf("sign-in options: %v", r.object(t))
 		}
 	}
+	listsLicenses := func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+		if !bytes.HasPrefix(r.body, []byte("# Third-party licenses\n")) || !bytes.Contains(r.body, []byte("| modernc.org/sqlite |")) {
+			t.Fatalf("/licenses: %.80q", r.body)
+		}
+	}
 	return []oaCase{
+		{name: "third-party licenses", method: "GET", path: "/licenses", auth: "none", status: 200, check: listsLicenses},
 		{name: "sign-in options", method: "GET", path: "/api/signin", auth: "none", status: 200, check: signInWith},
 		{name: "backup", method: "GET", path: "/api/backup", auth: "desktop", status: 200, check: sqliteFile,
 			postgres: &oaAnswer{status: 409, code: "conflict", check: namesPgDump}},

@@ -19,6 +19,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/graphql"
 	"github.com/agentdesk/agentdesk/backend/mcp"
 	"github.com/agentdesk/agentdesk/backend/service"
+	"github.com/agentdesk/agentdesk/docs"
 )
 
 //go:embed openapi.json
@@ -56,6 +57,10 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	r.RedirectFixedPath = false
 
 	r.GET("/healthz", health(svc))
+	r.GET("/licenses", func(c *gin.Context) { // the About screen links it; no credential
+		c.Header("X-Content-Type-Options", "nosniff")
+		c.Data(http.StatusOK, "text/plain; charset=utf-8", docs.Licenses)
+	})
 	r.GET("/api/openapi.json", func(c *gin.Context) {
 		c.Data(http.StatusOK, "application/json", precompressed(c.Writer, c.Request, openAPIDocument, openAPIGzip))
 	})

@@ -65,7 +65,7 @@ Usage:
                                                copies the database into an empty PostgreSQL database, ids
                                                included (reads a snapshot: a server may run meanwhile, but
                                                its later writes are not copied; docs/postgres.md)
-  agentdesk version
+  agentdesk version                            the version, commit and build date (also --version)
 
 Knowledge bases embed text with a built-in offline embedder (feature hashing). To use a
 model instead, give --serve an OpenAI-compatible endpoint (Ollama, llama.cpp, OpenAI):
@@ -237,12 +237,16 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	trustedProxies := fs.String("trusted-proxies", os.Getenv("AGENTDESK_TRUSTED_PROXIES"), "reverse proxies (CIDR ranges or addresses, comma list) whose X-Forwarded-For and X-Forwarded-Proto are believed")
 	help := fs.Bool("help", false, "show usage")
 	fs.BoolVar(help, "h", false, "show usage")
+	showVersion := fs.Bool("version", false, "print the version, commit and build date")
 	if err := fs.Parse(args); err != nil {
 		return usagef("%v", err)
 	}
 	if *help {
 		fmt.Fprintf(stdout, usage, server.DefaultDataDir(), server.DefaultAddr)
 		return nil
+	}
+	if *showVersion {
+		return runCommand(append([]string{"version"}, fs.Args()...), dataDir, stdout, stderr)
 	}
 	// The server and the desktop open the database; a subcommand checks its own --db
 	// (AGENTDESK_DB alone does not concern `agentdesk version`), but a --db given before
@@ -350,7 +354,7 @@ func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
 		if err := parse(newFlags(cmd, &dataDir), args); err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, version.Version)
+		fmt.Fprintln(stdout, version.String())
 		return nil
 	case "project create":
 		return projectCreate(args, dataDir, stdout, stderr)

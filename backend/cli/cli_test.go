@@ -47,3 +47,20 @@ func stdoutOf(t *testing.T, args ...string) string {
 	Main(args, &stdout, &stderr, nil)
 	return stdout.String()
 }
+
+// TestVersion: `agentdesk version` and `agentdesk --version` print the same line, with the
+// version, commit and build date, and take no argument; a bad AGENTDESK_DB is not their concern.
+func TestVersion(t *testing.T) {
+	t.Setenv("AGENTDESK_DB", "mysql://x")
+	want := "agentdesk dev (commit unknown, built unknown)\n" // a test binary is not built by the Makefile
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-version"}} {
+		var stdout, stderr bytes.Buffer
+		if code := Main(args, &stdout, &stderr, nil); code != 0 || stdout.String() != want || stderr.Len() != 0 {
+			t.Errorf("agentdesk %s: exit %d, stdout %q, stderr %q; want 0 and %q", strings.Join(args, " "), code, stdout.String(), stderr.String(), want)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Main([]string{"--version", "extra"}, &stdout, &stderr, nil); code != 2 || stdout.Len() != 0 {
+		t.Errorf("agentdesk --version extra: exit %d, stdout %q; want 2", code, stdout.String())
+	}
+}

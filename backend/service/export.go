@@ -78,7 +78,9 @@ func (s *Service) ExportDatabase(ctx context.Context, p *auth.Principal) (*Expor
 
 // About says which build this is and, to administrators, where its data lives.
 type About struct {
-	Version string `json:"version"`
+	Version   string `json:"version"`
+	Commit    string `json:"commit"`
+	BuildDate string `json:"buildDate"`
 	// DataDir and Database are given to callers with the admin scope only: a team
 	// server's file layout is none of a task-only token's business.
 	DataDir  string `json:"dataDir,omitempty"`
@@ -91,7 +93,7 @@ func (s *Service) About(ctx context.Context, p *auth.Principal) (*About, error) 
 	if p == nil {
 		return nil, require(p, auth.Admin)
 	}
-	a := &About{Version: version.Version}
+	a := &About{Version: version.Version, Commit: version.Commit, BuildDate: version.Date}
 	if p.Has(auth.Admin) {
 		db := s.store.Path()
 		if s.store.CanBackup() == nil { // a file (SQLite), in the data directory

@@ -228,7 +228,7 @@ export interface paths {
         };
         /**
          * Version and data location
-         * @description The server's version, for any valid platform token (a data token gets 403); callers with the `admin` scope also get the data directory and the database file, so that the web UI's About screen can say where the data lives.
+         * @description The server's version, commit and build date, for any valid platform token (a data token gets 403); callers with the `admin` scope also get the data directory and the database file, so that the web UI's About screen can say where the data lives.
          */
         get: operations["about"];
         put?: never;
@@ -251,6 +251,26 @@ export interface paths {
          * @description Needs no credentials: what the web UI's sign-in page offers. `oidc` is null unless team mode is on (`--oidc-issuer`); then `name` is the provider's name (`--oidc-provider-name`, by default the issuer's host) and `loginUrl` the path that starts the sign-in (`GET /login`). A platform token works in either case.
          */
         get: operations["signInOptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/licenses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Third-party licenses
+         * @description The list of the Go modules and npm packages the binary carries, with each one's license: docs/licenses.md, as Markdown in plain text. Needs no credentials.
+         */
+        get: operations["licenses"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1008,8 +1028,12 @@ export interface components {
             similarity: number | null;
         };
         About: {
-            /** @description This build's version. */
+            /** @description This build's version: 0.3.0 for the release tagged v0.3.0, 0.3.0-2-gabc1234 two commits after it, dev for a build of an untagged tree (`agentdesk version` prints the same). */
             version: string;
+            /** @description The git commit built (-dirty when its tree had changes), or unknown. */
+            commit: string;
+            /** @description When the binary was built (RFC 3339, UTC), or unknown. */
+            buildDate: string;
             /** @description The data directory (admin scope only; SQLite only). */
             dataDir?: string;
             /** @description The database file, or on PostgreSQL the database's URL without its password (admin scope only). */
@@ -2420,7 +2444,9 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "version": "0.1.0",
+                     *       "version": "0.3.0",
+                     *       "commit": "9a058fc1b2d3",
+                     *       "buildDate": "2026-11-29T12:00:00Z",
                      *       "dataDir": "/home/dana/.local/share/agentdesk",
                      *       "database": "/home/dana/.local/share/agentdesk/agentdesk.db"
                      *     }
@@ -2460,6 +2486,31 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["SignInOptions"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+        };
+    };
+    licenses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The list. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example # Third-party licenses
+                     *     ...
+                     */
+                    "text/plain": string;
                 };
             };
             405: components["responses"]["MethodNotAllowed"];

@@ -243,11 +243,20 @@ describe('members and sessions screens', () => {
     expect(calls.find((c) => c.method === 'DELETE')!.url).toBe('/api/me/sessions/8');
   });
 
+  it('shows the version, commit and build date, and links the third-party licenses', async () => {
+    app.session = { token: 't', desktop: false, wsBase: 'ws://x', viewer: { kind: 'token', name: 'ui', projectId: 'p', scopes: ['admin'] } };
+    fakeFetch(() => ({ version: '0.3.0', commit: '9a058fc1b2d3', buildDate: '2026-11-29T12:00:00Z' }));
+    render(Settings);
+    const version = await screen.findByTestId('version');
+    expect(version.textContent).toBe('0.3.0 (commit 9a058fc1b2d3, built 2026-11-29T12:00:00Z)');
+    expect(screen.getByRole('link', { name: 'Third-party licenses' }).getAttribute('href')).toBe('/licenses');
+  });
+
   it('shows no sessions section to a token', async () => {
     app.session = { token: 't', desktop: false, wsBase: 'ws://x', viewer: { kind: 'token', name: 'ui', projectId: 'p', scopes: ['admin'] } };
-    const calls = fakeFetch(() => ({ version: 'test' }));
+    const calls = fakeFetch(() => ({ version: 'test', commit: 'c', buildDate: 'd' }));
     render(Settings);
-    await screen.findByText('test');
+    await screen.findByText('test', { exact: false });
     expect(screen.queryByTestId('your-sessions')).toBeNull();
     expect(calls.map((c) => c.url)).toEqual(['/api/about']);
   });
