@@ -229,7 +229,6 @@ func (s *Service) CreateJob(ctx context.Context, p *auth.Principal, in JobInput)
 	}
 	var j *model.Job
 	err := s.store.Write(ctx, func(tx *store.Tx) error {
-		// Made here: a write may run twice (store.Write), each time from the start.
 		j = &model.Job{ProjectID: p.ProjectID, Timezone: "UTC", CatchUp: model.CatchUpSkip, Steps: []string{}, CreatedAt: now, UpdatedAt: now}
 		if err := s.applyJobInput(ctx, tx.Reader, j, in); err != nil {
 			return err

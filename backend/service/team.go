@@ -154,7 +154,6 @@ func (s *Service) SignIn(ctx context.Context, id Identity) (string, error) {
 	value := auth.NewSessionValue()
 	now := s.clock()
 	err := s.store.Write(ctx, func(tx *store.Tx) error {
-		email := email // a write may run twice (store.Write): each run starts from the provider's
 		userID, err := tx.UserByOIDC(ctx, id.Issuer, id.Subject)
 		switch {
 		case err == nil: // known: refresh email and name (unless the email is another user's)

@@ -184,7 +184,6 @@ func (s *Service) deliverWebhook(ctx context.Context, id int64) (more bool, err 
 	now := s.clock()
 	var disabled *model.Webhook // by this attempt, logged once it is stored
 	err = s.store.Write(ctx, func(tx *store.Tx) error {
-		disabled = nil // a write may run twice (store.Write)
 		cur, err := tx.WebhookByID(ctx, w.ID)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // deleted meanwhile

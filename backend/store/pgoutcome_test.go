@@ -240,7 +240,7 @@ func TestPostgresWriterConnectionLostInAWrite(t *testing.T) {
 	s := postgresTestStore(t)
 	var once sync.Once
 	endWriter := func() {
-		once.Do(func() { // the write may run again; the connection is lost once
+		once.Do(func() { // the connection is lost once
 			if _, err := s.locks.ExecContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, int64(s.writerPID.Load())); err != nil {
 				t.Errorf("end the writer's backend: %v", err)
 			}

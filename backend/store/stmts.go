@@ -73,9 +73,6 @@ type batchStmts struct {
 	pool    *stmtCache
 	m       map[string]*sql.Stmt
 	missing []string
-	// PostgreSQL: a statement that may change data (not a SELECT) ran since the write
-	// began (batch.runPostgres).
-	changed bool
 }
 
 func (b *batchStmts) get(ctx context.Context, query string) *sql.Stmt {
@@ -142,9 +139,7 @@ func statementVerb(query string) string {
 // batch forgets the rows it kept that query may change (batchreads.go).
 func (r Reader) statementContext(ctx context.Context, query string) context.Context {
 	if r.batch != nil {
-		verb := statementVerb(query)
-		r.batch.changed = r.batch.changed || !strings.EqualFold(verb, "SELECT")
-		r.kept.forgetChangedBy(verb, query)
+		r.kept.forgetChangedBy(statementVerb(query), query)
 		return context.WithoutCancel(ctx)
 	}
 	return ctx

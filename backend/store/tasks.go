@@ -24,9 +24,6 @@ func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
 	if err != nil {
 		return err
 	}
-	if t.deferrable(task.ProjectID) {
-		return t.insertTaskLater(ctx, task, steps)
-	}
 	res, err := t.insert(ctx,
 		`INSERT INTO tasks (project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps, version)
 		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
@@ -39,21 +36,6 @@ func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
 		return err
 	}
 	task.Version = 1
-	for i := range task.Steps {
-		task.Steps[i].ID = model.StepID(task.ID, i)
-	}
-	return nil
-}
-
-// insertTaskLater is InsertTask on PostgreSQL: the id is taken beforehand, and the
-// INSERT goes with the batch's next round trip (pgdefer.go).
-func (t *Tx) insertTaskLater(ctx context.Context, task *model.Task, steps string) error {
-	id, err := t.b.taskID(ctx, task.ProjectID)
-	if err != nil {
-		return err
-	}
-	t.deferTaskInsert(ctx, id, task, steps)
-	task.ID, task.Version = id, 1
 	for i := range task.Steps {
 		task.Steps[i].ID = model.StepID(task.ID, i)
 	}
@@ -97,16 +79,6 @@ func decodeSteps(taskID int64, raw string) ([]model.Step, error) {
 // so a write that also changes the steps or the conversation bumps the version once.
 func (t *Tx) UpdateTask(ctx context.Context, task *model.Task) error {
 	t.taskChanged(task.ID)
-	if t.deferrable(task.ProjectID) {
-		// On PostgreSQL: task.Version is the one it was read at (or the update fails
-		// and runs again at once, pgdefer.go).
-		t.deferOneRowUpdate(ctx, `UPDATE tasks SET agent_id = ?, summary = ?, details = ?, status = ?, task_type = ?, waiting_details = ?, waiting_version = ?, updated_at = ?,
-		 version = ? WHERE id = ? AND project_id = ? AND version = ?`,
-			task.AgentID, task.Summary, task.Details, task.Status, task.TaskType, task.WaitingDetails, task.WaitingVersion,
-			fmtTime(task.UpdatedAt), task.Version+1, task.ID, task.ProjectID, task.Version)
-		task.Version++
-		return nil
-	}
 	err := t.queryRow(ctx,
 		`UPDATE tasks SET agent_id = ?, summary = ?, details = ?, status = ?, task_type = ?, waiting_details = ?, waiting_version = ?, updated_at = ?,
 		 version = version + 1 WHERE id = ? AND project_id = ? RETURNING version`,
@@ -131,10 +103,6 @@ func (t *Tx) TaskVersion(ctx context.Context, projectID string, id int64) (int64
 // UpdateStepStatus sets the status of the step at position (0-based) of a task.
 func (t *Tx) UpdateStepStatus(ctx context.Context, taskID int64, position int, status string) error {
 	t.taskChanged(taskID)
-	if t.deferrableHere() {
-		t.deferOneRowUpdate(ctx, updateStepStatus, status, position, taskID) // pgdefer.go
-		return nil
-	}
 	return t.execOne(ctx, updateStepStatus, status, position, taskID)
 }
 
@@ -147,10 +115,6 @@ var updateStepStatus = postgresSQL(`UPDATE tasks SET steps = json_set(steps, '$[
 func (t *Tx) AppendTaskMessage(ctx context.Context, taskID int64, m model.TaskMessage) error {
 	t.taskChanged(taskID)
 	const insert = `INSERT INTO task_messages (task_id, role, content, created_at, author, question) VALUES (?, ?, ?, ?, ?, NULLIF(?, ''))`
-	if t.deferrableHere() {
-		t.deferStatement(ctx, insert, taskID, m.Role, m.Content, fmtTime(m.CreatedAt), m.Author, m.Question) // pgdefer.go
-		return nil
-	}
 	_, err := t.exec(ctx, insert, taskID, m.Role, m.Content, fmtTime(m.CreatedAt), m.Author, m.Question)
 	return err
 }
@@ -484,9 +448,6 @@ func scanTask(row interface{ Scan(...any) error }) (*model.Task, error) {
 
 // Task loads one task of the project with its steps and, if asked, its conversation.
 func (r Reader) Task(ctx context.Context, projectID string, id int64, withConversation bool) (*model.Task, error) {
-	if c, ok := r.q.(deferringConn); ok {
-		return c.task(ctx, r, projectID, id, withConversation) // a PostgreSQL batch (pgdefer.go)
-	}
 	task, err := scanTask(r.queryRow(ctx, taskQuery, id, projectID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound

@@ -303,16 +303,15 @@ func TestConnectionSettings(t *testing.T) {
 	}
 }
 
-// TestFailedWriteRunsItsBatchAgain: on PostgreSQL most writes have no savepoint of their
-// own, and a write that fails after changing something takes the writes since the last
-// savepoint with it: those run again, and it runs again in a savepoint of its own. A
-// write that fails having only read, or whose statement failed, costs no other write
-// anything more than that. Whatever runs how often, the outcome is each write's own.
-func TestFailedWriteRunsItsBatchAgain(t *testing.T) {
-	pgtest.Engines(t, testFailedWriteRunsItsBatchAgain)
+// TestEveryWriteRunsOnce: on both engines each write of a batch runs in a savepoint of
+// its own and runs once, whether it, a write before it or a write after it fails, and
+// however it fails (refusing after a change, having only read, or with a statement the
+// database refused): its outcome is its own, and the others' stay stored.
+func TestEveryWriteRunsOnce(t *testing.T) {
+	pgtest.Engines(t, testEveryWriteRunsOnce)
 }
 
-func testFailedWriteRunsItsBatchAgain(t *testing.T, engine string) {
+func testEveryWriteRunsOnce(t *testing.T, engine string) {
 	s := openTestOn(t, engine)
 	ctx := context.Background()
 	var mu sync.Mutex
@@ -380,11 +379,6 @@ func testFailedWriteRunsItsBatchAgain(t *testing.T, engine string) {
 		t.Fatalf("%d events for 5 tasks", len(events))
 	}
 	want := map[string]int{"a": 1, "read-and-refuse": 1, "b": 1, "c": 1, "refused-after-insert": 1, "d": 1, "bad-statement": 1, "e": 1}
-	if engine == "postgres" {
-		// The refused write undid b and c with it (the last savepoint came after the
-		// write that only read); the bad statement undid d.
-		want["b"], want["c"], want["refused-after-insert"], want["d"], want["bad-statement"] = 2, 2, 2, 2, 2
-	}
 	mu.Lock()
 	defer mu.Unlock()
 	for name, n := range want {
@@ -406,11 +400,10 @@ func inOneBatch(t *testing.T, s *Store, writes ...batchWrite) []error {
 	t.Helper()
 	ctx := context.Background()
 	release, held := make(chan struct{}), make(chan struct{})
-	var once sync.Once // a write may run twice (write.go, runPostgres)
 	holding := make(chan error, 1)
 	go func() {
 		holding <- s.Write(ctx, func(tx *Tx) error {
-			once.Do(func() { close(held) })
+			close(held)
 			<-release
 			return nil
 		})
@@ -437,11 +430,10 @@ func inOneBatch(t *testing.T, s *Store, writes ...batchWrite) []error {
 	return out
 }
 
-// TestPostgresWriteBackAfterMovingTheSavepoint: a write that goes back for the next batch (its
-// project's lock is taken) has already moved savepoint w, so a later write that fails
-// after a change rolls back to there, and only the writes since then run again: the
-// ones before stay stored once.
-func TestPostgresWriteBackAfterMovingTheSavepoint(t *testing.T) {
+// TestPostgresWriteBackForItsLock: a write whose project's lock another server holds
+// goes back for the next batch without running; a later write of the batch that fails
+// after a change rolls back to its own savepoint only: the ones before stay stored.
+func TestPostgresWriteBackForItsLock(t *testing.T) {
 	s := openTestOn(t, "postgres")
 	ctx := context.Background()
 	if err := s.Write(ctx, func(tx *Tx) error {
