@@ -40,7 +40,7 @@ func testWriteLoadsTheCommittedTask(t *testing.T, engine string) {
 	change("Doing")
 	// A statement that marks nothing, as a new one might.
 	if err := s.Write(ctx, func(tx *Tx) error {
-		_, err := tx.exec(ctx, `UPDATE tasks SET summary = 'second' WHERE id = ?`, task.ID)
+		_, err := tx.exec(ctx, `UPDATE tasks SET summary = 'second' WHERE id = $1`, task.ID)
 		return err
 	}); err != nil {
 		t.Fatal(err)

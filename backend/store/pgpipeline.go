@@ -141,7 +141,7 @@ func (s *Store) commitPostgres(ctx context.Context, b *batch) error {
 // holds the project's lock, it stays right until the batch stores its own events.
 // A project that is not there reads as notRead.
 func queueProjectSeq(q *pgx.Batch, projectID string, last *int64) {
-	queue(q, `SELECT (SELECT event_seq FROM projects WHERE id = ?)`, projectID).QueryRow(func(row pgx.Row) error {
+	queue(q, `SELECT (SELECT event_seq FROM projects WHERE id = $1)`, projectID).QueryRow(func(row pgx.Row) error {
 		var v sql.NullInt64
 		if err := row.Scan(&v); err != nil {
 			return err

@@ -237,6 +237,19 @@ func (r Reader) execOne(ctx context.Context, query string, args ...any) error {
 // are integers, so the text is safe, and the few distinct values each get cached.
 func limitClause(n int) string { return " LIMIT " + strconv.Itoa(n) }
 
+// params is n numbered parameters from $first on, comma-separated: params(3, 2) is
+// "$3, $4". Both engines take $N.
+func params(first, n int) string {
+	var sb strings.Builder
+	for i := range n {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("$" + strconv.Itoa(first+i))
+	}
+	return sb.String()
+}
+
 // insert runs an INSERT of one row whose id the caller reads with LastInsertId. pgx has
 // no LastInsertId: on PostgreSQL the statement returns the id (RETURNING id) instead.
 func (r Reader) insert(ctx context.Context, query string, args ...any) (sql.Result, error) {

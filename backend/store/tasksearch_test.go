@@ -87,7 +87,7 @@ func TestTaskSearchIndex(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			truth, err := s.Read().countRows(ctx, `SELECT status, COUNT(*) FROM tasks WHERE project_id = ? GROUP BY status`, pid)
+			truth, err := s.Read().countRows(ctx, `SELECT status, COUNT(*) FROM tasks WHERE project_id = $1 GROUP BY status`, pid)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -519,7 +519,7 @@ func testRefusedEventsFailTheBatch(t *testing.T, engine string) {
 			return err
 		}
 		seq := tx.events[len(tx.events)-1].Seq
-		runBehindItsBack(t, tx, `INSERT INTO events (project_id, seq, type, data, at, actor_kind, actor, via, object_id) VALUES ('p', ?, 'squatter', ?, 'x', '', '', '', '')`,
+		runBehindItsBack(t, tx, `INSERT INTO events (project_id, seq, type, data, at, actor_kind, actor, via, object_id) VALUES ('p', $1, 'squatter', $2, 'x', '', '', '', '')`,
 			seq, []byte("{}"))
 		return tx.InsertAgent(ctx, &model.Agent{ProjectID: "p", Name: "refused", CreatedAt: time.Now()})
 	})
