@@ -23,8 +23,10 @@ import (
 // eventAudit is who made an event, through which interface, and the id of its object.
 type eventAudit struct{ actorKind, actor, via, objectID string }
 
-func auditOf(ctx context.Context, data []byte) eventAudit {
-	a := audit.From(ctx)
+func auditOf(a audit.Actor, data []byte) eventAudit {
+	if a == (audit.Actor{}) {
+		a = audit.System
+	}
 	return eventAudit{actorKind: a.Kind, actor: a.Name, via: a.Via, objectID: objectID(data)}
 }
 

@@ -20,7 +20,7 @@ func testBatchKeepsAgentsAndBudgets(t *testing.T, engine string) {
 	s := openTestOn(t, engine)
 	ctx := context.Background()
 	agent := &model.Agent{ProjectID: "p", Name: "bot", CreatedAt: time.Now()}
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertAgent(ctx, agent) }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.InsertAgent(ctx, agent) }); err != nil {
 		t.Fatal(err)
 	}
 	behindItsBack := func(tx *Tx, query string, args ...any) { runBehindItsBack(t, tx, query, args...) }
@@ -45,7 +45,7 @@ func testBatchKeepsAgentsAndBudgets(t *testing.T, engine string) {
 		}
 		return b.MonthlyMicros
 	}
-	err := s.Write(ctx, func(tx *Tx) error {
+	err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		if d := description(tx); d != "" {
 			t.Errorf("description %q, want none", d)
 			return errStop
@@ -132,7 +132,7 @@ func testBatchKeepsConversationsAndParticipants(t *testing.T, engine string) {
 	s := openTestOn(t, engine)
 	ctx := context.Background()
 	conv := &model.Conversation{UUID: "c-uuid", ProjectID: "p", CreatedAt: time.Now()}
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertConversation(ctx, conv) }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.InsertConversation(ctx, conv) }); err != nil {
 		t.Fatal(err)
 	}
 	find := func(tx *Tx) int64 { // the conversation's id by its old uuid, or -1
@@ -156,7 +156,7 @@ func testBatchKeepsConversationsAndParticipants(t *testing.T, engine string) {
 		}
 		return added
 	}
-	err := s.Write(ctx, func(tx *Tx) error {
+	err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		if id := find(tx); id != conv.ID {
 			t.Errorf("conversation %d, want %d", id, conv.ID)
 			return errStop
@@ -228,7 +228,7 @@ func testBatchForgetsARolledBackWrite(t *testing.T, engine string) {
 	s := openTestOn(t, engine)
 	ctx := context.Background()
 	agent := &model.Agent{ProjectID: "p", Name: "bot", CreatedAt: time.Now()}
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertAgent(ctx, agent) }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.InsertAgent(ctx, agent) }); err != nil {
 		t.Fatal(err)
 	}
 	refused := errors.New("refused")

@@ -36,7 +36,7 @@ func (t *Tx) AppendEvent(ctx context.Context, projectID, typ string, data any, a
 		return err
 	}
 	t.events = append(t.events, model.Event{Seq: seq, Type: typ, ProjectID: projectID, At: at, Data: json.RawMessage(raw)})
-	t.audit = append(t.audit, auditOf(ctx, raw)) // activity.go
+	t.audit = append(t.audit, auditOf(t.by.Actor, raw)) // activity.go
 	return nil
 }
 

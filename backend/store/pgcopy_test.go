@@ -149,7 +149,7 @@ func TestCopyToPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = ps.Write(ctx, func(tx *store.Tx) error { return tx.InsertMember(ctx, second, dana, model.RoleViewer, time.Now()) })
+	err = ps.Write(ctx, store.Author{}, func(tx *store.Tx) error { return tx.InsertMember(ctx, second, dana, model.RoleViewer, time.Now()) })
 	ps.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -310,7 +310,7 @@ func checkSchemaUpgrade(t *testing.T, v, latest int64) {
 	}
 	defer s.Close()
 	var task model.Task
-	if err := s.Write(ctx, func(tx *Tx) error {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		task = model.Task{ProjectID: "prj_p", Summary: "after the upgrade", Status: model.StatusBacklog, Source: model.SourceUser,
 			TaskType: model.DefaultTaskType, CreatedAt: time.Now(), UpdatedAt: time.Now()}
 		if err := tx.InsertTask(ctx, &task); err != nil {

@@ -32,7 +32,7 @@ func seedSearchCost(t testing.TB, engine string) *Store {
 	if s.pg {
 		series = `SELECT generate_series(1, $2) AS n`
 	}
-	err := s.Write(ctx, func(tx *Tx) error {
+	err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		for _, p := range []struct {
 			id string
 			n  int
@@ -52,7 +52,7 @@ func seedSearchCost(t testing.TB, engine string) *Store {
 		t.Fatal(err)
 	}
 	for more := true; more; {
-		if err := s.Write(ctx, func(tx *Tx) (err error) {
+		if err := s.Write(ctx, Author{}, func(tx *Tx) (err error) {
 			more, err = tx.IndexTaskSearch(ctx, 5000)
 			return err
 		}); err != nil {

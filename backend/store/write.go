@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/agentdesk/agentdesk/backend/audit"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/jackc/pgx/v5"
 )
@@ -34,8 +35,18 @@ func (s *Store) Stats() WriteStats {
 		Sync: time.Duration(s.syncNanos.Load())}
 }
 
+// Author is who makes a write, and the project it changes: every event the write
+// appends records the actor (activity.go), and on PostgreSQL the write takes the
+// project's lock before it runs (postgres_seq.go). The zero Author is the system, in no
+// one project.
+type Author struct {
+	Project string
+	Actor   audit.Actor
+}
+
 type job struct {
 	ctx  context.Context
+	by   Author
 	fn   func(*Tx) error
 	done chan error
 	// Times it was put back because waiting for its project's lock deadlocked
@@ -47,11 +58,15 @@ type job struct {
 // deadlocked; then it fails with errDeadlock.
 const maxLockRetries = 3
 
+// By is who makes the write, and its project.
+func (t *Tx) By() Author { return t.by }
+
 // Tx is one write, inside a transaction shared with other writes of the same batch.
 // Its reads see the batch's uncommitted changes.
 type Tx struct {
 	Reader
 	b      *batch
+	by     Author
 	events []model.Event
 	audit  []eventAudit // who made each event, and its object (activity.go)
 	// The tasks this write changed (or all of them): the task lists' cache forgets them
@@ -70,8 +85,8 @@ func (t *Tx) everyTaskChanged() { t.allTasksChanged = true }
 // and is durable (or fn's error). Concurrent writes are committed together, each in a
 // savepoint of its own, so that one write's failure leaves the others of its batch
 // untouched. fn runs once.
-func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
-	j := &job{ctx: ctx, fn: fn, done: make(chan error, 1)}
+func (s *Store) Write(ctx context.Context, by Author, fn func(*Tx) error) error {
+	j := &job{ctx: ctx, by: by, fn: fn, done: make(chan error, 1)}
 	s.closeMu.RLock()
 	if s.closed {
 		s.closeMu.RUnlock()
@@ -350,7 +365,7 @@ func (b *batch) run(ctx context.Context, j *job) error {
 	b.jobs = append(b.jobs, j)
 	b.results = append(b.results, nil)
 	result := &b.results[len(b.results)-1]
-	t := &Tx{Reader: r, b: b}
+	t := &Tx{Reader: r, b: b, by: j.by}
 	err := runJob(j, t)
 	if err != nil && IsDiskFull(err) {
 		// SQLite may have rolled the whole transaction back: the batch goes (diskfull.go).
@@ -396,7 +411,7 @@ func (b *batch) runPostgres(ctx context.Context, j *job) error {
 		return nil // j did not run: it goes to the next batch
 	}
 	r := Reader{q: b.q, batch: b.stmts, kept: b.kept, pg: true} // after beginPostgres: b.q may be new
-	t := &Tx{Reader: r, b: b}
+	t := &Tx{Reader: r, b: b, by: j.by}
 	err = runJob(j, t)
 	b.forgetMarks(t)
 	if err == nil {
@@ -442,7 +457,7 @@ func (b *batch) beginPostgres(ctx context.Context, j *job) (again bool, err erro
 		q.Queue("RELEASE w")
 	}
 	q.Queue("SAVEPOINT w")
-	project := writingIn(j.ctx)
+	project := j.by.Project
 	lock := project != "" && !b.holdsLock(project)
 	wait := lock && !b.savepoint // the batch's first write: no statement has run
 	got, last := true, int64(notRead)
