@@ -90,7 +90,7 @@ func fillStore(t *testing.T, data, tokenName string, n, batch int, row func(tx *
 		t.Fatal(err)
 	}
 	for i := 0; i < n; i += batch {
-		if err := st.Write(ctx, func(tx *store.Tx) error {
+		if err := st.Write(ctx, store.Author{}, func(tx *store.Tx) error {
 			for j := i; j < min(i+batch, n); j++ {
 				if err := row(tx, pid, j); err != nil {
 					return err

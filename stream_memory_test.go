@@ -98,7 +98,7 @@ func fillTasks(t *testing.T, data string, n int) string {
 	// catch-up's garbage.
 	ctx := context.Background()
 	for more := true; more; {
-		if err := st.Write(ctx, func(tx *store.Tx) (err error) {
+		if err := st.Write(ctx, store.Author{}, func(tx *store.Tx) (err error) {
 			more, err = tx.IndexTaskSearch(ctx, 5000)
 			return err
 		}); err != nil {

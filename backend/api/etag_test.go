@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"github.com/agentdesk/agentdesk/backend/jobs/jobstest"
 	"net/http"
 	"strings"
 	"sync"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
-	"github.com/agentdesk/agentdesk/backend/jobs"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/testenv"
@@ -21,7 +21,7 @@ import (
 // instant, so nothing but the task's version can tell its states apart.
 func frozenEnv(t *testing.T, engine string) *testenv.Env {
 	t.Helper()
-	return testenv.StartWithOn(t, engine, server.Config{Clock: jobs.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))})
+	return testenv.StartWithOn(t, engine, server.Config{Clock: jobstest.NewManualClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))})
 }
 
 // TestTaskETag: GET sends a strong ETag that changes with every change of the task,

@@ -3,13 +3,13 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/agentdesk/agentdesk/backend/jobs/jobstest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 
-	"github.com/agentdesk/agentdesk/backend/jobs"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
@@ -23,7 +23,7 @@ func TestAgentLastSeen(t *testing.T) { pgtest.Engines(t, testAgentLastSeen) }
 
 func testAgentLastSeen(t *testing.T, engine string) {
 	start := time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
-	clock := jobs.NewManualClock(start)
+	clock := jobstest.NewManualClock(start)
 	dir := t.TempDir()
 	env := testenv.StartWithOn(t, engine, server.Config{DataDir: dir, Clock: clock})
 	tok := env.Token(t, env.Project.ID, "task:read", "admin")

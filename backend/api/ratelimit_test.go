@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"github.com/agentdesk/agentdesk/backend/jobs/jobstest"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"io"
 	"net/http"
@@ -9,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
-	"github.com/agentdesk/agentdesk/backend/jobs"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/testenv"
@@ -18,7 +18,7 @@ import (
 // limitedServer is a team mode server behind a proxy on this machine (--trusted-proxies
 // 127.0.0.1/32, when proxied) with a manual clock. The provider is never asked: the
 // refused callbacks here fail before discovery.
-func limitedServer(t *testing.T, engine string, proxied bool) (*testenv.Env, *jobs.ManualClock) {
+func limitedServer(t *testing.T, engine string, proxied bool) (*testenv.Env, *jobstest.ManualClock) {
 	t.Helper()
 	var proxies string
 	if proxied {
@@ -28,7 +28,7 @@ func limitedServer(t *testing.T, engine string, proxied bool) (*testenv.Env, *jo
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := jobs.NewManualClock(time.Now())
+	clock := jobstest.NewManualClock(time.Now())
 	env := testenv.StartWithOn(t, engine, server.Config{Clock: clock, TrustedProxies: trusted, PublicURL: teamPublicURL,
 		OIDC: auth.OIDC{PublicURL: teamPublicURL, Issuer: "http://127.0.0.1:1", ClientID: "agentdesk", Scopes: []string{"openid"}}})
 	return env, clock

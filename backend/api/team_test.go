@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"errors"
+	"github.com/agentdesk/agentdesk/backend/jobs/jobstest"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"io"
 	"net"
@@ -18,7 +19,6 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
-	"github.com/agentdesk/agentdesk/backend/jobs"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
@@ -40,7 +40,7 @@ type opStorage struct{ wrongKey *atomic.Bool }
 type team struct {
 	env   *testenv.Env
 	op    string // the provider's issuer URL
-	clock *jobs.ManualClock
+	clock *jobstest.ManualClock
 	st    *opStorage
 	p     *oidcop.Provider
 }
@@ -93,7 +93,7 @@ func startTeamWith(t *testing.T, engine string, setup teamSetup) *team {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := jobs.NewManualClock(time.Now())
+	clock := jobstest.NewManualClock(time.Now())
 	env := testenv.StartWithOn(t, engine, server.Config{Clock: clock, PublicURL: teamPublicURL, TrustedProxies: trusted, OIDC: auth.OIDC{
 		PublicURL: teamPublicURL, Issuer: issuer, ClientID: "agentdesk", ClientSecret: "s3cret",
 		Scopes: []string{"openid", "email", "profile"}, AllowedDomains: setup.allowedDomains, TrustEmail: setup.trustEmail}})

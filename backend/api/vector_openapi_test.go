@@ -3,13 +3,13 @@ package api_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentdesk/agentdesk/backend/vector/vectortest"
 	"strings"
 	"testing"
 
 	"github.com/agentdesk/agentdesk/backend/api"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
-	"github.com/agentdesk/agentdesk/backend/vector"
 )
 
 // oaVectorScenarios cover /api/vector (vector.go). The fixed ones use ids that cannot
@@ -17,7 +17,7 @@ import (
 func oaVectorScenarios() []oaCase {
 	const spaces = "/api/vector/spaces"
 	huge := strings.Repeat("x", api.MaxJSONBody+1)
-	pdf, pdfHeader := oaMultipart([4]string{"file", "guide.pdf", "application/pdf", string(vector.MinimalPDF([]string{"Restore: stop the server, put the file back."}))})
+	pdf, pdfHeader := oaMultipart([4]string{"file", "guide.pdf", "application/pdf", string(vectortest.MinimalPDF([]string{"Restore: stop the server, put the file back."}))})
 	flow := func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
 		var sp model.VectorSpace
 		if err := jsonInto(r.body, &sp); err != nil || sp.ID < 1 || sp.Name != "kb" {

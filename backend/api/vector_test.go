@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"fmt"
+	"github.com/agentdesk/agentdesk/backend/vector/vectortest"
 	"mime/multipart"
 	"net/http"
 	"strings"
@@ -13,7 +14,6 @@ import (
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
-	"github.com/agentdesk/agentdesk/backend/vector"
 )
 
 // vectorUpload is a multipart body with one part "file".
@@ -117,7 +117,7 @@ func testVectorREST(t *testing.T, engine string) {
 	}{
 		{"notes.txt", "text/plain", []byte("Plain notes about the event stream and since replay."), "since replay"},
 		{"page.html", "text/html", []byte("<html><head><style>x{}</style></head><body><h2>Webhooks</h2><p>Agents learn about tasks from the <b>event stream</b>.</p><script>evil()</script></body></html>"), "## Webhooks"},
-		{"guide.pdf", "", vector.MinimalPDF([]string{"Restoring a backup: stop the server and put the file back."}), "Restoring a backup"},
+		{"guide.pdf", "", vectortest.MinimalPDF([]string{"Restoring a backup: stop the server and put the file back."}), "Restoring a backup"},
 	}
 	for _, f := range files {
 		body, h := vectorUpload(t, f.name, f.ctype, f.content)

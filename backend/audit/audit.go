@@ -1,6 +1,8 @@
-// Package audit carries who is acting, and through which interface, in a request's
-// context, so that the store can record them in every event row (which the activity
-// trail is filled from) without each service method passing them along.
+// Package audit names who made a change, and through which interface (Actor). The
+// service passes the actor of each write to the store (store.Author), which records it
+// in every event row the write appends (the activity trail is filled from them). The
+// context names the interface of a request (WithVia), and the actor of what the command
+// line and the scheduler do without a principal of their own (From).
 package audit
 
 import (
@@ -53,6 +55,9 @@ func WithPrincipal(ctx context.Context, p *auth.Principal) context.Context {
 	return context.WithValue(ctx, principalKey{}, p)
 }
 
+// System is the actor of a change no principal asked for.
+var System = Actor{Kind: KindSystem, Name: "system", Via: ViaInternal}
+
 // Actor is who made a change and how.
 type Actor struct {
 	Kind string // token, owner, agent, job or system
@@ -64,7 +69,7 @@ type Actor struct {
 // interface is the principal's own (where it authenticated) when it has one, else the
 // context's.
 func From(ctx context.Context) Actor {
-	a := Actor{Kind: KindSystem, Name: "system", Via: ViaInternal}
+	a := System
 	p, _ := ctx.Value(principalKey{}).(*auth.Principal)
 	if p != nil {
 		a.Kind, a.Name = string(p.Kind), p.Name

@@ -68,7 +68,7 @@ func bulkFill(ctx context.Context, st *store.Store, p project, n int, words []st
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
-		err := st.Write(ctx, func(tx *store.Tx) error {
+		err := st.Write(ctx, store.Author{}, func(tx *store.Tx) error {
 			for j := i; j < min(i+batch, n); j++ {
 				summary := fmt.Sprintf("%s %s task %d", words[j%len(words)], words[(j*7+3)%len(words)], j)
 				if j%1000 == 500 {

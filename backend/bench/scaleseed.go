@@ -95,7 +95,7 @@ func seedScale(ctx context.Context, cfg config, dir string, age time.Duration) (
 	logf("  %d tasks in %.1f s (%.0f tasks/s)", cfg.scale, took.Seconds(), float64(cfg.scale)/took.Seconds())
 	t := time.Now()
 	for more := true; more; {
-		if err := st.Write(ctx, func(tx *store.Tx) (err error) {
+		if err := st.Write(ctx, store.Author{}, func(tx *store.Tx) (err error) {
 			more, err = tx.IndexActivity(ctx, 10_000)
 			return err
 		}); err != nil {
@@ -103,7 +103,7 @@ func seedScale(ctx context.Context, cfg config, dir string, age time.Duration) (
 		}
 	}
 	for more := true; more; {
-		if err := st.Write(ctx, func(tx *store.Tx) (err error) {
+		if err := st.Write(ctx, store.Author{}, func(tx *store.Tx) (err error) {
 			more, err = tx.IndexTaskSearch(ctx, 5000)
 			return err
 		}); err != nil {

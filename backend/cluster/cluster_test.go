@@ -62,7 +62,7 @@ func TestStoresWakeEachOther(t *testing.T) {
 	now := time.Now().UTC()
 	write := func(st *store.Store, typ string) {
 		t.Helper()
-		if err := st.Write(ctx, func(tx *store.Tx) error {
+		if err := st.Write(ctx, store.Author{}, func(tx *store.Tx) error {
 			if typ == "first" {
 				if err := tx.InsertProject(ctx, &model.Project{ID: "prj_wake", Name: "wake", Namespace: "wake", TokenSecret: "s", CreatedAt: now}); err != nil {
 					return err
@@ -169,7 +169,7 @@ func TestJobClaimedOnce(t *testing.T) {
 	// a's write claims the job and holds it until told.
 	claimed, release, done := make(chan error, 1), make(chan struct{}), make(chan error, 1)
 	go func() {
-		done <- a.Server.Store().Write(ctx, func(tx *store.Tx) error {
+		done <- a.Server.Store().Write(ctx, store.Author{}, func(tx *store.Tx) error {
 			j, err := tx.ClaimDueJob(ctx, job.ProjectID, job.ID, now)
 			claimed <- err
 			if err != nil {

@@ -315,7 +315,7 @@ func (h *Hub) PruneEvents(ctx context.Context) error {
 	// Each batch copies what it deletes into the activity trail first: fill the trail
 	// in bounded writes before, so that the first batch does not copy a backlog.
 	for more := true; more; {
-		if err := h.store.Write(ctx, func(tx *store.Tx) (err error) {
+		if err := h.store.Write(ctx, store.Author{}, func(tx *store.Tx) (err error) {
 			more, err = tx.IndexActivity(ctx, 10_000)
 			return err
 		}); err != nil {
@@ -324,7 +324,7 @@ func (h *Hub) PruneEvents(ctx context.Context) error {
 	}
 	for {
 		var n int64
-		if err := h.store.Write(ctx, func(tx *store.Tx) (err error) {
+		if err := h.store.Write(ctx, store.Author{}, func(tx *store.Tx) (err error) {
 			n, err = tx.PruneEventsBatch(ctx, before, pruneBatch)
 			return err
 		}); err != nil || n < pruneBatch {

@@ -35,7 +35,7 @@ func newHub(t *testing.T, engine string, opts Options, check CheckFunc) *Hub {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	err = st.Write(ctx, func(tx *store.Tx) error {
+	err = st.Write(ctx, store.Author{}, func(tx *store.Tx) error {
 		return tx.InsertProject(ctx, &model.Project{ID: hubProject, Name: "hub", Namespace: "hub", TokenSecret: "s", CreatedAt: time.Now()})
 	})
 	if err != nil {
@@ -59,7 +59,7 @@ func migratePostgres(url string) error {
 func commit(t *testing.T, h *Hub, types ...string) {
 	t.Helper()
 	ctx := context.Background()
-	err := h.store.Write(ctx, func(tx *store.Tx) error {
+	err := h.store.Write(ctx, store.Author{}, func(tx *store.Tx) error {
 		for i, typ := range types {
 			if err := tx.AppendEvent(ctx, hubProject, typ, map[string]int{"n": i}, time.Now()); err != nil {
 				return err
@@ -358,7 +358,7 @@ func testPruneEventsEveryBatch(t *testing.T, engine string) {
 	ctx := context.Background()
 	old := time.Now().Add(-2 * time.Hour)
 	const expired = 2*pruneBatch + 1
-	if err := h.store.Write(ctx, func(tx *store.Tx) error {
+	if err := h.store.Write(ctx, store.Author{}, func(tx *store.Tx) error {
 		for i := range expired {
 			if err := tx.AppendEvent(ctx, hubProject, "test.old", map[string]int{"n": i}, old); err != nil {
 				return err

@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"github.com/agentdesk/agentdesk/backend/jobs/jobstest"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
-	"github.com/agentdesk/agentdesk/backend/jobs"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
@@ -50,7 +50,7 @@ func TestWallClockJumps(t *testing.T) {
 	ctx := context.Background()
 	day1 := func(h, m int) time.Time { return time.Date(2026, 3, 2, h, m, 0, 0, time.UTC) }
 	day2 := func(h, m int) time.Time { return day1(h, m).Add(24 * time.Hour) }
-	clock := jobs.NewManualClock(day1(9, 0).Add(10 * time.Second))
+	clock := jobstest.NewManualClock(day1(9, 0).Add(10 * time.Second))
 	srv, err := server.Start(ctx, server.Config{DataDir: t.TempDir(), Addr: "127.0.0.1:0", Clock: clock,
 		PublicURL: "https://agentdesk.example.com", OIDC: auth.OIDC{PublicURL: "https://agentdesk.example.com",
 			Issuer: "https://id.example.com", ClientID: "agentdesk", AllowedDomains: []string{"corp.example"}}})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"github.com/agentdesk/agentdesk/backend/jobs/jobstest"
 	"github.com/agentdesk/agentdesk/backend/testenv"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"strings"
@@ -37,14 +38,14 @@ func newSite(t *testing.T, engine string) site {
 // start runs a real server (real SQLite file in the site's directory, or its
 // PostgreSQL database; listening on 127.0.0.1) on the manual clock. Its webhooks may
 // reach private addresses: the webhook tests' receivers are on loopback.
-func start(t *testing.T, s site, clock *jobs.ManualClock) *server.Server {
+func start(t *testing.T, s site, clock *jobstest.ManualClock) *server.Server {
 	t.Helper()
 	return startServer(t, server.Config{DataDir: s.dir, DB: s.db, Clock: clock, WebhooksAllowPrivate: true})
 }
 
 // startPublicOnly is start with webhooks that reach the public internet only, as
 // agentdesk --serve runs by default.
-func startPublicOnly(t *testing.T, s site, clock *jobs.ManualClock) *server.Server {
+func startPublicOnly(t *testing.T, s site, clock *jobstest.ManualClock) *server.Server {
 	t.Helper()
 	return startServer(t, server.Config{DataDir: s.dir, DB: s.db, Clock: clock})
 }
@@ -80,7 +81,7 @@ func project(t *testing.T, svc *service.Service) string {
 // tick moves the clock to each next minute in turn, each time once the scheduler is
 // waiting for exactly that minute, and finally waits until it waits for the minute
 // after: so every run of those minutes has been handled, on time.
-func tick(t *testing.T, clock *jobs.ManualClock, minutes int) {
+func tick(t *testing.T, clock *jobstest.ManualClock, minutes int) {
 	t.Helper()
 	for range minutes {
 		next := clock.Now().Truncate(time.Minute).Add(time.Minute)
@@ -144,7 +145,7 @@ func editDB(t *testing.T, s site, query string, args ...any) {
 func TestEveryMinuteForAnHour(t *testing.T) { pgtest.Engines(t, testEveryMinuteForAnHour) }
 
 func testEveryMinuteForAnHour(t *testing.T, engine string) {
-	clock := jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
+	clock := jobstest.NewManualClock(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
 	srv := start(t, newSite(t, engine), clock)
 	defer stop(t, srv)
 	svc := srv.Service
@@ -230,7 +231,7 @@ func testDowntimeCatchUp(t *testing.T, engine string) {
 	for _, policy := range []string{model.CatchUpSkip, model.CatchUpRunOnce} {
 		t.Run(policy, func(t *testing.T) {
 			dir := newSite(t, engine)
-			clock := jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
+			clock := jobstest.NewManualClock(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
 			srv := start(t, dir, clock)
 			svc := srv.Service
 			pid := project(t, svc)
@@ -292,7 +293,7 @@ func testDowntimeCatchUp(t *testing.T, engine string) {
 func TestSkillPickAndFailedRun(t *testing.T) { pgtest.Engines(t, testSkillPickAndFailedRun) }
 
 func testSkillPickAndFailedRun(t *testing.T, engine string) {
-	clock := jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
+	clock := jobstest.NewManualClock(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
 	srv := start(t, newSite(t, engine), clock)
 	defer stop(t, srv)
 	svc := srv.Service
@@ -353,7 +354,7 @@ func TestActivityFilledInTheBackground(t *testing.T) {
 }
 
 func testActivityFilledInTheBackground(t *testing.T, engine string) {
-	srv := start(t, newSite(t, engine), jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)))
+	srv := start(t, newSite(t, engine), jobstest.NewManualClock(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)))
 	defer stop(t, srv)
 	svc := srv.Service
 	ctx := context.Background()
@@ -384,7 +385,7 @@ func TestScheduleThatNeverFires(t *testing.T) { pgtest.Engines(t, testScheduleTh
 
 func testScheduleThatNeverFires(t *testing.T, engine string) {
 	dir := newSite(t, engine)
-	clock := jobs.NewManualClock(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
+	clock := jobstest.NewManualClock(time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC))
 	srv := start(t, dir, clock)
 	svc := srv.Service
 	pid := project(t, svc)
@@ -438,7 +439,7 @@ func TestFailingPassIsRetriedLater(t *testing.T) { pgtest.Engines(t, testFailing
 func testFailingPassIsRetriedLater(t *testing.T, engine string) {
 	dir := newSite(t, engine)
 	start0 := time.Date(2026, 3, 2, 9, 0, 10, 0, time.UTC)
-	clock := jobs.NewManualClock(start0)
+	clock := jobstest.NewManualClock(start0)
 	srv := start(t, dir, clock)
 	svc := srv.Service
 	job, err := svc.CreateJob(context.Background(), auth.Owner(project(t, svc)), service.JobInput{Name: ptr("broken"), Cron: ptr("* * * * *"), Summary: ptr("Broken")})
@@ -465,14 +466,14 @@ func TestOldEventsAndKeysPrunedAtStart(t *testing.T) {
 func testOldEventsAndKeysPrunedAtStart(t *testing.T, engine string) {
 	dir := newSite(t, engine)
 	ctx := context.Background()
-	srv := start(t, dir, jobs.NewManualClock(time.Now().Add(-10*24*time.Hour)))
+	srv := start(t, dir, jobstest.NewManualClock(time.Now().Add(-10*24*time.Hour)))
 	pid := project(t, srv.Service)
 	if _, err := srv.Service.CreateTask(ctx, auth.Owner(pid), service.CreateTaskInput{Summary: "long ago"}, "old-key"); err != nil {
 		t.Fatal(err)
 	}
 	stop(t, srv)
 
-	srv = start(t, dir, jobs.NewManualClock(time.Now()))
+	srv = start(t, dir, jobstest.NewManualClock(time.Now()))
 	defer stop(t, srv)
 	r := srv.Service.Store().Read()
 	deadline := time.Now().Add(10 * time.Second)

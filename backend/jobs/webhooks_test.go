@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/agentdesk/agentdesk/backend/jobs/jobstest"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"io"
 	"net/http"
@@ -235,7 +236,7 @@ func waitRetry(t *testing.T, svc *service.Service, pid string, id int64, attempt
 func TestWebhookFailsThenRecovers(t *testing.T) { pgtest.Engines(t, testWebhookFailsThenRecovers) }
 
 func testWebhookFailsThenRecovers(t *testing.T, engine string) {
-	clock := jobs.NewManualClock(testNow())
+	clock := jobstest.NewManualClock(testNow())
 	srv := start(t, newSite(t, engine), clock)
 	defer stop(t, srv)
 	svc, pid := srv.Service, project(t, srv.Service)
@@ -300,7 +301,7 @@ func testWebhookFailsThenRecovers(t *testing.T, engine string) {
 func TestWebhookResumesAfterRestart(t *testing.T) { pgtest.Engines(t, testWebhookResumesAfterRestart) }
 
 func testWebhookResumesAfterRestart(t *testing.T, engine string) {
-	clock := jobs.NewManualClock(testNow())
+	clock := jobstest.NewManualClock(testNow())
 	dir := newSite(t, engine)
 	srv := start(t, dir, clock)
 	svc, pid := srv.Service, project(t, srv.Service)
@@ -356,7 +357,7 @@ func TestWebhookDisabledAfterThreeDays(t *testing.T) {
 
 func testWebhookDisabledAfterThreeDays(t *testing.T, engine string) {
 	start0 := testNow()
-	clock := jobs.NewManualClock(start0)
+	clock := jobstest.NewManualClock(start0)
 	srv := start(t, newSite(t, engine), clock)
 	defer stop(t, srv)
 	svc, pid := srv.Service, project(t, srv.Service)
@@ -570,7 +571,7 @@ type webhookEnv struct {
 }
 
 func startEnv(t *testing.T, engine string) webhookEnv {
-	srv := start(t, newSite(t, engine), jobs.NewManualClock(testNow()))
+	srv := start(t, newSite(t, engine), jobstest.NewManualClock(testNow()))
 	t.Cleanup(func() { stop(t, srv) })
 	pid := project(t, srv.Service)
 	other, err := srv.Service.CreateProject(context.Background(), auth.Owner(""), "other", "")
@@ -658,7 +659,7 @@ func TestWebhookPrivateAddressRefusedWhenDialled(t *testing.T) {
 }
 
 func testWebhookPrivateAddressRefusedWhenDialled(t *testing.T, engine string) {
-	clock := jobs.NewManualClock(testNow())
+	clock := jobstest.NewManualClock(testNow())
 	dir := newSite(t, engine)
 	srv := start(t, dir, clock) // private addresses allowed
 	svc, pid := srv.Service, project(t, srv.Service)

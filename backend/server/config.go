@@ -67,7 +67,7 @@ type Config struct {
 	// The desktop window turns it on: its owner is the operator.
 	WebhooksAllowPrivate bool
 	// Clock drives the job scheduler and the service's timestamps (default the system
-	// clock); tests inject a jobs.ManualClock.
+	// clock); tests inject a jobstest.ManualClock.
 	Clock jobs.Clock
 }
 

@@ -31,7 +31,6 @@ type UpdateAgentInput struct {
 // UpdateAgent changes the profile of an agent of the principal's project (admin). The
 // agent's name, which it authenticates with, does not change.
 func (s *Service) UpdateAgent(ctx context.Context, p *auth.Principal, id int64, in UpdateAgentInput) (*model.Agent, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -47,7 +46,7 @@ func (s *Service) UpdateAgent(ctx context.Context, p *auth.Principal, id int64, 
 	}
 	now := s.clock()
 	var out *model.Agent
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		a, err := s.loadAgent(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err
@@ -74,12 +73,11 @@ func (s *Service) UpdateAgent(ctx context.Context, p *auth.Principal, id int64, 
 // unassigned (each with its task.updated event, status unchanged), it leaves its
 // conversations (participant.removed), its messages stay; then agent.deleted.
 func (s *Service) DeleteAgent(ctx context.Context, p *auth.Principal, id int64) error {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return err
 	}
 	now := s.clock()
-	return s.store.Write(ctx, func(tx *store.Tx) error {
+	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		a, err := s.loadAgent(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err

@@ -166,24 +166,18 @@ func BearerToken(header string) (string, error) {
 	return strings.TrimSpace(token), nil
 }
 
-// acting is ctx with p as the actor of the changes made in it: the store records who
-// made each event, and through which interface, from the context (audit.From). Every
-// service method that changes something starts with it, so that the actor comes from
-// the principal the method is given and no interface has to say it again. A principal
-// that came through no interface (Via "": made in code, by the CLI or a test) leaves
-// the context's actor: the CLI's owner, or the system.
-//
-// It also names the principal's project as the one the writes change, so that on
-// PostgreSQL the writer takes the project's lock before running them (store.WritingIn).
-func acting(ctx context.Context, p *auth.Principal) context.Context {
+// author is who a change made for p is by, and the project it changes (store.Author),
+// which every write takes as an argument: the store records the actor in each event of
+// the write, and on PostgreSQL takes the project's lock before running it. The actor is
+// the principal, through the interface it came by. A principal that came through no
+// interface (Via "": made in code, by the CLI or a test), or none, leaves the actor the
+// context names (audit.From: the CLI's owner, the scheduler, or the system).
+func author(ctx context.Context, p *auth.Principal) store.Author {
 	if p == nil {
-		return ctx
-	}
-	if p.ProjectID != "" {
-		ctx = store.WritingIn(ctx, p.ProjectID)
+		return store.Author{Actor: audit.From(ctx)}
 	}
 	if p.Via == "" {
-		return ctx
+		return store.Author{Project: p.ProjectID, Actor: audit.From(ctx)}
 	}
-	return audit.WithPrincipal(ctx, p)
+	return store.Author{Project: p.ProjectID, Actor: audit.Actor{Kind: string(p.Kind), Name: p.Name, Via: p.Via}}
 }

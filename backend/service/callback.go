@@ -32,7 +32,6 @@ type CallbackInput struct {
 // statuses, then the status (waiting_details alone means Waiting), then a message
 // appended to the conversation as the assistant. Only the assigned agent may call back.
 func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64, in CallbackInput, idemKey string) (*model.Task, error) {
-	ctx = acting(ctx, p)
 	if p == nil || p.Kind != auth.KindAgent {
 		return nil, errs.Forbid("the agent callback is for agents: authenticate with X-Task-Authorization and X-Agent-Name")
 	}

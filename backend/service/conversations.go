@@ -175,7 +175,6 @@ func (s *Service) loadConversation(ctx context.Context, r store.Reader, projectI
 // becomes its participant and text its first message. With an idempotency key, a
 // repeated request returns the first conversation again.
 func (s *Service) CreateConversation(ctx context.Context, p *auth.Principal, in CreateConversationInput, idemKey string) (*model.Conversation, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.MessagingWrite); err != nil {
 		return nil, err
 	}
@@ -197,7 +196,7 @@ func (s *Service) CreateConversation(ctx context.Context, p *auth.Principal, in 
 		Name    *string `json:"name"`
 	}{text, name}
 	var conv *model.Conversation
-	err = s.store.Write(ctx, func(tx *store.Tx) (err error) {
+	err = s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) (err error) {
 		conv, _, err = idempotent(ctx, tx, p, idemKey, "create-conversation", input, now, func() (*model.Conversation, error) {
 			c := &model.Conversation{UUID: newUUID(), ProjectID: p.ProjectID, Name: name, CreatedAt: now}
 			if err := tx.InsertConversation(ctx, c); err != nil {
@@ -262,7 +261,6 @@ func (s *Service) ListConversations(ctx context.Context, p *auth.Principal, in P
 // PostMessage adds a message to a conversation; a poster who is not yet a participant
 // becomes one. With an idempotency key, a repeated request returns the first message.
 func (s *Service) PostMessage(ctx context.Context, p *auth.Principal, ref string, in PostMessageInput, idemKey string) (*model.Message, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.MessagingWrite); err != nil {
 		return nil, err
 	}
@@ -275,7 +273,7 @@ func (s *Service) PostMessage(ctx context.Context, p *auth.Principal, ref string
 	}
 	now := s.clock()
 	var msg *model.Message
-	err = s.store.Write(ctx, func(tx *store.Tx) error {
+	err = s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		convID, err := s.conversationID(ctx, tx, p.ProjectID, ref)
 		if err != nil {
 			return err
@@ -495,13 +493,12 @@ func (s *Service) RemoveParticipant(ctx context.Context, p *auth.Principal, ref 
 // changeParticipants runs change on the conversation ref names, in one write, and
 // returns the conversation as it then is.
 func (s *Service) changeParticipants(ctx context.Context, p *auth.Principal, ref string, change func(tx *store.Tx, convID int64, now time.Time) error) (*model.Conversation, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.MessagingWrite); err != nil {
 		return nil, err
 	}
 	now := s.clock()
 	var conv *model.Conversation
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		convID, err := s.conversationID(ctx, tx, p.ProjectID, ref)
 		if err != nil {
 			return err
@@ -553,7 +550,6 @@ func (s *Service) RemoveReaction(ctx context.Context, p *auth.Principal, message
 }
 
 func (s *Service) react(ctx context.Context, p *auth.Principal, messageID int64, emoji string, add bool) (*model.Message, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.MessagingWrite); err != nil {
 		return nil, err
 	}
@@ -562,7 +558,7 @@ func (s *Service) react(ctx context.Context, p *auth.Principal, messageID int64,
 	}
 	now := s.clock()
 	var msg *model.Message
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		var err error
 		if msg, err = s.loadMessage(ctx, tx.Reader, p.ProjectID, messageID); err != nil {
 			return err
@@ -641,7 +637,6 @@ type DocumentUpload struct {
 // ShareDocument stores a document in a conversation; the uploader becomes a participant.
 // Scope and conversation are checked before the body is read.
 func (s *Service) ShareDocument(ctx context.Context, p *auth.Principal, ref string, in DocumentUpload) (*model.Document, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.MessagingWrite); err != nil {
 		return nil, err
 	}
@@ -668,7 +663,7 @@ func (s *Service) ShareDocument(ctx context.Context, p *auth.Principal, ref stri
 	}
 	actor := actorOf(p)
 	doc.UploadedBy = actor.Name
-	err = s.store.Write(ctx, func(tx *store.Tx) error {
+	err = s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		convID, err := s.conversationID(ctx, tx, p.ProjectID, ref)
 		if err != nil {
 			return err

@@ -219,7 +219,6 @@ func reschedule(j *model.Job, now time.Time) {
 // CreateJob adds a job to the project (admin). Its first run is the schedule's first
 // time after now.
 func (s *Service) CreateJob(ctx context.Context, p *auth.Principal, in JobInput) (*model.Job, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -228,8 +227,7 @@ func (s *Service) CreateJob(ctx context.Context, p *auth.Principal, in JobInput)
 		return nil, errs.Invalid("name, cron and summary are required")
 	}
 	var j *model.Job
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
-		// Made here: a write may run twice (store.Write), each time from the start.
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		j = &model.Job{ProjectID: p.ProjectID, Timezone: "UTC", CatchUp: model.CatchUpSkip, Steps: []string{}, CreatedAt: now, UpdatedAt: now}
 		if err := s.applyJobInput(ctx, tx.Reader, j, in); err != nil {
 			return err
@@ -252,13 +250,12 @@ func (s *Service) CreateJob(ctx context.Context, p *auth.Principal, in JobInput)
 // changeJob is the shape of every job change: load, change, reschedule if asked, save
 // with its event.
 func (s *Service) changeJob(ctx context.Context, p *auth.Principal, id int64, event string, change func(tx *store.Tx, j *model.Job, now time.Time) error) (*model.Job, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
 	now := s.clock()
 	var j *model.Job
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		var err error
 		if j, err = s.loadJob(ctx, tx.Reader, p.ProjectID, id); err != nil {
 			return err
@@ -310,12 +307,11 @@ func (s *Service) SetJobPaused(ctx context.Context, p *auth.Principal, id int64,
 
 // DeleteJob removes a job and its runs (admin); the tasks it made stay.
 func (s *Service) DeleteJob(ctx context.Context, p *auth.Principal, id int64) error {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return err
 	}
 	now := s.clock()
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		j, err := s.loadJob(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err
@@ -437,13 +433,12 @@ func (s *Service) runJob(ctx context.Context, tx *store.Tx, j *model.Job, schedu
 
 // RunJobNow runs a job at once, paused or not, without changing its schedule (admin).
 func (s *Service) RunJobNow(ctx context.Context, p *auth.Principal, id int64) (*model.JobRun, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
 	now := s.clock()
 	var run *model.JobRun
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		j, err := s.loadJob(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err
@@ -509,18 +504,17 @@ func (s *Service) RunDueJobsHeld(ctx context.Context, now, startedAt time.Time) 
 	var errsOut []error
 	for i := range due {
 		j := &due[i]
-		jctx := acting(ctx, jobPrincipal(j))
-		err := s.store.Write(jctx, func(tx *store.Tx) error {
+		err := s.store.Write(ctx, author(ctx, jobPrincipal(j)), func(tx *store.Tx) error {
 			// Still due, and (PostgreSQL) claimed for this write: another server's
 			// scheduler cannot run it too.
-			cur, err := tx.ClaimDueJob(jctx, j.ProjectID, j.ID, now)
+			cur, err := tx.ClaimDueJob(ctx, j.ProjectID, j.ID, now)
 			if errors.Is(err, store.ErrNotFound) {
 				return nil // deleted, paused or rescheduled meanwhile
 			}
 			if err != nil {
 				return err
 			}
-			return s.catchUp(jctx, tx, cur, now, startedAt)
+			return s.catchUp(ctx, tx, cur, now, startedAt)
 		})
 		// Held by another server, or cancelled by PostgreSQL to break a deadlock with
 		// another server's batch (nothing saved): look again in a second, not after the

@@ -91,7 +91,6 @@ type AddMemberInput struct {
 // The project knows the person by the name given here (or the email's local part)
 // until they sign in: never by a name another project gave.
 func (s *Service) AddMember(ctx context.Context, p *auth.Principal, in AddMemberInput) (*model.Member, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -120,7 +119,7 @@ func (s *Service) AddMember(ctx context.Context, p *auth.Principal, in AddMember
 	}
 	now := s.clock()
 	var out *model.Member
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		if _, err := s.project(ctx, tx.Reader, p.ProjectID); err != nil {
 			return err
 		}
@@ -212,7 +211,6 @@ func (s *Service) checkOwnerChange(ctx context.Context, tx *store.Tx, p *auth.Pr
 // SetMemberRole changes a member's role, and revokes the tokens the member made that
 // hold a scope the new role does not.
 func (s *Service) SetMemberRole(ctx context.Context, p *auth.Principal, userID int64, role string) (*model.Member, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -221,7 +219,7 @@ func (s *Service) SetMemberRole(ctx context.Context, p *auth.Principal, userID i
 	}
 	now := s.clock()
 	var out *model.Member
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		m, err := s.loadMember(ctx, tx.Reader, p.ProjectID, userID)
 		if err != nil {
 			return err
@@ -280,12 +278,11 @@ func (s *Service) revokeTokensBeyond(ctx context.Context, tx *store.Tx, projectI
 // RemoveMember takes a user out of the principal's project (the user remains, for
 // other projects) and revokes the tokens they made there.
 func (s *Service) RemoveMember(ctx context.Context, p *auth.Principal, userID int64) error {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return err
 	}
 	now := s.clock()
-	return s.store.Write(ctx, func(tx *store.Tx) error {
+	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		m, err := s.loadMember(ctx, tx.Reader, p.ProjectID, userID)
 		if err != nil {
 			return err

@@ -31,7 +31,7 @@ var (
 // and the insert share one write transaction.
 func (s *Service) EnsureDefaultProject(ctx context.Context) error {
 	now := s.clock()
-	return s.store.Write(ctx, func(tx *store.Tx) error {
+	return s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error {
 		if err := tx.InsertOwner(ctx, "owner", now); err != nil {
 			return internal("create owner", err)
 		}
@@ -67,7 +67,6 @@ func insertProject(ctx context.Context, tx *store.Tx, name, namespace string, no
 
 // CreateProject makes a new project. Only the local owner creates projects.
 func (s *Service) CreateProject(ctx context.Context, p *auth.Principal, name, namespace string) (*model.Project, error) {
-	ctx = acting(ctx, p)
 	if p == nil || p.Kind != auth.KindOwner {
 		return nil, errs.Forbid("only the local owner creates projects")
 	}
@@ -81,7 +80,7 @@ func (s *Service) CreateProject(ctx context.Context, p *auth.Principal, name, na
 		return nil, errs.Invalid("namespace %q is not valid: use 1 to 63 lowercase letters, digits and dashes, starting and ending with a letter or digit", namespace)
 	}
 	var out *model.Project
-	err := s.store.Write(ctx, func(tx *store.Tx) (err error) {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) (err error) {
 		out, err = insertProject(ctx, tx, name, namespace, s.clock())
 		return err
 	})
@@ -130,7 +129,6 @@ func (s *Service) Project(ctx context.Context, p *auth.Principal, id string) (*m
 
 // CreateAgent registers an agent in the principal's project.
 func (s *Service) CreateAgent(ctx context.Context, p *auth.Principal, name string) (*model.Agent, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -138,7 +136,7 @@ func (s *Service) CreateAgent(ctx context.Context, p *auth.Principal, name strin
 		return nil, errs.Invalid("agent name %q is not valid: use 1 to 64 letters, digits, dots, dashes and underscores, starting with a letter or digit", name)
 	}
 	a := &model.Agent{ProjectID: p.ProjectID, Name: name, CreatedAt: s.clock()}
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		if _, err := s.project(ctx, tx.Reader, p.ProjectID); err != nil {
 			return err
 		}
@@ -198,13 +196,12 @@ const EventProjectSecretRotated = "project.secret_rotated"
 // the moment this returns (authentication reads the secret on every request); they
 // need the new environment (agentEnv, or the CLI's agent env).
 func (s *Service) RotateProjectSecret(ctx context.Context, p *auth.Principal) (*model.Project, error) {
-	ctx = acting(ctx, p)
 	if err := requireSecretAccess(p); err != nil {
 		return nil, err
 	}
 	now := s.clock()
 	var out *model.Project
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		pr, err := s.project(ctx, tx.Reader, p.ProjectID)
 		if err != nil {
 			return err

@@ -92,7 +92,7 @@ func (s *Service) Store() *store.Store { return s.store }
 // PruneIdempotencyKeys forgets the Idempotency-Keys older than IdempotencyKeyTTL.
 func (s *Service) PruneIdempotencyKeys(ctx context.Context) error {
 	before := s.clock().Add(-IdempotencyKeyTTL)
-	return s.store.Write(ctx, func(tx *store.Tx) error {
+	return s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error {
 		_, err := tx.PruneIdempotencyKeys(ctx, before)
 		return err
 	})
@@ -158,7 +158,7 @@ func (s *Service) PruneEventsBefore(ctx context.Context, p *auth.Principal, befo
 	if p == nil || p.Kind != auth.KindOwner {
 		return errs.Forbid("only the local owner can prune events")
 	}
-	return s.store.Write(ctx, func(tx *store.Tx) error {
+	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		_, err := tx.PruneEvents(ctx, before)
 		return err
 	})

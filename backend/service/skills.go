@@ -65,7 +65,6 @@ func (s *Service) AgentSkills(ctx context.Context, p *auth.Principal) (map[int64
 
 // CreateSkill adds a skill to the project (admin).
 func (s *Service) CreateSkill(ctx context.Context, p *auth.Principal, name, description string) (*model.Skill, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -74,7 +73,7 @@ func (s *Service) CreateSkill(ctx context.Context, p *auth.Principal, name, desc
 	}
 	now := s.clock()
 	sk := &model.Skill{ProjectID: p.ProjectID, Name: name, Description: description, CreatedAt: now, UpdatedAt: now}
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		if err := tx.InsertSkill(ctx, sk); errors.Is(err, store.ErrDuplicate) {
 			return errs.Conflicting("a skill named %q already exists in this project", name)
 		} else if err != nil {
@@ -100,7 +99,6 @@ func firstErr(err error) error {
 
 // UpdateSkill renames a skill or changes its description (admin); nil leaves a field as is.
 func (s *Service) UpdateSkill(ctx context.Context, p *auth.Principal, id int64, name, description *string) (*model.Skill, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -116,7 +114,7 @@ func (s *Service) UpdateSkill(ctx context.Context, p *auth.Principal, id int64, 
 	}
 	now := s.clock()
 	var sk *model.Skill
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		var err error
 		if sk, err = s.loadSkill(ctx, tx.Reader, p.ProjectID, id); err != nil {
 			return err
@@ -144,12 +142,11 @@ func (s *Service) UpdateSkill(ctx context.Context, p *auth.Principal, id int64, 
 // DeleteSkill removes a skill (admin): agents lose it, tasks stop requiring it, jobs
 // that picked their agent by it pick none.
 func (s *Service) DeleteSkill(ctx context.Context, p *auth.Principal, id int64) error {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return err
 	}
 	now := s.clock()
-	return s.store.Write(ctx, func(tx *store.Tx) error {
+	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		sk, err := s.loadSkill(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err
@@ -172,14 +169,13 @@ func (s *Service) loadSkill(ctx context.Context, r store.Reader, projectID strin
 // SetAgentSkill attaches a skill to an agent, or detaches it (admin). Either is a no-op
 // when already so. It returns the agent's skills afterwards.
 func (s *Service) SetAgentSkill(ctx context.Context, p *auth.Principal, agentID, skillID int64, attach bool) (*model.Agent, []model.Skill, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, nil, err
 	}
 	now := s.clock()
 	var agent *model.Agent
 	var skills []model.Skill
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		a, err := tx.Agent(ctx, p.ProjectID, agentID)
 		if errors.Is(err, store.ErrNotFound) {
 			return errs.Missing("agent %d not found", agentID)

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentdesk/agentdesk/backend/audit"
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/model"
@@ -78,7 +77,6 @@ func (in *CreateTaskInput) validate() error {
 // CreateTask makes a task in the principal's project: Todo when it has an agent, else
 // Backlog. With an idempotency key, a repeated request returns the first task again.
 func (s *Service) CreateTask(ctx context.Context, p *auth.Principal, in CreateTaskInput, idemKey string) (*model.Task, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
 	}
@@ -272,7 +270,7 @@ type TaskCounts struct {
 func (s *Service) IndexTaskSearch(ctx context.Context) error {
 	behind, err := s.store.Read().TaskSearchBehind(ctx)
 	for behind && err == nil {
-		err = s.store.Write(ctx, func(tx *store.Tx) (err error) {
+		err = s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) (err error) {
 			behind, err = tx.IndexTaskSearch(ctx, 5000)
 			return err
 		})
@@ -334,12 +332,11 @@ func (s *Service) CountTasks(ctx context.Context, p *auth.Principal, in CountTas
 // request's If-Match (precondition.go), let change alter it, save it, append the event,
 // and return the task as it now is.
 func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, change func(tx *store.Tx, t *model.Task) error) (*model.Task, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
 	}
 	var task *model.Task
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		var err error
 		if task, err = s.loadTask(ctx, tx.Reader, p.ProjectID, id); err != nil {
 			return err
@@ -372,7 +369,7 @@ func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, ent
 		entry := &entries[i]
 		// Its author is the actor of the change, named as the activity trail names
 		// them: the thread says "answered by Dana" exactly when the trail does.
-		entry.CreatedAt, entry.Author = now, audit.From(ctx).Name
+		entry.CreatedAt, entry.Author = now, tx.By().Actor.Name
 		if err := tx.AppendTaskMessage(ctx, t.ID, *entry); err != nil {
 			return nil, internal("append to the conversation", err)
 		}
@@ -490,7 +487,6 @@ type RespondInput struct {
 // a user message and the task goes back to Doing. A task not Waiting, or a
 // waiting_version the task has moved past, is a conflict.
 func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in RespondInput, idemKey string) (*model.Task, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
 	}
@@ -529,12 +525,11 @@ func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in R
 
 // DeleteTask removes a task with its steps and conversation.
 func (s *Service) DeleteTask(ctx context.Context, p *auth.Principal, id int64) error {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.TaskWrite); err != nil {
 		return err
 	}
 	now := s.clock()
-	return s.store.Write(ctx, func(tx *store.Tx) error {
+	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		if _, ok := taskPrecondition(ctx); ok {
 			version, err := tx.TaskVersion(ctx, p.ProjectID, id)
 			if err != nil {
@@ -553,7 +548,6 @@ func (s *Service) DeleteTask(ctx context.Context, p *auth.Principal, id int64) e
 
 // DeleteDoneTasks removes every Done task of the principal's project and returns how many.
 func (s *Service) DeleteDoneTasks(ctx context.Context, p *auth.Principal) (int, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.TaskWrite); err != nil {
 		return 0, err
 	}
@@ -564,7 +558,7 @@ func (s *Service) DeleteDoneTasks(ctx context.Context, p *auth.Principal) (int, 
 	for {
 		now := s.clock()
 		var n int
-		err := s.store.Write(ctx, func(tx *store.Tx) error {
+		err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 			ids, err := tx.DeleteTasksWithStatus(ctx, p.ProjectID, model.StatusDone, deleteDoneBatch)
 			if err != nil {
 				return internal("delete done tasks", err)

@@ -171,7 +171,7 @@ func testPendingLoginsBounded(t *testing.T, engine string) {
 		svc.Close()
 		st.Close()
 	})
-	err := st.Write(ctx, func(tx *store.Tx) error {
+	err := st.Write(ctx, store.Author{}, func(tx *store.Tx) error {
 		for i := range service.MaxPendingLogins - 1 {
 			if err := tx.InsertLogin(ctx, fmt.Sprintf("state-%d", i), "n", "v", now); err != nil {
 				return err

@@ -18,14 +18,13 @@ import (
 // the caller must hold every scope of the token, as for creating it. The new token
 // belongs to whoever rotated it (tokenMaker), who is the one holding its value.
 func (s *Service) RotateToken(ctx context.Context, p *auth.Principal, id int64) (string, *model.Token, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return "", nil, err
 	}
 	now := s.clock()
 	value := auth.NewTokenValue()
 	var out *model.Token
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		old, err := tx.Token(ctx, p.ProjectID, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return errs.Missing("token %d not found", id)

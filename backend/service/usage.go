@@ -144,7 +144,6 @@ func (s *Service) budgetStatus(ctx context.Context, r store.Reader, projectID st
 // SetBudget sets the project's monthly budget in US dollars, or removes it with nil
 // (admin). Once the month's cost reaches it, agents' new tasks stay in Backlog.
 func (s *Service) SetBudget(ctx context.Context, p *auth.Principal, monthlyUSD *float64) (*BudgetStatus, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -159,7 +158,7 @@ func (s *Service) SetBudget(ctx context.Context, p *auth.Principal, monthlyUSD *
 	}
 	now := s.clock()
 	var st *BudgetStatus
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		if err := tx.SetBudget(ctx, p.ProjectID, micros, now); err != nil {
 			return internal("set budget", err)
 		}

@@ -104,7 +104,6 @@ type CreateVectorSpaceInput struct {
 
 // CreateSpace makes a space in the caller's project.
 func (k *Knowledge) CreateSpace(ctx context.Context, p *auth.Principal, in CreateVectorSpaceInput) (*model.VectorSpace, error) {
-	ctx = acting(ctx, p)
 	if err := requireVector(p, auth.VectorWrite); err != nil {
 		return nil, err
 	}
@@ -123,7 +122,7 @@ func (k *Knowledge) CreateSpace(ctx context.Context, p *auth.Principal, in Creat
 		}
 	}
 	sp := &model.VectorSpace{ProjectID: p.ProjectID, Name: name, Description: desc, AgentIDs: []int64{}, CreatedAt: k.clock()}
-	err := k.store.Write(ctx, func(tx *store.Tx) error {
+	err := k.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		if err := tx.InsertVectorSpace(ctx, sp); errors.Is(err, store.ErrDuplicate) {
 			return errs.Conflicting("a space named %q already exists in this project", name)
 		} else if err != nil {
@@ -170,11 +169,10 @@ func (k *Knowledge) space(ctx context.Context, r store.Reader, p *auth.Principal
 
 // DeleteSpace deletes a space with its documents.
 func (k *Knowledge) DeleteSpace(ctx context.Context, p *auth.Principal, id int64) error {
-	ctx = acting(ctx, p)
 	if err := requireVector(p, auth.VectorWrite); err != nil {
 		return err
 	}
-	err := k.store.Write(ctx, func(tx *store.Tx) error {
+	err := k.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		err := tx.DeleteVectorSpace(ctx, p.ProjectID, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return errs.Missing("space %d not found", id)
@@ -202,12 +200,11 @@ func (k *Knowledge) UnlinkSpace(ctx context.Context, p *auth.Principal, spaceID,
 }
 
 func (k *Knowledge) setLink(ctx context.Context, p *auth.Principal, spaceID, agentID int64, link bool) (*model.VectorSpace, error) {
-	ctx = acting(ctx, p)
 	if err := requireVector(p, auth.VectorWrite); err != nil {
 		return nil, err
 	}
 	var sp *model.VectorSpace
-	err := k.store.Write(ctx, func(tx *store.Tx) error {
+	err := k.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		if _, err := k.space(ctx, tx.Reader, p, spaceID); err != nil {
 			return err
 		}

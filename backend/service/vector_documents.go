@@ -41,7 +41,6 @@ type AddVectorDocumentInput struct {
 // AddDocument extracts, chunks and embeds a document and stores it in the space.
 // Embedding runs before the write, so that a slow embedder never holds the writer.
 func (k *Knowledge) AddDocument(ctx context.Context, p *auth.Principal, spaceID int64, in AddVectorDocumentInput) (*model.VectorDocument, error) {
-	ctx = acting(ctx, p)
 	if err := requireVector(p, auth.VectorWrite); err != nil {
 		return nil, err
 	}
@@ -94,7 +93,7 @@ func (k *Knowledge) AddDocument(ctx context.Context, p *auth.Principal, spaceID 
 		rows[i] = store.VectorChunkInput{Text: t, Vector: vector.Encode(v)}
 	}
 	doc := &model.VectorDocument{SpaceID: sp.ID, Name: name, MimeType: mimeType, Size: size, CreatedAt: k.clock()}
-	err = k.store.Write(ctx, func(tx *store.Tx) error {
+	err = k.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		cur, err := k.space(ctx, tx.Reader, p, spaceID) // it may have changed since
 		if err != nil {
 			return err
@@ -239,11 +238,10 @@ func (k *Knowledge) Documents(ctx context.Context, p *auth.Principal, spaceID in
 
 // DeleteDocument deletes a document of a space with its chunks.
 func (k *Knowledge) DeleteDocument(ctx context.Context, p *auth.Principal, spaceID, docID int64) error {
-	ctx = acting(ctx, p)
 	if err := requireVector(p, auth.VectorWrite); err != nil {
 		return err
 	}
-	err := k.store.Write(ctx, func(tx *store.Tx) error {
+	err := k.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		if _, err := k.space(ctx, tx.Reader, p, spaceID); err != nil {
 			return err
 		}

@@ -149,7 +149,6 @@ func newWebhookSecret() string {
 // CreateWebhook registers a webhook of the project (admin). The result carries the
 // signing secret, which no other answer shows. Events from the next one on are sent.
 func (s *Service) CreateWebhook(ctx context.Context, p *auth.Principal, in WebhookInput) (*model.Webhook, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -165,7 +164,7 @@ func (s *Service) CreateWebhook(ctx context.Context, p *auth.Principal, in Webho
 	if err := s.checkWebhookURL(ctx, w.URL); err != nil {
 		return nil, err
 	}
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		last, err := tx.LastEventSeq(ctx, p.ProjectID)
 		if err != nil {
 			return internal("read the event seq", err)
@@ -206,7 +205,6 @@ func (s *Service) applyWebhookInput(w *model.Webhook, in WebhookInput) error {
 // URL is fixed at creation. Enabling it again clears its failures: it resumes from its
 // cursor at once.
 func (s *Service) UpdateWebhook(ctx context.Context, p *auth.Principal, id int64, in WebhookInput) (*model.Webhook, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return nil, err
 	}
@@ -215,7 +213,7 @@ func (s *Service) UpdateWebhook(ctx context.Context, p *auth.Principal, id int64
 	}
 	now := s.clock()
 	var w *model.Webhook
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		var err error
 		if w, err = s.loadWebhook(ctx, tx.Reader, p.ProjectID, id); err != nil {
 			return err
@@ -242,12 +240,11 @@ func (s *Service) UpdateWebhook(ctx context.Context, p *auth.Principal, id int64
 
 // DeleteWebhook removes a webhook and its deliveries (admin).
 func (s *Service) DeleteWebhook(ctx context.Context, p *auth.Principal, id int64) error {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return err
 	}
 	now := s.clock()
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		w, err := s.loadWebhook(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err
@@ -300,13 +297,12 @@ func (s *Service) WebhookDeliveries(ctx context.Context, p *auth.Principal, webh
 // TestWebhook writes a webhook.test event that only this webhook is sent (admin), and
 // returns its seq. The webhook must be enabled.
 func (s *Service) TestWebhook(ctx context.Context, p *auth.Principal, id int64) (int64, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.Admin); err != nil {
 		return 0, err
 	}
 	now := s.clock()
 	var seq int64
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		w, err := s.loadWebhook(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err
@@ -341,7 +337,7 @@ const WebhookDeliveryRetention = 7 * 24 * time.Hour
 // PruneWebhookDeliveries forgets the attempts older than WebhookDeliveryRetention.
 func (s *Service) PruneWebhookDeliveries(ctx context.Context) error {
 	before := s.clock().Add(-WebhookDeliveryRetention)
-	return s.store.Write(ctx, func(tx *store.Tx) error {
+	return s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error {
 		_, err := tx.PruneWebhookDeliveries(ctx, before)
 		return err
 	})

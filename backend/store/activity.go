@@ -23,8 +23,10 @@ import (
 // eventAudit is who made an event, through which interface, and the id of its object.
 type eventAudit struct{ actorKind, actor, via, objectID string }
 
-func auditOf(ctx context.Context, data []byte) eventAudit {
-	a := audit.From(ctx)
+func auditOf(a audit.Actor, data []byte) eventAudit {
+	if a == (audit.Actor{}) {
+		a = audit.System
+	}
 	return eventAudit{actorKind: a.Kind, actor: a.Name, via: a.Via, objectID: objectID(data)}
 }
 
@@ -41,7 +43,7 @@ func (t *Tx) IndexActivity(ctx context.Context, limit int) (more bool, err error
 		// take turns, and each reads how far the trail is filled once it has its turn.
 		// (Locking the projects' rows instead held every batch's commit, which advances
 		// their event seq, for the whole copy: creates -4 to -10% on two servers.)
-		if _, err := t.exec(ctx, `SELECT pg_advisory_xact_lock(?)`, activityLockKey); err != nil {
+		if _, err := t.exec(ctx, `SELECT pg_advisory_xact_lock($1)`, activityLockKey); err != nil {
 			return false, err
 		}
 	}
@@ -75,7 +77,7 @@ func (t *Tx) IndexActivity(ctx context.Context, limit int) (more bool, err error
 		if err := t.copyActivity(ctx, p.id, p.from, upTo); err != nil {
 			return false, err
 		}
-		if _, err := t.exec(ctx, `UPDATE projects SET activity_seq = ? WHERE id = ?`, upTo, p.id); err != nil {
+		if _, err := t.exec(ctx, `UPDATE projects SET activity_seq = $1 WHERE id = $2`, upTo, p.id); err != nil {
 			return false, err
 		}
 		more = more || upTo < p.to
@@ -103,7 +105,7 @@ func (t *Tx) copyActivity(ctx context.Context, projectID string, from, upTo int6
 
 var copyActivity = postgresSQL(`INSERT INTO activity (project_id, at, actor_kind, actor, via, action, object_type, object_id, event_seq)
 		SELECT project_id, at, actor_kind, actor, via, type, IIF(instr(type, '.') > 0, substr(type, 1, instr(type, '.') - 1), type), object_id, seq
-		FROM events WHERE project_id = ? AND seq > ? AND seq <= ? ORDER BY seq`,
+		FROM events WHERE project_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`,
 	`INSERT INTO activity (project_id, at, actor_kind, actor, via, action, object_type, object_id, event_seq)
 		SELECT project_id, at, actor_kind, actor, via, type, split_part(type, '.', 1), object_id, seq
 		FROM events WHERE project_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`)
@@ -166,25 +168,25 @@ type ActivityFilter struct {
 
 // Activity lists entries newest first.
 func (r Reader) Activity(ctx context.Context, f ActivityFilter) ([]model.Activity, error) {
-	q := `SELECT id, at, actor_kind, actor, via, action, object_type, object_id, event_seq FROM activity WHERE project_id = ?`
+	q := `SELECT id, at, actor_kind, actor, via, action, object_type, object_id, event_seq FROM activity WHERE project_id = $1`
 	args := []any{f.ProjectID}
-	cond := func(on bool, sql string, v any) {
+	cond := func(on bool, compare string, v any) { // compare: "column op", then the next $N
 		if on {
-			q += " AND " + sql
 			args = append(args, v)
+			q += " AND " + compare + " $" + strconv.Itoa(len(args))
 		}
 	}
-	cond(f.ObjectType != "", "object_type = ?", f.ObjectType)
-	cond(f.ObjectID != "", "object_id = ?", f.ObjectID)
-	cond(f.Actor != "", "actor = ?", f.Actor)
-	cond(f.Via != "", "via = ?", f.Via)
+	cond(f.ObjectType != "", "object_type =", f.ObjectType)
+	cond(f.ObjectID != "", "object_id =", f.ObjectID)
+	cond(f.Actor != "", "actor =", f.Actor)
+	cond(f.Via != "", "via =", f.Via)
 	if f.Since != nil {
-		cond(true, "at >= ?", fmtTime(*f.Since))
+		cond(true, "at >=", fmtTime(*f.Since))
 	}
 	if f.Until != nil {
-		cond(true, "at < ?", fmtTime(*f.Until))
+		cond(true, "at <", fmtTime(*f.Until))
 	}
-	cond(f.Before > 0, "id < ?", f.Before)
+	cond(f.Before > 0, "id <", f.Before)
 	q += " ORDER BY id DESC"
 	if f.Limit > 0 {
 		q += limitClause(f.Limit)
@@ -213,7 +215,7 @@ func (r Reader) Activity(ctx context.Context, f ActivityFilter) ([]model.Activit
 // is needed (one fewer to update on every write), and a pass costs limit rows at most
 // even when nothing has expired. Fewer than limit gone means the expired ones are done.
 func (t *Tx) PruneActivity(ctx context.Context, before time.Time, limit int) (int64, error) {
-	res, err := t.exec(ctx, `DELETE FROM activity WHERE id IN (SELECT id FROM activity ORDER BY id LIMIT ?) AND at < ?`, limit, fmtTime(before))
+	res, err := t.exec(ctx, `DELETE FROM activity WHERE id IN (SELECT id FROM activity ORDER BY id LIMIT $1) AND at < $2`, limit, fmtTime(before))
 	if err != nil {
 		return 0, err
 	}

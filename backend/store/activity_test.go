@@ -21,16 +21,16 @@ func TestIndexActivity(t *testing.T) { pgtest.Engines(t, testIndexActivity) }
 func testIndexActivity(t *testing.T, engine string) {
 	s := openTestOn(t, engine)
 	ctx := context.Background()
-	if err := s.Write(ctx, func(tx *Tx) error {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		return tx.InsertProject(ctx, &model.Project{ID: "q", Name: "q", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 	}); err != nil {
 		t.Fatal(err)
 	}
-	agent := audit.WithVia(audit.WithPrincipal(ctx, &auth.Principal{Kind: auth.KindAgent, ProjectID: "p", Name: "bot"}), audit.ViaREST)
+	agent := Author{Project: "p", Actor: audit.Actor{Kind: string(auth.KindAgent), Name: "bot", Via: audit.ViaREST}}
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	write := func(ctx context.Context, project, typ string, n int) {
+	write := func(by Author, project, typ string, n int) {
 		t.Helper()
-		if err := s.Write(ctx, func(tx *Tx) error {
+		if err := s.Write(ctx, by, func(tx *Tx) error {
 			for i := range n {
 				if err := tx.AppendEvent(ctx, project, typ, map[string]int{"id": i + 1}, at); err != nil {
 					return err
@@ -42,7 +42,7 @@ func testIndexActivity(t *testing.T, engine string) {
 		}
 	}
 	write(agent, "p", "task.updated", 30)
-	write(ctx, "q", "heartbeat", 20)
+	write(Author{}, "q", "heartbeat", 20)
 
 	behind, err := s.Read().ActivityBehind(ctx)
 	if err != nil || !behind {
@@ -50,7 +50,7 @@ func testIndexActivity(t *testing.T, engine string) {
 	}
 	var passes []bool
 	for more := true; more; {
-		if err := s.Write(ctx, func(tx *Tx) (err error) {
+		if err := s.Write(ctx, Author{}, func(tx *Tx) (err error) {
 			more, err = tx.IndexActivity(ctx, 12)
 			return err
 		}); err != nil {
@@ -85,11 +85,11 @@ func testIndexActivity(t *testing.T, engine string) {
 	}
 
 	// Events gone before they were copied: the trail skips them and is not behind.
-	write(ctx, "q", "task.created", 5)
+	write(Author{}, "q", "task.created", 5)
 	if _, err := s.writer.Exec(`DELETE FROM events WHERE project_id = 'q' AND seq <= 23`); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Write(ctx, func(tx *Tx) error { _, err := tx.IndexActivity(ctx, 0); return err }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { _, err := tx.IndexActivity(ctx, 0); return err }); err != nil {
 		t.Fatal(err)
 	}
 	got, err = s.Read().Activity(ctx, ActivityFilter{ProjectID: "q", ObjectType: "task", Limit: 100})
@@ -108,7 +108,7 @@ func testIndexActivity(t *testing.T, engine string) {
 func TestActivityFilledOnceAcrossStores(t *testing.T) {
 	ctx := context.Background()
 	stores := twoPostgresStores(t)
-	if err := stores[0].Write(ctx, func(tx *Tx) error {
+	if err := stores[0].Write(ctx, Author{}, func(tx *Tx) error {
 		return tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 	}); err != nil {
 		t.Fatal(err)
@@ -122,7 +122,7 @@ func TestActivityFilledOnceAcrossStores(t *testing.T) {
 		go func() { // a writer
 			defer wg.Done()
 			for range appends {
-				if err := s.Write(WritingIn(ctx, "p"), func(tx *Tx) error {
+				if err := s.Write(ctx, Author{Project: "p"}, func(tx *Tx) error {
 					return tx.AppendEvent(ctx, "p", "test.made", map[string]int{"id": 1}, time.Now())
 				}); err != nil {
 					errc <- err
@@ -138,7 +138,7 @@ func TestActivityFilledOnceAcrossStores(t *testing.T) {
 					return
 				default:
 				}
-				if err := s.Write(ctx, func(tx *Tx) error { _, err := tx.IndexActivity(ctx, 0); return err }); err != nil {
+				if err := s.Write(ctx, Author{}, func(tx *Tx) error { _, err := tx.IndexActivity(ctx, 0); return err }); err != nil {
 					errc <- err
 					return
 				}
@@ -160,7 +160,7 @@ func TestActivityFilledOnceAcrossStores(t *testing.T) {
 	for err := range errc {
 		t.Fatal(err)
 	}
-	if err := stores[1].Write(ctx, func(tx *Tx) error { _, err := tx.IndexActivity(ctx, 0); return err }); err != nil {
+	if err := stores[1].Write(ctx, Author{}, func(tx *Tx) error { _, err := tx.IndexActivity(ctx, 0); return err }); err != nil {
 		t.Fatal(err)
 	}
 	var entries, distinct int

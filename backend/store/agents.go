@@ -15,14 +15,14 @@ var ErrDuplicate = errors.New("already exists")
 // InsertAgent stores a new agent and sets its id.
 func (t *Tx) InsertAgent(ctx context.Context, a *model.Agent) error {
 	var exists int
-	err := t.queryRow(ctx, `SELECT 1 FROM agents WHERE project_id = ? AND name = ?`, a.ProjectID, a.Name).Scan(&exists)
+	err := t.queryRow(ctx, `SELECT 1 FROM agents WHERE project_id = $1 AND name = $2`, a.ProjectID, a.Name).Scan(&exists)
 	if err == nil {
 		return ErrDuplicate
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	res, err := t.insert(ctx, `INSERT INTO agents (project_id, name, created_at) VALUES (?, ?, ?)`,
+	res, err := t.insert(ctx, `INSERT INTO agents (project_id, name, created_at) VALUES ($1, $2, $3)`,
 		a.ProjectID, a.Name, fmtTime(a.CreatedAt))
 	if err != nil {
 		return err
@@ -53,7 +53,7 @@ func scanAgent(row interface{ Scan(...any) error }) (*model.Agent, error) {
 func (t *Tx) TouchAgents(ctx context.Context, seen map[int64]time.Time) error {
 	for id, at := range seen {
 		if _, err := t.exec(ctx,
-			`UPDATE agents SET last_seen_at = ? WHERE id = ? AND (last_seen_at IS NULL OR last_seen_at < ?)`,
+			`UPDATE agents SET last_seen_at = $1 WHERE id = $2 AND (last_seen_at IS NULL OR last_seen_at < $3)`,
 			fmtTime(at), id, fmtTime(at)); err != nil {
 			return err
 		}
@@ -64,16 +64,16 @@ func (t *Tx) TouchAgents(ctx context.Context, seen map[int64]time.Time) error {
 // Agent loads an agent of the project by id.
 func (r Reader) Agent(ctx context.Context, projectID string, id int64) (*model.Agent, error) {
 	return scanAgent(r.queryRow(ctx,
-		`SELECT `+agentColumns+` FROM agents WHERE project_id = ? AND id = ?`, projectID, id))
+		`SELECT `+agentColumns+` FROM agents WHERE project_id = $1 AND id = $2`, projectID, id))
 }
 
 // AgentByName loads an agent of the project by name.
 func (r Reader) AgentByName(ctx context.Context, projectID, name string) (*model.Agent, error) {
 	return scanAgent(r.queryRow(ctx,
-		`SELECT `+agentColumns+` FROM agents WHERE project_id = ? AND name = ?`, projectID, name))
+		`SELECT `+agentColumns+` FROM agents WHERE project_id = $1 AND name = $2`, projectID, name))
 }
 
 // Agents lists the project's agents by id.
 func (r Reader) Agents(ctx context.Context, projectID string) ([]model.Agent, error) {
-	return queryList(ctx, r, scanAgent, `SELECT `+agentColumns+` FROM agents WHERE project_id = ? ORDER BY id`, projectID)
+	return queryList(ctx, r, scanAgent, `SELECT `+agentColumns+` FROM agents WHERE project_id = $1 ORDER BY id`, projectID)
 }

@@ -20,7 +20,7 @@ func testBatchKeepsAgentsAndBudgets(t *testing.T, engine string) {
 	s := openTestOn(t, engine)
 	ctx := context.Background()
 	agent := &model.Agent{ProjectID: "p", Name: "bot", CreatedAt: time.Now()}
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertAgent(ctx, agent) }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.InsertAgent(ctx, agent) }); err != nil {
 		t.Fatal(err)
 	}
 	behindItsBack := func(tx *Tx, query string, args ...any) { runBehindItsBack(t, tx, query, args...) }
@@ -45,12 +45,12 @@ func testBatchKeepsAgentsAndBudgets(t *testing.T, engine string) {
 		}
 		return b.MonthlyMicros
 	}
-	err := s.Write(ctx, func(tx *Tx) error {
+	err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		if d := description(tx); d != "" {
 			t.Errorf("description %q, want none", d)
 			return errStop
 		}
-		behindItsBack(tx, `UPDATE agents SET description = 'hidden' WHERE id = ?`, agent.ID)
+		behindItsBack(tx, `UPDATE agents SET description = 'hidden' WHERE id = $1`, agent.ID)
 		if d := description(tx); d != "" {
 			t.Errorf("description %q after a change the batch did not make: the agent was read again", d)
 			return errStop
@@ -93,7 +93,7 @@ func testBatchKeepsAgentsAndBudgets(t *testing.T, engine string) {
 		}
 		// A DELETE may cascade anywhere: everything is read again.
 		behindItsBack(tx, `UPDATE budgets SET monthly_micros = 9`)
-		behindItsBack(tx, `UPDATE agents SET description = 'deleted around' WHERE id = ?`, agent.ID)
+		behindItsBack(tx, `UPDATE agents SET description = 'deleted around' WHERE id = $1`, agent.ID)
 		if _, err := tx.exec(ctx, `DELETE FROM reactions WHERE message_id = 0`); err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func testBatchKeepsConversationsAndParticipants(t *testing.T, engine string) {
 	s := openTestOn(t, engine)
 	ctx := context.Background()
 	conv := &model.Conversation{UUID: "c-uuid", ProjectID: "p", CreatedAt: time.Now()}
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertConversation(ctx, conv) }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.InsertConversation(ctx, conv) }); err != nil {
 		t.Fatal(err)
 	}
 	find := func(tx *Tx) int64 { // the conversation's id by its old uuid, or -1
@@ -156,12 +156,12 @@ func testBatchKeepsConversationsAndParticipants(t *testing.T, engine string) {
 		}
 		return added
 	}
-	err := s.Write(ctx, func(tx *Tx) error {
+	err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		if id := find(tx); id != conv.ID {
 			t.Errorf("conversation %d, want %d", id, conv.ID)
 			return errStop
 		}
-		runBehindItsBack(t, tx, `UPDATE conversations SET uuid = 'moved' WHERE id = ?`, conv.ID)
+		runBehindItsBack(t, tx, `UPDATE conversations SET uuid = 'moved' WHERE id = $1`, conv.ID)
 		if id := find(tx); id != conv.ID {
 			t.Errorf("conversation %d after a change the batch did not make: it was looked up again", id)
 			return errStop
@@ -201,7 +201,7 @@ func testBatchKeepsConversationsAndParticipants(t *testing.T, engine string) {
 			t.Errorf("conversation %d (%v) by its new uuid", id, err)
 			return errStop
 		}
-		if _, err := tx.exec(ctx, `UPDATE conversations SET uuid = 'moved again' WHERE id = ?`, conv.ID); err != nil {
+		if _, err := tx.exec(ctx, `UPDATE conversations SET uuid = 'moved again' WHERE id = $1`, conv.ID); err != nil {
 			return err
 		}
 		if id, err := tx.ConversationID(ctx, "p", "moved"); !errors.Is(err, ErrNotFound) {
@@ -228,7 +228,7 @@ func testBatchForgetsARolledBackWrite(t *testing.T, engine string) {
 	s := openTestOn(t, engine)
 	ctx := context.Background()
 	agent := &model.Agent{ProjectID: "p", Name: "bot", CreatedAt: time.Now()}
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertAgent(ctx, agent) }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.InsertAgent(ctx, agent) }); err != nil {
 		t.Fatal(err)
 	}
 	refused := errors.New("refused")
@@ -258,25 +258,25 @@ func testBatchForgetsARolledBackWrite(t *testing.T, engine string) {
 
 func TestForgetChangedBy(t *testing.T) {
 	for query, forgets := range map[string]bool{
-		`SELECT id FROM agents WHERE id = ?`: false,
-		`SAVEPOINT w`:                        false,
-		`RELEASE w`:                          false,
-		`INSERT INTO tasks (project_id, agent_id) VALUES (?, ?)`:             false,
-		`  UPDATE tasks SET agent_id = ? WHERE id = ?`:                       false,
-		`INSERT INTO agent_skills (agent_id, skill_id) VALUES (?, ?)`:        false,
-		`UPDATE agents SET last_seen_at = ? WHERE id = ?`:                    true,
-		`INSERT INTO agents (project_id, name, created_at) VALUES (?, ?, ?)`: true,
-		`UPDATE budgets SET exceeded_month = ? WHERE project_id = ?`:         true,
-		`DELETE FROM conversations WHERE id = ?`:                             true,
-		`ROLLBACK TO w`:                                                      true,
-		"SELECT\n\tid FROM agents":                                           false,
-		"UPDATE\tagents SET name = ?":                                        true,
-		`WITH x AS (UPDATE projects SET name = ? RETURNING id) SELECT 1`:     true,
-		`INSERT INTO messages (conversation_id, content) VALUES (?, ?)`:      false,
-		`UPDATE conversations SET name = ? WHERE id = ?`:                     true,
-		`INSERT INTO conversation_participants (conversation_id, kind, name) VALUES (?, ?, ?) ON CONFLICT (conversation_id, kind, name) DO NOTHING`:             false,
-		`INSERT INTO conversation_participants (conversation_id, kind, name) VALUES (?, ?, ?) ON CONFLICT (conversation_id, kind, name) DO UPDATE SET name = ?`: true,
-		`UPDATE conversation_participants SET name = ? WHERE name = ?`:                                                                                          true,
+		`SELECT id FROM agents WHERE id = $1`: false,
+		`SAVEPOINT w`:                         false,
+		`RELEASE w`:                           false,
+		`INSERT INTO tasks (project_id, agent_id) VALUES ($1, $2)`:              false,
+		`  UPDATE tasks SET agent_id = $1 WHERE id = $2`:                        false,
+		`INSERT INTO agent_skills (agent_id, skill_id) VALUES ($1, $2)`:         false,
+		`UPDATE agents SET last_seen_at = $1 WHERE id = $2`:                     true,
+		`INSERT INTO agents (project_id, name, created_at) VALUES ($1, $2, $3)`: true,
+		`UPDATE budgets SET exceeded_month = $1 WHERE project_id = $2`:          true,
+		`DELETE FROM conversations WHERE id = $1`:                               true,
+		`ROLLBACK TO w`:                true,
+		"SELECT\n\tid FROM agents":     false,
+		"UPDATE\tagents SET name = $1": true,
+		`WITH x AS (UPDATE projects SET name = $1 RETURNING id) SELECT 1`:                                                                                           true,
+		`INSERT INTO messages (conversation_id, content) VALUES ($1, $2)`:                                                                                           false,
+		`UPDATE conversations SET name = $1 WHERE id = $2`:                                                                                                          true,
+		`INSERT INTO conversation_participants (conversation_id, kind, name) VALUES ($1, $2, $3) ON CONFLICT (conversation_id, kind, name) DO NOTHING`:              false,
+		`INSERT INTO conversation_participants (conversation_id, kind, name) VALUES ($1, $2, $3) ON CONFLICT (conversation_id, kind, name) DO UPDATE SET name = $4`: true,
+		`UPDATE conversation_participants SET name = $1 WHERE name = $2`:                                                                                            true,
 	} {
 		k := &keptRows{budgets: map[string]*model.Budget{"p": nil}}
 		k.forgetChangedBy(statementVerb(query), query)

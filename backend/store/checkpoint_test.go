@@ -73,7 +73,7 @@ func TestWALStartsOver(t *testing.T) {
 		}
 	}
 	s.beforeCheckpoint.Store(&hook)
-	if err := s.Write(ctx, func(tx *Tx) error {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		return tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 	}); err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestWALStartsOver(t *testing.T) {
 				started++
 				mu.Unlock()
 				task := &model.Task{ProjectID: "p", Summary: "s", Details: details, Status: model.StatusTodo, Source: model.SourceUser, TaskType: "standard"}
-				if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertTask(ctx, task) }); err != nil {
+				if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.InsertTask(ctx, task) }); err != nil {
 					errs <- err
 					return
 				}

@@ -16,9 +16,9 @@ func (r Reader) ConversationID(ctx context.Context, projectID, ref string) (int6
 	var id int64
 	var err error
 	if n, convErr := strconv.ParseInt(ref, 10, 64); convErr == nil {
-		err = r.queryRow(ctx, `SELECT id FROM conversations WHERE project_id = ? AND id = ?`, projectID, n).Scan(&id)
+		err = r.queryRow(ctx, `SELECT id FROM conversations WHERE project_id = $1 AND id = $2`, projectID, n).Scan(&id)
 	} else {
-		err = r.queryRow(ctx, `SELECT id FROM conversations WHERE project_id = ? AND uuid = ?`, projectID, ref).Scan(&id)
+		err = r.queryRow(ctx, `SELECT id FROM conversations WHERE project_id = $1 AND uuid = $2`, projectID, ref).Scan(&id)
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, ErrNotFound
@@ -28,7 +28,7 @@ func (r Reader) ConversationID(ctx context.Context, projectID, ref string) (int6
 
 // InsertConversation stores a new conversation, without participants, and sets its id.
 func (t *Tx) InsertConversation(ctx context.Context, c *model.Conversation) error {
-	res, err := t.insert(ctx, `INSERT INTO conversations (uuid, project_id, name, created_at) VALUES (?, ?, ?, ?)`,
+	res, err := t.insert(ctx, `INSERT INTO conversations (uuid, project_id, name, created_at) VALUES ($1, $2, $3, $4)`,
 		c.UUID, c.ProjectID, c.Name, fmtTime(c.CreatedAt))
 	if err != nil {
 		return err
@@ -57,14 +57,14 @@ func scanConversation(row interface{ Scan(...any) error }) (*model.Conversation,
 // Conversation loads a conversation of the project with its participants' names.
 func (r Reader) Conversation(ctx context.Context, projectID string, id int64) (*model.Conversation, error) {
 	c, err := scanConversation(r.queryRow(ctx,
-		`SELECT `+conversationColumns+` FROM conversations c WHERE c.id = ? AND c.project_id = ?`, id, projectID))
+		`SELECT `+conversationColumns+` FROM conversations c WHERE c.id = $1 AND c.project_id = $2`, id, projectID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
 	if err != nil {
 		return nil, err
 	}
-	rows, err := r.query(ctx, `SELECT name FROM conversation_participants WHERE conversation_id = ? ORDER BY id`, id)
+	rows, err := r.query(ctx, `SELECT name FROM conversation_participants WHERE conversation_id = $1 ORDER BY id`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ type ConversationFilter struct {
 // names: two queries whatever the number of conversations. more reports whether
 // conversations remain after the last one returned.
 func (r Reader) Conversations(ctx context.Context, f ConversationFilter) (convs []model.Conversation, more bool, err error) {
-	q := `SELECT ` + conversationColumns + ` FROM conversations c WHERE c.project_id = ? AND c.id > ? ORDER BY c.id`
+	q := `SELECT ` + conversationColumns + ` FROM conversations c WHERE c.project_id = $1 AND c.id > $2 ORDER BY c.id`
 	args := []any{f.ProjectID, f.AfterID}
 	if f.Limit > 0 {
 		q += limitClause(f.Limit + 1)
@@ -127,7 +127,7 @@ func (r Reader) Conversations(ctx context.Context, f ConversationFilter) (convs 
 	}
 	prows, err := r.query(ctx,
 		`SELECT p.conversation_id, p.name FROM conversation_participants p JOIN conversations c ON c.id = p.conversation_id
-		 WHERE c.project_id = ? AND c.id BETWEEN ? AND ? ORDER BY p.conversation_id, p.id`,
+		 WHERE c.project_id = $1 AND c.id BETWEEN $2 AND $3 ORDER BY p.conversation_id, p.id`,
 		f.ProjectID, convs[0].ID, convs[len(convs)-1].ID)
 	if err != nil {
 		return nil, false, err
@@ -151,7 +151,7 @@ func (r Reader) Conversations(ctx context.Context, f ConversationFilter) (convs 
 // AddParticipant (batchreads.go).
 func (t *Tx) insertParticipant(ctx context.Context, conversationID int64, p model.Participant) (added bool, err error) {
 	res, err := t.exec(ctx,
-		`INSERT INTO conversation_participants (conversation_id, kind, name, agent_id, created_at) VALUES (?, ?, ?, ?, ?)
+		`INSERT INTO conversation_participants (conversation_id, kind, name, agent_id, created_at) VALUES ($1, $2, $3, $4, $5)
 		 ON CONFLICT (conversation_id, kind, name) DO NOTHING`,
 		conversationID, p.Kind, p.Name, p.AgentID, fmtTime(p.CreatedAt))
 	if err != nil {
@@ -163,7 +163,7 @@ func (t *Tx) insertParticipant(ctx context.Context, conversationID int64, p mode
 
 // RemoveParticipant removes a participant; removed is false when there was none.
 func (t *Tx) RemoveParticipant(ctx context.Context, conversationID int64, kind, name string) (removed bool, err error) {
-	res, err := t.exec(ctx, `DELETE FROM conversation_participants WHERE conversation_id = ? AND kind = ? AND name = ?`,
+	res, err := t.exec(ctx, `DELETE FROM conversation_participants WHERE conversation_id = $1 AND kind = $2 AND name = $3`,
 		conversationID, kind, name)
 	if err != nil {
 		return false, err
@@ -175,7 +175,7 @@ func (t *Tx) RemoveParticipant(ctx context.Context, conversationID int64, kind, 
 // Participants lists a conversation's participants in the order they joined.
 func (r Reader) Participants(ctx context.Context, conversationID int64) ([]model.Participant, error) {
 	rows, err := r.query(ctx,
-		`SELECT kind, name, agent_id, created_at FROM conversation_participants WHERE conversation_id = ? ORDER BY id`,
+		`SELECT kind, name, agent_id, created_at FROM conversation_participants WHERE conversation_id = $1 ORDER BY id`,
 		conversationID)
 	if err != nil {
 		return nil, err
@@ -201,7 +201,7 @@ func (r Reader) Participants(ctx context.Context, conversationID int64) ([]model
 // InsertMessage stores a new message and sets its id.
 func (t *Tx) InsertMessage(ctx context.Context, m *model.Message) error {
 	res, err := t.insert(ctx,
-		`INSERT INTO messages (conversation_id, author, author_type, agent_id, content, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		`INSERT INTO messages (conversation_id, author, author_type, agent_id, content, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 		m.ConversationID, m.Author, m.AuthorType, m.AgentID, m.Content, fmtTime(m.CreatedAt))
 	if err != nil {
 		return err
@@ -231,7 +231,7 @@ func scanMessage(row interface{ Scan(...any) error }) (*model.Message, error) {
 func (r Reader) Message(ctx context.Context, projectID string, id int64) (*model.Message, error) {
 	m, err := scanMessage(r.queryRow(ctx,
 		`SELECT `+messageColumns+` FROM messages m JOIN conversations c ON c.id = m.conversation_id
-		 WHERE m.id = ? AND c.project_id = ?`, id, projectID))
+		 WHERE m.id = $1 AND c.project_id = $2`, id, projectID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -259,7 +259,7 @@ type MessageFilter struct {
 // two queries whatever the number of messages. more reports whether messages remain
 // after the last one returned.
 func (r Reader) Messages(ctx context.Context, f MessageFilter) (msgs []model.Message, more bool, err error) {
-	q := `SELECT ` + messageColumns + ` FROM messages m WHERE m.conversation_id = ? AND m.id > ? ORDER BY m.id`
+	q := `SELECT ` + messageColumns + ` FROM messages m WHERE m.conversation_id = $1 AND m.id > $2 ORDER BY m.id`
 	args := []any{f.ConversationID, f.AfterID}
 	if f.Limit > 0 {
 		q += limitClause(f.Limit + 1)
@@ -296,7 +296,7 @@ func (r Reader) Messages(ctx context.Context, f MessageFilter) (msgs []model.Mes
 	}
 	rrows, err := r.query(ctx,
 		`SELECT r.message_id, r.emoji, COUNT(*) FROM reactions r JOIN messages m ON m.id = r.message_id
-		 WHERE m.conversation_id = ? AND m.id BETWEEN ? AND ?
+		 WHERE m.conversation_id = $1 AND m.id BETWEEN $2 AND $3
 		 GROUP BY r.message_id, r.emoji ORDER BY r.message_id, MIN(r.created_at), r.emoji`,
 		f.ConversationID, msgs[0].ID, msgs[len(msgs)-1].ID)
 	if err != nil {
@@ -330,7 +330,7 @@ func (r Reader) ReactionCounts(ctx context.Context, projectID string, messageIDs
 	var sb strings.Builder
 	sb.WriteString(`SELECT r.message_id, r.emoji, COUNT(*) FROM reactions r
 		JOIN messages m ON m.id = r.message_id JOIN conversations c ON c.id = m.conversation_id
-		WHERE c.project_id = ? AND r.message_id IN (`)
+		WHERE c.project_id = $1 AND r.message_id IN (`)
 	for _, id := range messageIDs {
 		if seen[id] {
 			continue
@@ -339,17 +339,13 @@ func (r Reader) ReactionCounts(ctx context.Context, projectID string, messageIDs
 		if len(args) > 1 {
 			sb.WriteString(", ")
 		}
-		sb.WriteString("?")
 		args = append(args, id)
+		sb.WriteString("$" + strconv.Itoa(len(args)))
 	}
 	sb.WriteString(`) GROUP BY r.message_id, r.emoji ORDER BY r.message_id, MIN(r.created_at), r.emoji`)
 	// The text varies with the number of ids: run it unprepared rather than fill the
 	// statement cache with one variant per list length.
-	q := sb.String()
-	if r.pg {
-		q = rebind(q) // not cached either
-	}
-	rows, err := r.q.QueryContext(ctx, q, args...)
+	rows, err := r.q.QueryContext(ctx, sb.String(), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -369,7 +365,7 @@ func (r Reader) ReactionCounts(ctx context.Context, projectID string, messageIDs
 // already reacted with that emoji.
 func (t *Tx) AddReaction(ctx context.Context, rc model.Reaction) (added bool, err error) {
 	res, err := t.exec(ctx,
-		`INSERT INTO reactions (message_id, emoji, actor_kind, actor, created_at) VALUES (?, ?, ?, ?, ?)
+		`INSERT INTO reactions (message_id, emoji, actor_kind, actor, created_at) VALUES ($1, $2, $3, $4, $5)
 		 ON CONFLICT (message_id, emoji, actor_kind, actor) DO NOTHING`,
 		rc.MessageID, rc.Emoji, rc.ActorKind, rc.Actor, fmtTime(rc.CreatedAt))
 	if err != nil {
@@ -383,7 +379,7 @@ func (t *Tx) AddReaction(ctx context.Context, rc model.Reaction) (added bool, er
 // no such reaction.
 func (t *Tx) RemoveReaction(ctx context.Context, messageID int64, emoji, actorKind, actor string) (removed bool, err error) {
 	res, err := t.exec(ctx,
-		`DELETE FROM reactions WHERE message_id = ? AND emoji = ? AND actor_kind = ? AND actor = ?`,
+		`DELETE FROM reactions WHERE message_id = $1 AND emoji = $2 AND actor_kind = $3 AND actor = $4`,
 		messageID, emoji, actorKind, actor)
 	if err != nil {
 		return false, err
@@ -395,7 +391,7 @@ func (t *Tx) RemoveReaction(ctx context.Context, messageID int64, emoji, actorKi
 // Reactions lists every reaction on a message, oldest first: who reacted with what.
 func (r Reader) Reactions(ctx context.Context, messageID int64) ([]model.Reaction, error) {
 	rows, err := r.query(ctx,
-		`SELECT message_id, emoji, actor_kind, actor, created_at FROM reactions WHERE message_id = ?
+		`SELECT message_id, emoji, actor_kind, actor, created_at FROM reactions WHERE message_id = $1
 		 ORDER BY created_at, emoji, actor_kind, actor`, messageID)
 	if err != nil {
 		return nil, err

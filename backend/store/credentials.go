@@ -26,8 +26,8 @@ func (r Reader) AgentCredentials(ctx context.Context, projectID, name string) (*
 	var id sql.NullInt64
 	var agentName, displayName, description, created sql.NullString
 	err := r.queryRow(ctx, `SELECT p.token_secret, a.id, a.name, a.display_name, a.description, a.created_at
-		FROM projects p LEFT JOIN agents a ON a.project_id = p.id AND a.name = ?
-		WHERE p.id = ?`, name, projectID).
+		FROM projects p LEFT JOIN agents a ON a.project_id = p.id AND a.name = $1
+		WHERE p.id = $2`, name, projectID).
 		Scan(&c.Secret, &id, &agentName, &displayName, &description, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound

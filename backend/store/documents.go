@@ -15,7 +15,7 @@ func (t *Tx) InsertDocument(ctx context.Context, d *model.Document, content []by
 		content = []byte{} // a nil slice would be NULL
 	}
 	res, err := t.insert(ctx,
-		`INSERT INTO documents (conversation_id, name, mime_type, size, content, uploaded_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		`INSERT INTO documents (conversation_id, name, mime_type, size, content, uploaded_by, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		d.ConversationID, d.Name, d.MimeType, int64(len(content)), content, d.UploadedBy, fmtTime(d.CreatedAt))
 	if err != nil {
 		return err
@@ -50,7 +50,7 @@ type DocumentFilter struct {
 // reports whether documents remain after the last one returned.
 func (r Reader) Documents(ctx context.Context, f DocumentFilter) (docs []model.Document, more bool, err error) {
 	q := `SELECT ` + documentColumns + ` FROM documents d JOIN conversations c ON c.id = d.conversation_id
-		WHERE d.conversation_id = ? AND d.id > ? ORDER BY d.id`
+		WHERE d.conversation_id = $1 AND d.id > $2 ORDER BY d.id`
 	args := []any{f.ConversationID, f.AfterID}
 	if f.Limit > 0 {
 		q += limitClause(f.Limit + 1)
@@ -81,7 +81,7 @@ func (r Reader) Documents(ctx context.Context, f DocumentFilter) (docs []model.D
 func (r Reader) Document(ctx context.Context, conversationID, id int64) (*model.Document, error) {
 	d, err := scanDocument(r.queryRow(ctx,
 		`SELECT `+documentColumns+` FROM documents d JOIN conversations c ON c.id = d.conversation_id
-		 WHERE d.id = ? AND d.conversation_id = ?`, id, conversationID))
+		 WHERE d.id = $1 AND d.conversation_id = $2`, id, conversationID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -93,7 +93,7 @@ func (r Reader) DocumentContent(ctx context.Context, conversationID, id int64) (
 	var content []byte
 	d, err := scanDocument(r.queryRow(ctx,
 		`SELECT `+documentColumns+`, d.content FROM documents d JOIN conversations c ON c.id = d.conversation_id
-		 WHERE d.id = ? AND d.conversation_id = ?`, id, conversationID), &content)
+		 WHERE d.id = $1 AND d.conversation_id = $2`, id, conversationID), &content)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, ErrNotFound
 	}

@@ -37,7 +37,7 @@ func testEventSeqsAcrossStores(t *testing.T, engine string) {
 		t.Cleanup(func() { s.Close() })
 		stores = append(stores, s)
 	}
-	if err := stores[0].Write(ctx, func(tx *Tx) error {
+	if err := stores[0].Write(ctx, Author{}, func(tx *Tx) error {
 		return tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 	}); err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func testEventSeqsAcrossStores(t *testing.T, engine string) {
 			s := stores[w%2]
 			for i := range writes {
 				k := w*writes + i
-				errs <- s.Write(ctx, func(tx *Tx) error {
+				errs <- s.Write(ctx, Author{}, func(tx *Tx) error {
 					for part := range 2 {
 						if err := tx.AppendEvent(ctx, "p", "test.event", map[string]int{"k": k, "part": part}, time.Now()); err != nil {
 							return err
@@ -112,7 +112,7 @@ func TestPostgresDeadlockFailsOneWrite(t *testing.T) {
 	ctx := context.Background()
 	stores := twoPostgresStores(t)
 	var ids [2]int64
-	if err := stores[0].Write(ctx, func(tx *Tx) error {
+	if err := stores[0].Write(ctx, Author{}, func(tx *Tx) error {
 		if err := tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()}); err != nil {
 			return err
 		}
@@ -133,7 +133,7 @@ func TestPostgresDeadlockFailsOneWrite(t *testing.T) {
 	results := make(chan error, 2)
 	for w := range 2 {
 		go func() {
-			results <- stores[w].Write(ctx, func(tx *Tx) error {
+			results <- stores[w].Write(ctx, Author{}, func(tx *Tx) error {
 				rename := func(id int64) error {
 					task, err := tx.Task(ctx, "p", id, false)
 					if err != nil {

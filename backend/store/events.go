@@ -36,7 +36,7 @@ func (t *Tx) AppendEvent(ctx context.Context, projectID, typ string, data any, a
 		return err
 	}
 	t.events = append(t.events, model.Event{Seq: seq, Type: typ, ProjectID: projectID, At: at, Data: json.RawMessage(raw)})
-	t.audit = append(t.audit, auditOf(ctx, raw)) // activity.go
+	t.audit = append(t.audit, auditOf(t.by.Actor, raw)) // activity.go
 	return nil
 }
 
@@ -71,7 +71,7 @@ func (t *Tx) projectSeq(ctx context.Context, projectID string) (int64, error) {
 		return 0, err
 	}
 	var last int64
-	if err := t.queryRow(ctx, `SELECT event_seq FROM projects WHERE id = ?`, projectID).Scan(&last); err != nil {
+	if err := t.queryRow(ctx, `SELECT event_seq FROM projects WHERE id = $1`, projectID).Scan(&last); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return 0, fmt.Errorf("event of unknown project %q: %w", projectID, ErrNotFound)
 		}
@@ -112,7 +112,7 @@ func (b *batch) eventStatements() []statement {
 		out = append(out, statement{"store events", insertRows(`INSERT INTO events (project_id, seq, type, data, at, actor_kind, actor, via, object_id) VALUES `, 9, end-start), args})
 	}
 	for projectID, seq := range b.seqs {
-		out = append(out, statement{"store event seq", `UPDATE projects SET event_seq = ? WHERE id = ?`, []any{seq, projectID}})
+		out = append(out, statement{"store event seq", `UPDATE projects SET event_seq = $1 WHERE id = $2`, []any{seq, projectID}})
 	}
 	return out
 }
@@ -122,15 +122,13 @@ const maxRowsPerInsert = 32
 
 // insertRows completes an INSERT ... VALUES with rows groups of n placeholders.
 func insertRows(insert string, n, rows int) string {
-	group := "(?" + strings.Repeat(", ?", n-1) + ")"
 	var sb strings.Builder
-	sb.Grow(len(insert) + rows*(len(group)+2))
 	sb.WriteString(insert)
 	for i := range rows {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
-		sb.WriteString(group)
+		sb.WriteString("(" + params(i*n+1, n) + ")")
 	}
 	return sb.String()
 }
@@ -145,7 +143,7 @@ func (r Reader) EventsSince(ctx context.Context, projectID string, seq int64, li
 		}
 	}
 	rows, err := r.query(ctx,
-		`SELECT seq, type, data, at FROM events WHERE project_id = ? AND seq > ? AND seq <= ? ORDER BY seq`+limitClause(limit),
+		`SELECT seq, type, data, at FROM events WHERE project_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`+limitClause(limit),
 		projectID, seq, upTo)
 	if err != nil {
 		return nil, err
@@ -169,7 +167,7 @@ func (r Reader) EventsSince(ctx context.Context, projectID string, seq int64, li
 // last seq ever written (0 when none was).
 func (r Reader) EventBounds(ctx context.Context, projectID string) (first, last int64, err error) {
 	err = r.queryRow(ctx,
-		`SELECT COALESCE((SELECT MIN(seq) FROM events WHERE project_id = ?), 0), event_seq FROM projects WHERE id = ?`,
+		`SELECT COALESCE((SELECT MIN(seq) FROM events WHERE project_id = $1), 0), event_seq FROM projects WHERE id = $2`,
 		projectID, projectID).Scan(&first, &last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, ErrNotFound
@@ -208,7 +206,7 @@ func (t *Tx) PruneEventsBatch(ctx context.Context, before time.Time, limit int) 
 	if _, err := t.IndexActivity(ctx, 0); err != nil { // activity.go
 		return 0, err
 	}
-	res, err := t.exec(ctx, `DELETE FROM events WHERE id IN (SELECT id FROM events ORDER BY id LIMIT ?) AND at < ?`, limit, fmtTime(before))
+	res, err := t.exec(ctx, `DELETE FROM events WHERE id IN (SELECT id FROM events ORDER BY id LIMIT $1) AND at < $2`, limit, fmtTime(before))
 	if err != nil {
 		return 0, err
 	}

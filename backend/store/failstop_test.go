@@ -43,7 +43,7 @@ func TestFailedFsyncStopsTheWriter(t *testing.T) {
 			t.Fatalf("a write after the failure: %d %s, want 503 saying the server stopped accepting writes", status, body)
 		}
 	}
-	if err := srv.Service.Store().Write(ctx, func(*store.Tx) error { return nil }); !errors.Is(err, srv.Service.Store().Stopped()) || err == nil {
+	if err := srv.Service.Store().Write(ctx, store.Author{}, func(*store.Tx) error { return nil }); !errors.Is(err, srv.Service.Store().Stopped()) || err == nil {
 		t.Fatalf("store write after the failure: %v", err)
 	}
 	resp, err := http.Get(srv.URL() + "/healthz")

@@ -16,7 +16,7 @@ func TestOwnCommitsKeepTheCaches(t *testing.T) {
 	inner := s.watch.forget
 	s.watch.forget = func() { forgot++; inner() } // the writer is idle: set before any write below
 	for i := range 20 {
-		if err := s.Write(ctx, func(tx *Tx) error {
+		if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 			return tx.AppendEvent(ctx, "p", "test.own", map[string]int{"i": i}, time.Now())
 		}); err != nil {
 			t.Fatal(err)

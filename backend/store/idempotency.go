@@ -10,7 +10,7 @@ import (
 // IdempotentResult returns the stored fingerprint and result of a key, or ErrNotFound.
 func (r Reader) IdempotentResult(ctx context.Context, projectID, key string) (fingerprint, result []byte, err error) {
 	err = r.queryRow(ctx,
-		`SELECT fingerprint, result FROM idempotency_keys WHERE project_id = ? AND key = ?`, projectID, key).
+		`SELECT fingerprint, result FROM idempotency_keys WHERE project_id = $1 AND key = $2`, projectID, key).
 		Scan(&fingerprint, &result)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, ErrNotFound
@@ -21,14 +21,14 @@ func (r Reader) IdempotentResult(ctx context.Context, projectID, key string) (fi
 // PutIdempotentResult records the first result of a key.
 func (t *Tx) PutIdempotentResult(ctx context.Context, projectID, key string, fingerprint, result []byte, at time.Time) error {
 	_, err := t.exec(ctx,
-		`INSERT INTO idempotency_keys (project_id, key, fingerprint, result, created_at) VALUES (?, ?, ?, ?, ?)`,
+		`INSERT INTO idempotency_keys (project_id, key, fingerprint, result, created_at) VALUES ($1, $2, $3, $4, $5)`,
 		projectID, key, fingerprint, result, fmtTime(at))
 	return err
 }
 
 // PruneIdempotencyKeys forgets keys created before the given time.
 func (t *Tx) PruneIdempotencyKeys(ctx context.Context, before time.Time) (int64, error) {
-	res, err := t.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < ?`, fmtTime(before))
+	res, err := t.exec(ctx, `DELETE FROM idempotency_keys WHERE created_at < $1`, fmtTime(before))
 	if err != nil {
 		return 0, err
 	}

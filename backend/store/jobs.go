@@ -64,7 +64,7 @@ func nextRunAt(t *time.Time) any {
 // InsertJob stores a new job and sets its id; a name taken in the project is ErrDuplicate.
 func (t *Tx) InsertJob(ctx context.Context, j *model.Job) error {
 	var one int
-	err := t.queryRow(ctx, `SELECT 1 FROM jobs WHERE project_id = ? AND name = ?`, j.ProjectID, j.Name).Scan(&one)
+	err := t.queryRow(ctx, `SELECT 1 FROM jobs WHERE project_id = $1 AND name = $2`, j.ProjectID, j.Name).Scan(&one)
 	if err == nil {
 		return ErrDuplicate
 	}
@@ -77,7 +77,7 @@ func (t *Tx) InsertJob(ctx context.Context, j *model.Job) error {
 	}
 	res, err := t.insert(ctx,
 		`INSERT INTO jobs (project_id, name, cron, timezone, summary, details, steps, agent_id, skill_id, catch_up, paused, next_run_at, last_run_at, created_at, updated_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		j.ProjectID, j.Name, j.Cron, j.Timezone, j.Summary, j.Details, string(steps), j.AgentID, j.SkillID, j.CatchUp, j.Paused,
 		nextRunAt(j.NextRunAt), fmtTimePtr(j.LastRunAt), fmtTime(j.CreatedAt), fmtTime(j.UpdatedAt))
 	if err != nil {
@@ -90,7 +90,7 @@ func (t *Tx) InsertJob(ctx context.Context, j *model.Job) error {
 // UpdateJob writes every field of a job; a name taken by another job is ErrDuplicate.
 func (t *Tx) UpdateJob(ctx context.Context, j *model.Job) error {
 	var other int64
-	err := t.queryRow(ctx, `SELECT id FROM jobs WHERE project_id = ? AND name = ?`, j.ProjectID, j.Name).Scan(&other)
+	err := t.queryRow(ctx, `SELECT id FROM jobs WHERE project_id = $1 AND name = $2`, j.ProjectID, j.Name).Scan(&other)
 	if err == nil && other != j.ID {
 		return ErrDuplicate
 	}
@@ -102,8 +102,8 @@ func (t *Tx) UpdateJob(ctx context.Context, j *model.Job) error {
 		return err
 	}
 	_, err = t.exec(ctx,
-		`UPDATE jobs SET name = ?, cron = ?, timezone = ?, summary = ?, details = ?, steps = ?, agent_id = ?, skill_id = ?, catch_up = ?,
-		 paused = ?, next_run_at = ?, last_run_at = ?, updated_at = ? WHERE id = ? AND project_id = ?`,
+		`UPDATE jobs SET name = $1, cron = $2, timezone = $3, summary = $4, details = $5, steps = $6, agent_id = $7, skill_id = $8, catch_up = $9,
+		 paused = $10, next_run_at = $11, last_run_at = $12, updated_at = $13 WHERE id = $14 AND project_id = $15`,
 		j.Name, j.Cron, j.Timezone, j.Summary, j.Details, string(steps), j.AgentID, j.SkillID, j.CatchUp, j.Paused,
 		nextRunAt(j.NextRunAt), fmtTimePtr(j.LastRunAt), fmtTime(j.UpdatedAt), j.ID, j.ProjectID)
 	return err
@@ -111,12 +111,12 @@ func (t *Tx) UpdateJob(ctx context.Context, j *model.Job) error {
 
 // DeleteJob removes a job of the project with its runs.
 func (t *Tx) DeleteJob(ctx context.Context, projectID string, id int64) error {
-	return t.execOne(ctx, `DELETE FROM jobs WHERE id = ? AND project_id = ?`, id, projectID)
+	return t.execOne(ctx, `DELETE FROM jobs WHERE id = $1 AND project_id = $2`, id, projectID)
 }
 
 // Job loads a job of the project.
 func (r Reader) Job(ctx context.Context, projectID string, id int64) (*model.Job, error) {
-	return scanJob(r.queryRow(ctx, `SELECT `+jobColumns+jobFrom+` WHERE j.project_id = ? AND j.id = ?`, projectID, id))
+	return scanJob(r.queryRow(ctx, `SELECT `+jobColumns+jobFrom+` WHERE j.project_id = $1 AND j.id = $2`, projectID, id))
 }
 
 func (r Reader) jobs(ctx context.Context, where string, args ...any) ([]model.Job, error) {
@@ -125,18 +125,18 @@ func (r Reader) jobs(ctx context.Context, where string, args ...any) ([]model.Jo
 
 // Jobs lists the project's jobs by id.
 func (r Reader) Jobs(ctx context.Context, projectID string) ([]model.Job, error) {
-	return r.jobs(ctx, `j.project_id = ? ORDER BY j.id`, projectID)
+	return r.jobs(ctx, `j.project_id = $1 ORDER BY j.id`, projectID)
 }
 
 // DueJobs lists the jobs of every project whose next run is at or before now.
 func (r Reader) DueJobs(ctx context.Context, now time.Time) ([]model.Job, error) {
-	return r.jobs(ctx, `j.next_run_at IS NOT NULL AND j.next_run_at > ? AND j.next_run_at <= ? ORDER BY j.next_run_at, j.id`, neverRun, fmtTime(now))
+	return r.jobs(ctx, `j.next_run_at IS NOT NULL AND j.next_run_at > $1 AND j.next_run_at <= $2 ORDER BY j.next_run_at, j.id`, neverRun, fmtTime(now))
 }
 
 // NextJobRun is the earliest next run of any job; ok is false when no job is scheduled.
 func (r Reader) NextJobRun(ctx context.Context) (at time.Time, ok bool, err error) {
 	var s sql.NullString
-	if err := r.queryRow(ctx, `SELECT MIN(next_run_at) FROM jobs WHERE next_run_at IS NOT NULL AND next_run_at > ?`, neverRun).Scan(&s); err != nil {
+	if err := r.queryRow(ctx, `SELECT MIN(next_run_at) FROM jobs WHERE next_run_at IS NOT NULL AND next_run_at > $1`, neverRun).Scan(&s); err != nil {
 		return time.Time{}, false, err
 	}
 	if !s.Valid {
@@ -148,7 +148,7 @@ func (r Reader) NextJobRun(ctx context.Context) (at time.Time, ok bool, err erro
 // InsertJobRun records a run of a job and sets its id.
 func (t *Tx) InsertJobRun(ctx context.Context, run *model.JobRun) error {
 	res, err := t.insert(ctx,
-		`INSERT INTO job_runs (job_id, scheduled_for, ran_at, outcome, task_id, reason, trigger) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		`INSERT INTO job_runs (job_id, scheduled_for, ran_at, outcome, task_id, reason, trigger) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		run.JobID, fmtTime(run.ScheduledFor), fmtTime(run.RanAt), run.Outcome, run.TaskID, run.Reason, run.Trigger)
 	if err != nil {
 		return err
@@ -159,10 +159,10 @@ func (t *Tx) InsertJobRun(ctx context.Context, run *model.JobRun) error {
 
 // JobRuns lists a job's runs, newest first, before the run id before (0: from the newest).
 func (r Reader) JobRuns(ctx context.Context, jobID, before int64, limit int) ([]model.JobRun, error) {
-	q := `SELECT id, job_id, scheduled_for, ran_at, outcome, task_id, reason, trigger FROM job_runs WHERE job_id = ?`
+	q := `SELECT id, job_id, scheduled_for, ran_at, outcome, task_id, reason, trigger FROM job_runs WHERE job_id = $1`
 	args := []any{jobID}
 	if before > 0 {
-		q += ` AND id < ?`
+		q += ` AND id < $2`
 		args = append(args, before)
 	}
 	q += ` ORDER BY id DESC`

@@ -20,13 +20,13 @@ func testWriteLoadsTheCommittedTask(t *testing.T, engine string) {
 	ctx := context.Background()
 	now := time.Now()
 	task := &model.Task{ProjectID: "p", Summary: "first", Status: "Todo", Source: "user", TaskType: "standard", CreatedAt: now, UpdatedAt: now}
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertTask(ctx, task) }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.InsertTask(ctx, task) }); err != nil {
 		t.Fatal(err)
 	}
 	// change loads the task, sets its status and saves it, as the service's task changes do.
 	change := func(status string) {
 		t.Helper()
-		if err := s.Write(ctx, func(tx *Tx) error {
+		if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 			got, err := tx.Task(ctx, "p", task.ID, true)
 			if err != nil {
 				return err
@@ -39,8 +39,8 @@ func testWriteLoadsTheCommittedTask(t *testing.T, engine string) {
 	}
 	change("Doing")
 	// A statement that marks nothing, as a new one might.
-	if err := s.Write(ctx, func(tx *Tx) error {
-		_, err := tx.exec(ctx, `UPDATE tasks SET summary = 'second' WHERE id = ?`, task.ID)
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error {
+		_, err := tx.exec(ctx, `UPDATE tasks SET summary = 'second' WHERE id = $1`, task.ID)
 		return err
 	}); err != nil {
 		t.Fatal(err)

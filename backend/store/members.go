@@ -41,25 +41,25 @@ func scanMember(row interface{ Scan(...any) error }) (*model.Member, error) {
 
 // Members lists the project's members in the order they joined (as Memberships).
 func (r Reader) Members(ctx context.Context, projectID string) ([]model.Member, error) {
-	return queryList(ctx, r, scanMember, `SELECT `+memberColumns+memberFrom+` WHERE m.project_id = ? ORDER BY m.created_at, m.join_order, u.id`, projectID)
+	return queryList(ctx, r, scanMember, `SELECT `+memberColumns+memberFrom+` WHERE m.project_id = $1 ORDER BY m.created_at, m.join_order, u.id`, projectID)
 }
 
 // Member loads one member of the project by user id.
 func (r Reader) Member(ctx context.Context, projectID string, userID int64) (*model.Member, error) {
-	return scanMember(r.queryRow(ctx, `SELECT `+memberColumns+memberFrom+` WHERE m.project_id = ? AND m.user_id = ?`, projectID, userID))
+	return scanMember(r.queryRow(ctx, `SELECT `+memberColumns+memberFrom+` WHERE m.project_id = $1 AND m.user_id = $2`, projectID, userID))
 }
 
 // CountMembersWithRole counts the project's members that have role.
 func (r Reader) CountMembersWithRole(ctx context.Context, projectID, role string) (int, error) {
 	var n int
-	err := r.queryRow(ctx, `SELECT COUNT(*) FROM project_members WHERE project_id = ? AND role = ?`, projectID, role).Scan(&n)
+	err := r.queryRow(ctx, `SELECT COUNT(*) FROM project_members WHERE project_id = $1 AND role = $2`, projectID, role).Scan(&n)
 	return n, err
 }
 
 // UserByEmail finds a user by (lowercased) email.
 func (r Reader) UserByEmail(ctx context.Context, email string) (int64, error) {
 	var id int64
-	err := r.queryRow(ctx, `SELECT id FROM users WHERE email = ?`, email).Scan(&id)
+	err := r.queryRow(ctx, `SELECT id FROM users WHERE email = $1`, email).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, ErrNotFound
 	}
@@ -69,13 +69,13 @@ func (r Reader) UserByEmail(ctx context.Context, email string) (int64, error) {
 // CountMembersNamed counts the project's members with exactly this name.
 func (r Reader) CountMembersNamed(ctx context.Context, projectID, name string) (int, error) {
 	var n int
-	err := r.queryRow(ctx, `SELECT COUNT(*)`+memberFrom+` WHERE m.project_id = ? AND `+memberName+` = ?`, projectID, name).Scan(&n)
+	err := r.queryRow(ctx, `SELECT COUNT(*)`+memberFrom+` WHERE m.project_id = $1 AND `+memberName+` = $2`, projectID, name).Scan(&n)
 	return n, err
 }
 
 // InsertUser stores a new (not owner) user and returns its id. email may be nil.
 func (t *Tx) InsertUser(ctx context.Context, name string, email *string, at time.Time) (int64, error) {
-	res, err := t.insert(ctx, `INSERT INTO users (name, email, is_owner, created_at) VALUES (?, ?, 0, ?)`, name, email, fmtTime(at))
+	res, err := t.insert(ctx, `INSERT INTO users (name, email, is_owner, created_at) VALUES ($1, $2, 0, $3)`, name, email, fmtTime(at))
 	if err != nil {
 		return 0, err
 	}
@@ -85,7 +85,7 @@ func (t *Tx) InsertUser(ctx context.Context, name string, email *string, at time
 // InsertMember adds a user to a project with a role; ErrDuplicate if it is a member.
 func (t *Tx) InsertMember(ctx context.Context, projectID string, userID int64, role string, at time.Time) error {
 	var one int
-	err := t.queryRow(ctx, `SELECT 1 FROM project_members WHERE project_id = ? AND user_id = ?`, projectID, userID).Scan(&one)
+	err := t.queryRow(ctx, `SELECT 1 FROM project_members WHERE project_id = $1 AND user_id = $2`, projectID, userID).Scan(&one)
 	if err == nil {
 		return ErrDuplicate
 	}
@@ -93,7 +93,7 @@ func (t *Tx) InsertMember(ctx context.Context, projectID string, userID int64, r
 		return err
 	}
 	_, err = t.exec(ctx, `INSERT INTO project_members (project_id, user_id, role, created_at, updated_at, join_order)
-		VALUES (?, ?, ?, ?, ?, `+nextJoinOrder+`)`,
+		VALUES ($1, $2, $3, $4, $5, `+nextJoinOrder+`)`,
 		projectID, userID, role, fmtTime(at), fmtTime(at))
 	return err
 }
@@ -106,8 +106,8 @@ const nextJoinOrder = `(SELECT COALESCE(MAX(join_order), 0) + 1 FROM project_mem
 // InsertOwnerMember makes the local owner an owner of the project (a new project).
 func (t *Tx) InsertOwnerMember(ctx context.Context, projectID string, at time.Time) error {
 	_, err := t.exec(ctx, `INSERT INTO project_members (project_id, user_id, role, created_at, updated_at, join_order)
-		SELECT ?, id, 'owner', ?, ?, `+nextJoinOrder+` FROM users WHERE is_owner = 1
-		AND NOT EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = ? AND m.user_id = users.id)`,
+		SELECT $1, id, 'owner', $2, $3, `+nextJoinOrder+` FROM users WHERE is_owner = 1
+		AND NOT EXISTS (SELECT 1 FROM project_members m WHERE m.project_id = $4 AND m.user_id = users.id)`,
 		projectID, fmtTime(at), fmtTime(at), projectID)
 	return err
 }
@@ -115,16 +115,16 @@ func (t *Tx) InsertOwnerMember(ctx context.Context, projectID string, at time.Ti
 // SetMemberName sets the name the project shows for a member until the person signs
 // in (see memberName).
 func (t *Tx) SetMemberName(ctx context.Context, projectID string, userID int64, name string) error {
-	return t.execOne(ctx, `UPDATE project_members SET name = ? WHERE project_id = ? AND user_id = ?`, name, projectID, userID)
+	return t.execOne(ctx, `UPDATE project_members SET name = $1 WHERE project_id = $2 AND user_id = $3`, name, projectID, userID)
 }
 
 // UpdateMemberRole changes a member's role.
 func (t *Tx) UpdateMemberRole(ctx context.Context, projectID string, userID int64, role string, at time.Time) error {
-	return t.execOne(ctx, `UPDATE project_members SET role = ?, updated_at = ? WHERE project_id = ? AND user_id = ?`,
+	return t.execOne(ctx, `UPDATE project_members SET role = $1, updated_at = $2 WHERE project_id = $3 AND user_id = $4`,
 		role, fmtTime(at), projectID, userID)
 }
 
 // DeleteMember removes a user from a project (the user itself stays).
 func (t *Tx) DeleteMember(ctx context.Context, projectID string, userID int64) error {
-	return t.execOne(ctx, `DELETE FROM project_members WHERE project_id = ? AND user_id = ?`, projectID, userID)
+	return t.execOne(ctx, `DELETE FROM project_members WHERE project_id = $1 AND user_id = $2`, projectID, userID)
 }

@@ -74,7 +74,7 @@ func testJoinOrderMigration(t *testing.T, engine string) {
 	}
 	defer s.Close()
 	at, _ := time.Parse(time.RFC3339Nano, later)
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertMember(ctx, "prj_q", 3, "member", at) }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.InsertMember(ctx, "prj_q", 3, "member", at) }); err != nil {
 		t.Fatal(err)
 	}
 

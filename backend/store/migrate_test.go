@@ -138,7 +138,7 @@ func TestStepIDsFollowTheTask(t *testing.T) {
 	ctx := context.Background()
 	task := &model.Task{ProjectID: "p", Summary: "s", Status: model.StatusTodo, Source: model.SourceUser, TaskType: "standard",
 		Steps: []model.Step{{Title: "a", Status: "pending"}, {Title: "b", Status: "pending"}, {Title: "c", Status: "pending"}}}
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertTask(ctx, task) }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.InsertTask(ctx, task) }); err != nil {
 		t.Fatal(err)
 	}
 	stored, err := s.Read().Task(ctx, "p", task.ID, false)
@@ -162,14 +162,14 @@ func TestStepStatusInTheTaskRow(t *testing.T) {
 	for _, title := range titles {
 		task.Steps = append(task.Steps, model.Step{Title: title, Status: "pending"})
 	}
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertTask(ctx, task) }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.InsertTask(ctx, task) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.UpdateStepStatus(ctx, task.ID, 1, "completed") }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.UpdateStepStatus(ctx, task.ID, 1, "completed") }); err != nil {
 		t.Fatal(err)
 	}
 	for _, position := range []int{-1, 3, 1000} {
-		err := s.Write(ctx, func(tx *Tx) error { return tx.UpdateStepStatus(ctx, task.ID, position, "completed") })
+		err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.UpdateStepStatus(ctx, task.ID, position, "completed") })
 		if !errors.Is(err, ErrNotFound) {
 			t.Fatalf("step %d of a 3-step task: %v, want ErrNotFound", position, err)
 		}
@@ -250,13 +250,13 @@ func TestIDsNeverReusedMigration(t *testing.T) {
 	}
 	// The writer's connection, which ran the migration, enforces foreign keys again:
 	// deleting a task takes its conversation and skills along.
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.DeleteTask(ctx, "p", 3) }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.DeleteTask(ctx, "p", 3) }); err != nil {
 		t.Fatal(err)
 	}
 	newTask := func() int64 {
 		t.Helper()
 		task := &model.Task{ProjectID: "p", Summary: "new", Status: model.StatusBacklog, Source: model.SourceUser, TaskType: "standard"}
-		if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertTask(ctx, task) }); err != nil {
+		if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.InsertTask(ctx, task) }); err != nil {
 			t.Fatal(err)
 		}
 		return task.ID
@@ -264,14 +264,14 @@ func TestIDsNeverReusedMigration(t *testing.T) {
 	if id := newTask(); id != 13 {
 		t.Fatalf("the first task after the migration has id %d, want 13 (task 12 was given out before)", id)
 	}
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.DeleteTask(ctx, "p", 13) }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.DeleteTask(ctx, "p", 13) }); err != nil {
 		t.Fatal(err)
 	}
 	if id := newTask(); id != 14 {
 		t.Fatalf("after deleting the newest task (13), the next has id %d, want 14", id)
 	}
 	var agentID int64
-	if err := s.Write(ctx, func(tx *Tx) error {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		a := &model.Agent{ProjectID: "p", Name: "new", CreatedAt: time.Now()}
 		err := tx.InsertAgent(ctx, a)
 		agentID = a.ID

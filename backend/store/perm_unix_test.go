@@ -49,7 +49,7 @@ func TestFilesArePrivate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Write(ctx, func(tx *Tx) error {
+		if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 			return tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 		}); err != nil {
 			t.Fatal(err)

@@ -129,7 +129,7 @@ func TestCopyToPostgres(t *testing.T) {
 	// The triggers are back on: the new task is counted.
 	var todo, wasTodo int64
 	pg.QueryRow(`SELECT n FROM task_counts WHERE project_id = $1 AND status = 'Todo'`, project).Scan(&todo)
-	lite.QueryRow(`SELECT coalesce((SELECT n FROM task_counts WHERE project_id = ? AND status = 'Todo'), 0)`, project).Scan(&wasTodo)
+	lite.QueryRow(`SELECT coalesce((SELECT n FROM task_counts WHERE project_id = $1 AND status = 'Todo'), 0)`, project).Scan(&wasTodo)
 	if todo != wasTodo+1 {
 		t.Errorf("task_counts Todo after an insert: %d, want %d: the triggers were not enabled again", todo, wasTodo+1)
 	}
@@ -149,7 +149,7 @@ func TestCopyToPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = ps.Write(ctx, func(tx *store.Tx) error { return tx.InsertMember(ctx, second, dana, model.RoleViewer, time.Now()) })
+	err = ps.Write(ctx, store.Author{}, func(tx *store.Tx) error { return tx.InsertMember(ctx, second, dana, model.RoleViewer, time.Now()) })
 	ps.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -275,14 +275,14 @@ func TestCopyToPostgresRefuses(t *testing.T) {
 	// Older and newer schemas, by goose's own record of them.
 	lite := copyOpenSQLite(t, path)
 	known := store.KnownSchema()
-	if _, err := lite.Exec(`DELETE FROM goose_db_version WHERE version_id = ?`, known); err != nil {
+	if _, err := lite.Exec(`DELETE FROM goose_db_version WHERE version_id = $1`, known); err != nil {
 		t.Fatal(err)
 	}
 	var older *store.OlderSchemaError
 	if _, err := store.CopyToPostgres(ctx, path, url, nil); !errors.As(err, &older) || !strings.Contains(err.Error(), "start this agentdesk once") {
 		t.Errorf("an older SQLite schema: %v", err)
 	}
-	if _, err := lite.Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES (?, 1), (?, 1)`, known, known+1); err != nil {
+	if _, err := lite.Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, 1), ($2, 1)`, known, known+1); err != nil {
 		t.Fatal(err)
 	}
 	var newer *store.NewerSchemaError

@@ -24,7 +24,7 @@ func TestPostgresTokenCacheAcrossServers(t *testing.T) {
 	const tokens = 20
 	hashes := make([][]byte, tokens)
 	ids := make([]int64, tokens)
-	if err := a.Write(ctx, func(tx *Tx) error {
+	if err := a.Write(ctx, Author{}, func(tx *Tx) error {
 		if err := tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()}); err != nil {
 			return err
 		}
@@ -53,7 +53,7 @@ func TestPostgresTokenCacheAcrossServers(t *testing.T) {
 				return
 			default:
 			}
-			if err := b.Write(WritingIn(ctx, "p"), func(tx *Tx) error {
+			if err := b.Write(ctx, Author{Project: "p"}, func(tx *Tx) error {
 				return tx.AppendEvent(ctx, "p", "test.busy", map[string]int{}, time.Now())
 			}); err != nil {
 				t.Error(err)
@@ -81,7 +81,7 @@ func TestPostgresTokenCacheAcrossServers(t *testing.T) {
 				t.Fatalf("token %d revoked before its revocation", i)
 			}
 		}
-		if err := a.Write(ctx, func(tx *Tx) error { return tx.RevokeToken(ctx, "p", ids[i], time.Now()) }); err != nil {
+		if err := a.Write(ctx, Author{}, func(tx *Tx) error { return tx.RevokeToken(ctx, "p", ids[i], time.Now()) }); err != nil {
 			t.Fatal(err)
 		}
 		if tok := lookup(i); tok.RevokedAt == nil {

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
@@ -18,36 +17,10 @@ import (
 // commits, the row's next_run_at is past now, and PostgreSQL re-checks the WHERE clause
 // on the newest version of a row it locks, so a claim that comes after the commit does
 // not find it due either. If the holder rolls back, the job is still due and the next
-// pass claims it. Not wired into the Store yet.
+// pass claims it (Tx.ClaimDueJob, pgmulti.go).
 
 // dueJobsWhere selects the jobs due at $1 (see neverRun, $2).
 const dueJobsWhere = ` WHERE j.next_run_at IS NOT NULL AND j.next_run_at > $2 AND j.next_run_at <= $1`
-
-// claimDueJobs locks, in tx, up to limit of the jobs due at now (limit <= 0: all), the
-// earliest first, skipping those another transaction holds. The caller runs them and
-// advances their next_run_at (UpdateJob) in the same transaction; the locks last until
-// it ends.
-func claimDueJobs(ctx context.Context, tx queryer, now time.Time, limit int) ([]model.Job, error) {
-	q := `SELECT ` + jobColumns + jobFrom + dueJobsWhere + ` ORDER BY j.next_run_at, j.id`
-	if limit > 0 {
-		q += ` LIMIT ` + strconv.Itoa(limit)
-	}
-	// OF j: the skill joined for its name is not locked (nor lockable: outer join).
-	rows, err := tx.QueryContext(ctx, q+` FOR UPDATE OF j SKIP LOCKED`, fmtTime(now), neverRun)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []model.Job{}
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *j)
-	}
-	return out, rows.Err()
-}
 
 // claimJob locks, in tx, the project's job id if it is due at now and no other
 // transaction holds it; ErrNotFound if it is not due (any more), held (another server is

@@ -59,42 +59,13 @@ type runKey struct {
 // TestPostgresJobsClaimedOnce: two servers (two pools on one database) run the
 // scheduler's pass at the same moments over many due jobs, round after round; every
 // scheduled run is claimed by exactly one of them, none is left due, and none runs
-// twice. Two ways of claiming, as the scheduler may use them: a batch of due jobs per
-// transaction (claimDueJobs), and the due list read first, then each job claimed in its
-// own transaction (claimJob, what RunDueJobs' per-job write does).
+// twice: the due list read first, then each job claimed in its own transaction
+// (claimJob, what RunDueJobs' per-job write does).
 func TestPostgresJobsClaimedOnce(t *testing.T) {
 	const jobs, rounds = 60, 15
 	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 
 	passes := map[string]func(ctx context.Context, db *sql.DB, now time.Time, ran func(runKey)) error{
-		"batch": func(ctx context.Context, db *sql.DB, now time.Time, ran func(runKey)) error {
-			for {
-				tx, err := db.BeginTx(ctx, nil)
-				if err != nil {
-					return err
-				}
-				due, err := claimDueJobs(ctx, tx, now, 4)
-				var keys []runKey
-				for i := 0; err == nil && i < len(due); i++ {
-					err = runClaimed(ctx, tx, &due[i], now)
-					keys = append(keys, runKey{due[i].ID, *due[i].NextRunAt})
-				}
-				if err == nil {
-					err = tx.Commit()
-				} else {
-					tx.Rollback()
-				}
-				if err != nil {
-					return err
-				}
-				for _, k := range keys {
-					ran(k)
-				}
-				if len(due) == 0 {
-					return nil // none left that the other server does not hold
-				}
-			}
-		},
 		"each": func(ctx context.Context, db *sql.DB, now time.Time, ran func(runKey)) error {
 			// The due list, read without locks, as Reader.DueJobs reads it.
 			var list []int64
@@ -207,11 +178,14 @@ func TestPostgresClaimSkipsHeld(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		due, err := claimDueJobs(ctx, tx, t0, 0)
+		j, err := claimJob(ctx, tx, "p", 1, t0)
+		if errors.Is(err, ErrNotFound) {
+			return tx, nil
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		return tx, due
+		return tx, []model.Job{*j}
 	}
 
 	held, due := claim(first)
@@ -247,47 +221,5 @@ func TestPostgresClaimSkipsHeld(t *testing.T) {
 	defer after.Rollback()
 	if len(got) != 0 {
 		t.Errorf("after the run was committed: %+v still due", got)
-	}
-}
-
-// TestPostgresClaimInSavepoint: the writer runs each write in a savepoint of the batch's
-// transaction (write.go). A claim by a write that succeeds (RELEASE) is held until the
-// batch commits; a claim by a write that fails (ROLLBACK TO) is let go at once, so
-// another server may run the job while the batch goes on.
-func TestPostgresClaimInSavepoint(t *testing.T) {
-	ctx := context.Background()
-	t0 := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	first, second := jobsDB(t, 1, t0)
-	claimedBy := func(db *sql.DB) bool {
-		t.Helper()
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback()
-		_, err = claimJob(ctx, tx, "p", 1, t0)
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			t.Fatal(err)
-		}
-		return err == nil
-	}
-	for _, end := range []string{"RELEASE w", "ROLLBACK TO w"} {
-		batch, err := first.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := batch.Exec("SAVEPOINT w"); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := claimJob(ctx, batch, "p", 1, t0); err != nil {
-			t.Fatalf("%s: claim: %v", end, err)
-		}
-		if _, err := batch.Exec(end); err != nil {
-			t.Fatal(err)
-		}
-		if got, want := claimedBy(second), end != "RELEASE w"; got != want {
-			t.Errorf("after %s, with the batch still open: the other server could claim the job: %v, want %v", end, got, want)
-		}
-		batch.Rollback()
 	}
 }

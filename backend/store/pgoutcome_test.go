@@ -38,7 +38,7 @@ func TestPostgresCommitOutcome(t *testing.T) {
 	}
 	t.Cleanup(func() { s.Close() })
 	insert := func(id string) error {
-		return s.Write(ctx, func(tx *Tx) error {
+		return s.Write(ctx, Author{}, func(tx *Tx) error {
 			return tx.InsertProject(ctx, &model.Project{ID: id, Name: id, Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 		})
 	}
@@ -171,11 +171,11 @@ func TestPostgresStalledServerReleasesItsLocks(t *testing.T) {
 	defer func(d time.Duration) { writerIdleInTransaction = d }(writerIdleInTransaction)
 	writerIdleInTransaction = 500 * time.Millisecond
 	stores := twoPostgresStores(t)
-	inP := WritingIn(ctx, "p")
+	inP := Author{Project: "p"}
 	appendOne := func(s *Store) error {
-		return s.Write(inP, func(tx *Tx) error { return tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now()) })
+		return s.Write(ctx, inP, func(tx *Tx) error { return tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now()) })
 	}
-	if err := stores[0].Write(ctx, func(tx *Tx) error {
+	if err := stores[0].Write(ctx, Author{}, func(tx *Tx) error {
 		return tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 	}); err != nil {
 		t.Fatal(err)
@@ -240,7 +240,7 @@ func TestPostgresWriterConnectionLostInAWrite(t *testing.T) {
 	s := postgresTestStore(t)
 	var once sync.Once
 	endWriter := func() {
-		once.Do(func() { // the write may run again; the connection is lost once
+		once.Do(func() { // the connection is lost once
 			if _, err := s.locks.ExecContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, int64(s.writerPID.Load())); err != nil {
 				t.Errorf("end the writer's backend: %v", err)
 			}
@@ -284,7 +284,7 @@ func postgresTestStore(t *testing.T) *Store {
 // first (on the writer goroutine: it must not call t.Fatal).
 func insertProjectIn(s *Store, id string, before func()) error {
 	ctx := context.Background()
-	return s.Write(WritingIn(ctx, id), func(tx *Tx) error {
+	return s.Write(ctx, Author{Project: id}, func(tx *Tx) error {
 		before()
 		return tx.InsertProject(ctx, &model.Project{ID: id, Name: id, Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 	})

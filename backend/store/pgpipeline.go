@@ -75,7 +75,7 @@ func (b *batch) reconnect(ctx context.Context) bool {
 		return false
 	}
 	b.conn.Close()
-	b.conn, b.q, b.begun, b.xid, b.reconnected = conn, deferringConn{conn, b}, false, "", true
+	b.conn, b.q, b.begun, b.xid, b.reconnected = conn, conn, false, "", true
 	return true
 }
 
@@ -95,8 +95,6 @@ func (s *Store) commitPostgres(ctx context.Context, b *batch) error {
 		return nil // no write ran a statement (their requests had ended): nothing to commit
 	}
 	q := &pgx.Batch{}
-	check := b.queueDeferred(q) // the writes' statements that no one waited for (pgdefer.go)
-	deferred := q.Len()
 	answered := 0 // statements after those that succeeded, in order
 	counted := func(pgconn.CommandTag) error { answered++; return nil }
 	for _, st := range b.eventStatements() {
@@ -112,12 +110,11 @@ func (s *Store) commitPostgres(ctx context.Context, b *batch) error {
 		answered++
 		return nil
 	})
-	beforeCommit := q.Len() - deferred
+	beforeCommit := q.Len()
 	var tag pgconn.CommandTag
 	q.Queue("COMMIT").Exec(func(ct pgconn.CommandTag) error { tag = ct; return nil })
 	looked := time.Now()
 	err := b.sendTogether(ctx, q)
-	check(err)
 	var refused *pgconn.PgError
 	switch {
 	case err == nil && tag.String() == "COMMIT":
@@ -144,7 +141,7 @@ func (s *Store) commitPostgres(ctx context.Context, b *batch) error {
 // holds the project's lock, it stays right until the batch stores its own events.
 // A project that is not there reads as notRead.
 func queueProjectSeq(q *pgx.Batch, projectID string, last *int64) {
-	queue(q, `SELECT (SELECT event_seq FROM projects WHERE id = ?)`, projectID).QueryRow(func(row pgx.Row) error {
+	queue(q, `SELECT (SELECT event_seq FROM projects WHERE id = $1)`, projectID).QueryRow(func(row pgx.Row) error {
 		var v sql.NullInt64
 		if err := row.Scan(&v); err != nil {
 			return err

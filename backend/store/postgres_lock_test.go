@@ -25,7 +25,7 @@ func TestProjectLocksAcrossStores(t *testing.T) {
 	stores := twoPostgresStores(t)
 	projects := []string{"p1", "p2", "p3"}
 	tasks := map[string][]int64{}
-	if err := stores[0].Write(ctx, func(tx *Tx) error {
+	if err := stores[0].Write(ctx, Author{}, func(tx *Tx) error {
 		for _, p := range projects {
 			if err := tx.InsertProject(ctx, &model.Project{ID: p, Name: p, Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()}); err != nil {
 				return err
@@ -56,7 +56,7 @@ func TestProjectLocksAcrossStores(t *testing.T) {
 			for i := range writes {
 				p := projects[rng.IntN(len(projects))]
 				rename := tasks[p][rng.IntN(len(tasks[p]))]
-				err := s.Write(WritingIn(ctx, p), func(tx *Tx) error {
+				err := s.Write(ctx, Author{Project: p}, func(tx *Tx) error {
 					task, err := tx.Task(ctx, p, rename, false)
 					if err != nil {
 						return err
@@ -129,14 +129,14 @@ func twoPostgresStores(t *testing.T) [2]*Store {
 func TestPostgresLostConnectionWhileWaitingForALock(t *testing.T) {
 	ctx := context.Background()
 	stores := twoPostgresStores(t)
-	if err := stores[0].Write(ctx, func(tx *Tx) error {
+	if err := stores[0].Write(ctx, Author{}, func(tx *Tx) error {
 		return tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 	}); err != nil {
 		t.Fatal(err)
 	}
-	inP := WritingIn(ctx, "p")
+	inP := Author{Project: "p"}
 	appendOne := func(s *Store) error {
-		return s.Write(inP, func(tx *Tx) error { return tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now()) })
+		return s.Write(ctx, inP, func(tx *Tx) error { return tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now()) })
 	}
 	// waitsForTheLock waits until stores[1]'s writer connection, other than the one
 	// of pid not, waits for an advisory lock; it returns that connection's pid.

@@ -21,25 +21,11 @@ import (
 // rows (its task_counts, its tasks, its projects row) in different orders, and
 // PostgreSQL would cancel one of them. So a write of a project takes the project's
 // lock before it runs (batch.run): a second server's batch waits there, holding
-// nothing of the project, until the first has committed. A write says its project
-// through its context (WritingIn; the service's acting does it for every change made
-// for a principal of a project). A write that says none takes the lock only when it
+// nothing of the project, until the first has committed. A write names its
+// project in its Author (Store.Write; the service's author does it for every change
+// made for a principal of a project). A write that says none takes the lock only when it
 // appends the project's first event of the batch (Tx.projectSeq); it can still meet
 // another batch in a cycle, and then fails alone with errDeadlock.
-
-type projectKey struct{}
-
-// WritingIn marks the writes made with ctx as changes of the project: on PostgreSQL
-// the writer takes the project's lock before it runs them.
-func WritingIn(ctx context.Context, projectID string) context.Context {
-	return context.WithValue(ctx, projectKey{}, projectID)
-}
-
-// writingIn is the project WritingIn gave ctx, or "".
-func writingIn(ctx context.Context) string {
-	p, _ := ctx.Value(projectKey{}).(string)
-	return p
-}
 
 // projectLockKey is the advisory lock key of a project. Two projects whose keys
 // collide only wait for each other.

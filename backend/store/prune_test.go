@@ -19,7 +19,7 @@ func testPruneByAge(t *testing.T, engine string) {
 	appendEventsSecondApart(t, s, n, start)
 	cut := start.Add(21_000 * time.Second) // the first 21,000 have expired
 	var gone int64
-	if err := s.Write(ctx, func(tx *Tx) (err error) {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) (err error) {
 		gone, err = tx.PruneEvents(ctx, cut)
 		return err
 	}); err != nil {
@@ -34,7 +34,7 @@ func testPruneByAge(t *testing.T, engine string) {
 	var passes []int64
 	for {
 		var k int64
-		if err := s.Write(ctx, func(tx *Tx) (err error) {
+		if err := s.Write(ctx, Author{}, func(tx *Tx) (err error) {
 			k, err = tx.PruneActivity(ctx, cut, 5000)
 			return err
 		}); err != nil {
@@ -71,7 +71,7 @@ func testPruneEventsBatchBounded(t *testing.T, engine string) {
 	var passes []int64
 	for {
 		var k int64
-		if err := s.Write(ctx, func(tx *Tx) (err error) {
+		if err := s.Write(ctx, Author{}, func(tx *Tx) (err error) {
 			k, err = tx.PruneEventsBatch(ctx, cut, 5000)
 			return err
 		}); err != nil {
@@ -99,7 +99,7 @@ func testPruneEventsBatchBounded(t *testing.T, engine string) {
 func appendEventsSecondApart(t *testing.T, s *Store, n int, start time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	if err := s.Write(ctx, func(tx *Tx) error {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		for i := range n {
 			if err := tx.AppendEvent(ctx, "p", "test.event", map[string]int{"id": i + 1}, start.Add(time.Duration(i)*time.Second)); err != nil {
 				return err

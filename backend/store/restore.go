@@ -263,7 +263,7 @@ func copyDatabase(ctx context.Context, from, to string) error {
 		return err
 	}
 	defer db.Close()
-	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", to); err != nil {
+	if _, err := db.ExecContext(ctx, "VACUUM INTO $1", to); err != nil {
 		return fmt.Errorf("copy %s: %w", from, err)
 	}
 	return nil

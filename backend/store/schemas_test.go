@@ -160,7 +160,7 @@ func dumpTables(t *testing.T, db *sql.DB) tableRows {
 	}
 	out := tableRows{}
 	for _, name := range names {
-		cols, err := queryStrings(db, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, name)
+		cols, err := queryStrings(db, `SELECT name FROM pragma_table_info($1) ORDER BY cid`, name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -310,7 +310,7 @@ func checkSchemaUpgrade(t *testing.T, v, latest int64) {
 	}
 	defer s.Close()
 	var task model.Task
-	if err := s.Write(ctx, func(tx *Tx) error {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		task = model.Task{ProjectID: "prj_p", Summary: "after the upgrade", Status: model.StatusBacklog, Source: model.SourceUser,
 			TaskType: model.DefaultTaskType, CreatedAt: time.Now(), UpdatedAt: time.Now()}
 		if err := tx.InsertTask(ctx, &task); err != nil {
@@ -506,7 +506,7 @@ func newerDatabase(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, err := db.Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES (?, 1)`, latest+1); err != nil {
+	if _, err := db.Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, 1)`, latest+1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Exec(`CREATE TABLE from_the_future (id INTEGER PRIMARY KEY)`); err != nil {

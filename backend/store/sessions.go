@@ -23,7 +23,7 @@ type Person struct {
 func (r Reader) Person(ctx context.Context, id int64) (*Person, error) {
 	var p Person
 	var email, issuer sql.NullString
-	err := r.queryRow(ctx, `SELECT id, name, email, oidc_issuer FROM users WHERE id = ?`, id).Scan(&p.ID, &p.Name, &email, &issuer)
+	err := r.queryRow(ctx, `SELECT id, name, email, oidc_issuer FROM users WHERE id = $1`, id).Scan(&p.ID, &p.Name, &email, &issuer)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -37,7 +37,7 @@ func (r Reader) Person(ctx context.Context, id int64) (*Person, error) {
 // UserByOIDC finds the user a provider knows as subject.
 func (r Reader) UserByOIDC(ctx context.Context, issuer, subject string) (int64, error) {
 	var id int64
-	err := r.queryRow(ctx, `SELECT id FROM users WHERE oidc_issuer = ? AND oidc_subject = ?`, issuer, subject).Scan(&id)
+	err := r.queryRow(ctx, `SELECT id FROM users WHERE oidc_issuer = $1 AND oidc_subject = $2`, issuer, subject).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, ErrNotFound
 	}
@@ -48,11 +48,11 @@ func (r Reader) UserByOIDC(ctx context.Context, issuer, subject string) (int64, 
 // name from the ID token; done at every sign-in. email may be nil. From then on every
 // project shows the person's own name, not the one it gave (memberName).
 func (t *Tx) LinkUser(ctx context.Context, id int64, issuer, subject, name string, email *string) error {
-	if err := t.execOne(ctx, `UPDATE users SET oidc_issuer = ?, oidc_subject = ?, name = ?, email = ? WHERE id = ?`,
+	if err := t.execOne(ctx, `UPDATE users SET oidc_issuer = $1, oidc_subject = $2, name = $3, email = $4 WHERE id = $5`,
 		issuer, subject, name, email, id); err != nil {
 		return err
 	}
-	_, err := t.exec(ctx, `UPDATE project_members SET name = NULL WHERE user_id = ? AND name IS NOT NULL`, id)
+	_, err := t.exec(ctx, `UPDATE project_members SET name = NULL WHERE user_id = $1 AND name IS NOT NULL`, id)
 	return err
 }
 
@@ -68,7 +68,7 @@ type Membership struct {
 // moment, then by project id (two servers may give two memberships one join_order).
 func (r Reader) Memberships(ctx context.Context, userID int64) ([]Membership, error) {
 	rows, err := r.query(ctx, `SELECT m.project_id, p.name, m.role FROM project_members m JOIN projects p ON p.id = m.project_id
-		WHERE m.user_id = ? ORDER BY m.created_at, m.join_order, m.project_id`, userID)
+		WHERE m.user_id = $1 ORDER BY m.created_at, m.join_order, m.project_id`, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ type Session struct {
 // InsertSession stores a new session under the hash of its value, with the provider's
 // ID token ("" for none).
 func (t *Tx) InsertSession(ctx context.Context, hash []byte, userID int64, csrf, userAgent, address, idToken string, at time.Time) error {
-	_, err := t.exec(ctx, `INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, last_seen_at, user_agent, address, id_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+	_, err := t.exec(ctx, `INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, last_seen_at, user_agent, address, id_token) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		hash, userID, csrf, fmtTime(at), fmtTime(at), userAgent, address, idToken)
 	return err
 }
@@ -124,7 +124,7 @@ func scanSession(row rowScanner) (*Session, error) {
 
 // SessionByHash loads a session, ended or not.
 func (r Reader) SessionByHash(ctx context.Context, hash []byte) (*Session, error) {
-	s, err := scanSession(r.queryRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id_hash = ?`, hash))
+	s, err := scanSession(r.queryRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id_hash = $1`, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -135,39 +135,39 @@ func (r Reader) SessionByHash(ctx context.Context, hash []byte) (*Session, error
 // idleBefore, begun since oldBefore.
 func (r Reader) UserSessions(ctx context.Context, userID int64, idleBefore, oldBefore time.Time) ([]Session, error) {
 	return queryList(ctx, r, scanSession, `SELECT `+sessionColumns+` FROM sessions
-		WHERE user_id = ? AND ended_at IS NULL AND last_seen_at > ? AND created_at > ? ORDER BY id DESC`,
+		WHERE user_id = $1 AND ended_at IS NULL AND last_seen_at > $2 AND created_at > $3 ORDER BY id DESC`,
 		userID, fmtTime(idleBefore), fmtTime(oldBefore))
 }
 
 // EndUserSession ends session id if it is one of the user's; ErrNotFound if it is not.
 // Ending an ended one changes nothing.
 func (t *Tx) EndUserSession(ctx context.Context, userID, id int64, at time.Time) error {
-	return t.execOne(ctx, `UPDATE sessions SET ended_at = COALESCE(ended_at, ?), id_token = NULL WHERE id = ? AND user_id = ?`, fmtTime(at), id, userID)
+	return t.execOne(ctx, `UPDATE sessions SET ended_at = COALESCE(ended_at, $1), id_token = NULL WHERE id = $2 AND user_id = $3`, fmtTime(at), id, userID)
 }
 
 // EndUserSessions ends every session of a user ("sign out everywhere").
 func (t *Tx) EndUserSessions(ctx context.Context, userID int64, at time.Time) error {
-	_, err := t.exec(ctx, `UPDATE sessions SET ended_at = ?, id_token = NULL WHERE user_id = ? AND ended_at IS NULL`, fmtTime(at), userID)
+	_, err := t.exec(ctx, `UPDATE sessions SET ended_at = $1, id_token = NULL WHERE user_id = $2 AND ended_at IS NULL`, fmtTime(at), userID)
 	return err
 }
 
 // TouchSession records that a session was used at.
 func (t *Tx) TouchSession(ctx context.Context, id int64, at time.Time) error {
-	_, err := t.exec(ctx, `UPDATE sessions SET last_seen_at = ? WHERE id = ? AND last_seen_at < ?`, fmtTime(at), id, fmtTime(at))
+	_, err := t.exec(ctx, `UPDATE sessions SET last_seen_at = $1 WHERE id = $2 AND last_seen_at < $3`, fmtTime(at), id, fmtTime(at))
 	return err
 }
 
 // EndSession ends a session (signed out) and forgets its ID token; ending an ended one
 // changes nothing.
 func (t *Tx) EndSession(ctx context.Context, id int64, at time.Time) error {
-	_, err := t.exec(ctx, `UPDATE sessions SET ended_at = ?, id_token = NULL WHERE id = ? AND ended_at IS NULL`, fmtTime(at), id)
+	_, err := t.exec(ctx, `UPDATE sessions SET ended_at = $1, id_token = NULL WHERE id = $2 AND ended_at IS NULL`, fmtTime(at), id)
 	return err
 }
 
 // PruneSessions deletes the sessions that can no longer be used: ended, unused since
 // idleBefore, or begun before oldBefore. It returns how many went.
 func (t *Tx) PruneSessions(ctx context.Context, idleBefore, oldBefore time.Time) (int64, error) {
-	res, err := t.exec(ctx, `DELETE FROM sessions WHERE ended_at IS NOT NULL OR last_seen_at <= ? OR created_at <= ?`,
+	res, err := t.exec(ctx, `DELETE FROM sessions WHERE ended_at IS NOT NULL OR last_seen_at <= $1 OR created_at <= $2`,
 		fmtTime(idleBefore), fmtTime(oldBefore))
 	if err != nil {
 		return 0, err
@@ -177,7 +177,7 @@ func (t *Tx) PruneSessions(ctx context.Context, idleBefore, oldBefore time.Time)
 
 // pruneLogins deletes the logins under way begun before a time, by the index on
 // created_at (migration 00028).
-const pruneLogins = `DELETE FROM oidc_logins WHERE created_at < ?`
+const pruneLogins = `DELETE FROM oidc_logins WHERE created_at < $1`
 
 // PruneLogins deletes the logins under way begun before stale.
 func (t *Tx) PruneLogins(ctx context.Context, stale time.Time) error {
@@ -200,7 +200,7 @@ func (r Reader) PendingLogins(ctx context.Context) (n int, oldest time.Time, err
 
 // InsertLogin stores a login under way.
 func (t *Tx) InsertLogin(ctx context.Context, state, nonce, verifier string, at time.Time) error {
-	_, err := t.exec(ctx, `INSERT INTO oidc_logins (state, nonce, verifier, created_at) VALUES (?, ?, ?, ?)`,
+	_, err := t.exec(ctx, `INSERT INTO oidc_logins (state, nonce, verifier, created_at) VALUES ($1, $2, $3, $4)`,
 		state, nonce, verifier, fmtTime(at))
 	return err
 }
@@ -209,7 +209,7 @@ func (t *Tx) InsertLogin(ctx context.Context, state, nonce, verifier string, at 
 // a state is good for one callback only. ErrNotFound for an unknown or used state.
 func (t *Tx) TakeLogin(ctx context.Context, state string) (nonce, verifier string, at time.Time, err error) {
 	var created string
-	err = t.queryRow(ctx, `DELETE FROM oidc_logins WHERE state = ? RETURNING nonce, verifier, created_at`, state).Scan(&nonce, &verifier, &created)
+	err = t.queryRow(ctx, `DELETE FROM oidc_logins WHERE state = $1 RETURNING nonce, verifier, created_at`, state).Scan(&nonce, &verifier, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", "", time.Time{}, ErrNotFound
 	}

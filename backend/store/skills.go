@@ -5,17 +5,18 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/agentdesk/agentdesk/backend/model"
 )
 
 // taskSkillsColumn is the names of a task's required skills as a JSON array, sorted:
 // a correlated subquery on task_skills' primary key, so a list of tasks stays one query.
-const taskSkillsColumn = `(SELECT json_group_array(name) FROM (SELECT s.name FROM task_skills ts JOIN skills s ON s.id = ts.skill_id WHERE ts.task_id = t.id ORDER BY s.name))`
-
-var _ = postgresFragment(taskSkillsColumn,
-	`COALESCE((SELECT json_agg(s.name ORDER BY s.name) FROM task_skills ts JOIN skills s ON s.id = ts.skill_id WHERE ts.task_id = t.id), '[]')`)
+func taskSkillsColumn(pg bool) string {
+	if pg {
+		return `COALESCE((SELECT json_agg(s.name ORDER BY s.name) FROM task_skills ts JOIN skills s ON s.id = ts.skill_id WHERE ts.task_id = t.id), '[]')`
+	}
+	return `(SELECT json_group_array(name) FROM (SELECT s.name FROM task_skills ts JOIN skills s ON s.id = ts.skill_id WHERE ts.task_id = t.id ORDER BY s.name))`
+}
 
 func parseSkillNames(raw string) ([]string, error) {
 	if raw == "" || raw == "[]" {
@@ -51,7 +52,7 @@ func (t *Tx) InsertSkill(ctx context.Context, s *model.Skill) error {
 	} else if !errors.Is(err, ErrNotFound) {
 		return err
 	}
-	res, err := t.insert(ctx, `INSERT INTO skills (project_id, name, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+	res, err := t.insert(ctx, `INSERT INTO skills (project_id, name, description, created_at, updated_at) VALUES ($1, $2, $3, $4, $5)`,
 		s.ProjectID, s.Name, s.Description, fmtTime(s.CreatedAt), fmtTime(s.UpdatedAt))
 	if err != nil {
 		return err
@@ -67,7 +68,7 @@ func (t *Tx) UpdateSkill(ctx context.Context, s *model.Skill) error {
 	} else if err != nil && !errors.Is(err, ErrNotFound) {
 		return err
 	}
-	_, err := t.exec(ctx, `UPDATE skills SET name = ?, description = ?, updated_at = ? WHERE id = ? AND project_id = ?`,
+	_, err := t.exec(ctx, `UPDATE skills SET name = $1, description = $2, updated_at = $3 WHERE id = $4 AND project_id = $5`,
 		s.Name, s.Description, fmtTime(s.UpdatedAt), s.ID, s.ProjectID)
 	if err != nil {
 		return err
@@ -82,35 +83,35 @@ func (t *Tx) DeleteSkill(ctx context.Context, projectID string, id int64) error 
 	if err := t.bumpTasksRequiring(ctx, id); err != nil {
 		return err
 	}
-	return t.execOne(ctx, `DELETE FROM skills WHERE id = ? AND project_id = ?`, id, projectID)
+	return t.execOne(ctx, `DELETE FROM skills WHERE id = $1 AND project_id = $2`, id, projectID)
 }
 
 // bumpTasksRequiring bumps the versions of the tasks that require a skill, whose
 // required_skills change with it (migration 00012).
 func (t *Tx) bumpTasksRequiring(ctx context.Context, skillID int64) error {
-	_, err := t.exec(ctx, `UPDATE tasks SET version = version + 1 WHERE id IN (SELECT task_id FROM task_skills WHERE skill_id = ?)`, skillID)
+	_, err := t.exec(ctx, `UPDATE tasks SET version = version + 1 WHERE id IN (SELECT task_id FROM task_skills WHERE skill_id = $1)`, skillID)
 	return err
 }
 
 // Skill loads a skill of the project by id.
 func (r Reader) Skill(ctx context.Context, projectID string, id int64) (*model.Skill, error) {
-	return scanSkill(r.queryRow(ctx, `SELECT `+skillColumns+` FROM skills WHERE project_id = ? AND id = ?`, projectID, id))
+	return scanSkill(r.queryRow(ctx, `SELECT `+skillColumns+` FROM skills WHERE project_id = $1 AND id = $2`, projectID, id))
 }
 
 // SkillByName loads a skill of the project by name.
 func (r Reader) SkillByName(ctx context.Context, projectID, name string) (*model.Skill, error) {
-	return scanSkill(r.queryRow(ctx, `SELECT `+skillColumns+` FROM skills WHERE project_id = ? AND name = ?`, projectID, name))
+	return scanSkill(r.queryRow(ctx, `SELECT `+skillColumns+` FROM skills WHERE project_id = $1 AND name = $2`, projectID, name))
 }
 
 // Skills lists the project's skills by name.
 func (r Reader) Skills(ctx context.Context, projectID string) ([]model.Skill, error) {
-	return queryList(ctx, r, scanSkill, `SELECT `+skillColumns+` FROM skills WHERE project_id = ? ORDER BY name`, projectID)
+	return queryList(ctx, r, scanSkill, `SELECT `+skillColumns+` FROM skills WHERE project_id = $1 ORDER BY name`, projectID)
 }
 
 // AttachSkill gives an agent a skill; attaching it twice changes nothing. It reports
 // whether the agent did not have it yet.
 func (t *Tx) AttachSkill(ctx context.Context, agentID, skillID int64) (bool, error) {
-	res, err := t.exec(ctx, `INSERT INTO agent_skills (agent_id, skill_id) VALUES (?, ?) ON CONFLICT DO NOTHING`, agentID, skillID)
+	res, err := t.exec(ctx, `INSERT INTO agent_skills (agent_id, skill_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, agentID, skillID)
 	if err != nil {
 		return false, err
 	}
@@ -120,7 +121,7 @@ func (t *Tx) AttachSkill(ctx context.Context, agentID, skillID int64) (bool, err
 
 // DetachSkill takes a skill from an agent and reports whether it had it.
 func (t *Tx) DetachSkill(ctx context.Context, agentID, skillID int64) (bool, error) {
-	res, err := t.exec(ctx, `DELETE FROM agent_skills WHERE agent_id = ? AND skill_id = ?`, agentID, skillID)
+	res, err := t.exec(ctx, `DELETE FROM agent_skills WHERE agent_id = $1 AND skill_id = $2`, agentID, skillID)
 	if err != nil {
 		return false, err
 	}
@@ -133,7 +134,7 @@ func (t *Tx) DetachSkill(ctx context.Context, agentID, skillID int64) (bool, err
 func (r Reader) AgentSkills(ctx context.Context, projectID string) (map[int64][]model.Skill, error) {
 	rows, err := r.query(ctx,
 		`SELECT a.agent_id, s.id, s.project_id, s.name, s.description, s.created_at, s.updated_at
-		 FROM skills s JOIN agent_skills a ON a.skill_id = s.id WHERE s.project_id = ? ORDER BY a.agent_id, s.name`, projectID)
+		 FROM skills s JOIN agent_skills a ON a.skill_id = s.id WHERE s.project_id = $1 ORDER BY a.agent_id, s.name`, projectID)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +164,7 @@ func (r Reader) SkillsByName(ctx context.Context, projectID string, names []stri
 	for _, n := range names {
 		args = append(args, n)
 	}
-	rows, err := r.query(ctx, `SELECT `+skillColumns+` FROM skills WHERE project_id = ? AND name IN (?`+strings.Repeat(", ?", len(names)-1)+`) ORDER BY name`, args...)
+	rows, err := r.query(ctx, `SELECT `+skillColumns+` FROM skills WHERE project_id = $1 AND name IN (`+params(2, len(names))+`) ORDER BY name`, args...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -192,7 +193,7 @@ func (r Reader) SkillsByName(ctx context.Context, projectID string, names []stri
 func (t *Tx) SetTaskSkills(ctx context.Context, taskID int64, skillIDs []int64) error {
 	t.taskChanged(taskID)
 	for _, id := range skillIDs {
-		if _, err := t.exec(ctx, `INSERT INTO task_skills (task_id, skill_id) VALUES (?, ?) ON CONFLICT DO NOTHING`, taskID, id); err != nil {
+		if _, err := t.exec(ctx, `INSERT INTO task_skills (task_id, skill_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, taskID, id); err != nil {
 			return err
 		}
 	}
@@ -203,8 +204,8 @@ func (t *Tx) SetTaskSkills(ctx context.Context, taskID int64, skillIDs []int64) 
 // with the fewest open tasks (Todo, Doing, Waiting) first, then by id: a deterministic pick.
 func (r Reader) AgentsWithSkill(ctx context.Context, projectID string, skillID int64) ([]int64, error) {
 	rows, err := r.query(ctx,
-		`SELECT a.id FROM agents a JOIN agent_skills k ON k.agent_id = a.id AND k.skill_id = ?
-		 WHERE a.project_id = ?
+		`SELECT a.id FROM agents a JOIN agent_skills k ON k.agent_id = a.id AND k.skill_id = $1
+		 WHERE a.project_id = $2
 		 ORDER BY (SELECT COUNT(*) FROM tasks t WHERE t.agent_id = a.id AND t.status IN ('Todo', 'Doing', 'Waiting')), a.id`,
 		skillID, projectID)
 	if err != nil {

@@ -73,9 +73,6 @@ type batchStmts struct {
 	pool    *stmtCache
 	m       map[string]*sql.Stmt
 	missing []string
-	// PostgreSQL: a statement that may change data (not a SELECT) ran since the write
-	// began (batch.runPostgres).
-	changed bool
 }
 
 func (b *batchStmts) get(ctx context.Context, query string) *sql.Stmt {
@@ -142,9 +139,7 @@ func statementVerb(query string) string {
 // batch forgets the rows it kept that query may change (batchreads.go).
 func (r Reader) statementContext(ctx context.Context, query string) context.Context {
 	if r.batch != nil {
-		verb := statementVerb(query)
-		r.batch.changed = r.batch.changed || !strings.EqualFold(verb, "SELECT")
-		r.kept.forgetChangedBy(verb, query)
+		r.kept.forgetChangedBy(statementVerb(query), query)
 		return context.WithoutCancel(ctx)
 	}
 	return ctx
@@ -241,6 +236,19 @@ func (r Reader) execOne(ctx context.Context, query string, args ...any) error {
 // the statement on every run (measured: 27 us against 17 us for a 51-row page); limits
 // are integers, so the text is safe, and the few distinct values each get cached.
 func limitClause(n int) string { return " LIMIT " + strconv.Itoa(n) }
+
+// params is n numbered parameters from $first on, comma-separated: params(3, 2) is
+// "$3, $4". Both engines take $N.
+func params(first, n int) string {
+	var sb strings.Builder
+	for i := range n {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("$" + strconv.Itoa(first+i))
+	}
+	return sb.String()
+}
 
 // insert runs an INSERT of one row whose id the caller reads with LastInsertId. pgx has
 // no LastInsertId: on PostgreSQL the statement returns the id (RETURNING id) instead.

@@ -331,7 +331,7 @@ func (s *Store) Backup(ctx context.Context, path string) (err error) {
 		return err
 	}
 	defer db.Close()
-	_, err = db.ExecContext(ctx, "VACUUM INTO ?", path)
+	_, err = db.ExecContext(ctx, "VACUUM INTO $1", path)
 	return err
 }
 

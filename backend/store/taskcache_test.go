@@ -21,7 +21,7 @@ func testTaskCacheFollowsChanges(t *testing.T, engine string) {
 	now := time.Now()
 	write := func(fn func(tx *Tx) error) {
 		t.Helper()
-		if err := s.Write(ctx, fn); err != nil {
+		if err := s.Write(ctx, Author{}, fn); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -134,7 +134,7 @@ func testTaskCacheAcrossStores(t *testing.T, engine string) {
 	a, b := stores[0], stores[1]
 	now := time.Now()
 	task := &model.Task{ProjectID: "p", Summary: "one", Status: "Todo", Source: "user", TaskType: "standard", CreatedAt: now, UpdatedAt: now}
-	if err := a.Write(ctx, func(tx *Tx) error {
+	if err := a.Write(ctx, Author{}, func(tx *Tx) error {
 		if err := tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: now}); err != nil {
 			return err
 		}
@@ -157,7 +157,7 @@ func testTaskCacheAcrossStores(t *testing.T, engine string) {
 		t.Fatalf("a page of unchanged tasks was read from the database, not the cache: %s", got)
 	}
 	task.Summary = "changed through a"
-	if err := a.Write(ctx, func(tx *Tx) error { return tx.UpdateTask(ctx, task) }); err != nil {
+	if err := a.Write(ctx, Author{}, func(tx *Tx) error { return tx.UpdateTask(ctx, task) }); err != nil {
 		t.Fatal(err)
 	}
 	var sent model.Task

@@ -79,8 +79,8 @@ func TestPostgresListPlan(t *testing.T) {
 		{"one status", TaskFilter{ProjectID: "b", Status: "Done", Limit: 50}, "tasks_project_status "},
 	}
 	selects := []string{
-		`SELECT ` + taskColumns + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`, // Tasks
-		`SELECT t.id, t.version FROM tasks t`,                                             // TasksJSON's idVersions
+		`SELECT ` + taskColumns(true) + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`, // Tasks
+		`SELECT t.id, t.version FROM tasks t`,                                                   // TasksJSON's idVersions
 	}
 	for _, stats := range []string{"statistics of a's tasks", "after ANALYZE"} {
 		if stats == "after ANALYZE" {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -24,12 +25,9 @@ func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
 	if err != nil {
 		return err
 	}
-	if t.deferrable(task.ProjectID) {
-		return t.insertTaskLater(ctx, task, steps)
-	}
 	res, err := t.insert(ctx,
 		`INSERT INTO tasks (project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps, version)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`,
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1)`,
 		task.ProjectID, task.AgentID, task.ConversationID, task.Summary, task.Details, task.Status, task.Source, task.TaskType,
 		task.WaitingDetails, task.WaitingVersion, fmtTime(task.CreatedAt), fmtTime(task.UpdatedAt), steps)
 	if err != nil {
@@ -39,21 +37,6 @@ func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
 		return err
 	}
 	task.Version = 1
-	for i := range task.Steps {
-		task.Steps[i].ID = model.StepID(task.ID, i)
-	}
-	return nil
-}
-
-// insertTaskLater is InsertTask on PostgreSQL: the id is taken beforehand, and the
-// INSERT goes with the batch's next round trip (pgdefer.go).
-func (t *Tx) insertTaskLater(ctx context.Context, task *model.Task, steps string) error {
-	id, err := t.b.taskID(ctx, task.ProjectID)
-	if err != nil {
-		return err
-	}
-	t.deferTaskInsert(ctx, id, task, steps)
-	task.ID, task.Version = id, 1
 	for i := range task.Steps {
 		task.Steps[i].ID = model.StepID(task.ID, i)
 	}
@@ -97,19 +80,9 @@ func decodeSteps(taskID int64, raw string) ([]model.Step, error) {
 // so a write that also changes the steps or the conversation bumps the version once.
 func (t *Tx) UpdateTask(ctx context.Context, task *model.Task) error {
 	t.taskChanged(task.ID)
-	if t.deferrable(task.ProjectID) {
-		// On PostgreSQL: task.Version is the one it was read at (or the update fails
-		// and runs again at once, pgdefer.go).
-		t.deferOneRowUpdate(ctx, `UPDATE tasks SET agent_id = ?, summary = ?, details = ?, status = ?, task_type = ?, waiting_details = ?, waiting_version = ?, updated_at = ?,
-		 version = ? WHERE id = ? AND project_id = ? AND version = ?`,
-			task.AgentID, task.Summary, task.Details, task.Status, task.TaskType, task.WaitingDetails, task.WaitingVersion,
-			fmtTime(task.UpdatedAt), task.Version+1, task.ID, task.ProjectID, task.Version)
-		task.Version++
-		return nil
-	}
 	err := t.queryRow(ctx,
-		`UPDATE tasks SET agent_id = ?, summary = ?, details = ?, status = ?, task_type = ?, waiting_details = ?, waiting_version = ?, updated_at = ?,
-		 version = version + 1 WHERE id = ? AND project_id = ? RETURNING version`,
+		`UPDATE tasks SET agent_id = $1, summary = $2, details = $3, status = $4, task_type = $5, waiting_details = $6, waiting_version = $7, updated_at = $8,
+		 version = version + 1 WHERE id = $9 AND project_id = $10 RETURNING version`,
 		task.AgentID, task.Summary, task.Details, task.Status, task.TaskType, task.WaitingDetails, task.WaitingVersion,
 		fmtTime(task.UpdatedAt), task.ID, task.ProjectID).Scan(&task.Version)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -121,7 +94,7 @@ func (t *Tx) UpdateTask(ctx context.Context, task *model.Task) error {
 // TaskVersion reads the version of a task of the project.
 func (t *Tx) TaskVersion(ctx context.Context, projectID string, id int64) (int64, error) {
 	var v int64
-	err := t.queryRow(ctx, `SELECT version FROM tasks WHERE id = ? AND project_id = ?`, id, projectID).Scan(&v)
+	err := t.queryRow(ctx, `SELECT version FROM tasks WHERE id = $1 AND project_id = $2`, id, projectID).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, ErrNotFound
 	}
@@ -131,26 +104,18 @@ func (t *Tx) TaskVersion(ctx context.Context, projectID string, id int64) (int64
 // UpdateStepStatus sets the status of the step at position (0-based) of a task.
 func (t *Tx) UpdateStepStatus(ctx context.Context, taskID int64, position int, status string) error {
 	t.taskChanged(taskID)
-	if t.deferrableHere() {
-		t.deferOneRowUpdate(ctx, updateStepStatus, status, position, taskID) // pgdefer.go
-		return nil
-	}
 	return t.execOne(ctx, updateStepStatus, status, position, taskID)
 }
 
-var updateStepStatus = postgresSQL(`UPDATE tasks SET steps = json_set(steps, '$[' || ?2 || '].status', ?1)
-		WHERE id = ?3 AND ?2 BETWEEN 0 AND json_array_length(steps) - 1`,
+var updateStepStatus = postgresSQL(`UPDATE tasks SET steps = json_set(steps, '$[' || $2 || '].status', $1)
+		WHERE id = $3 AND $2 BETWEEN 0 AND json_array_length(steps) - 1`,
 	`UPDATE tasks SET steps = jsonb_set(steps, ARRAY[$2::bigint::text, 'status'], to_jsonb($1::text))
 		WHERE id = $3 AND $2::bigint BETWEEN 0 AND jsonb_array_length(steps) - 1`)
 
 // AppendTaskMessage adds an entry to a task's conversation.
 func (t *Tx) AppendTaskMessage(ctx context.Context, taskID int64, m model.TaskMessage) error {
 	t.taskChanged(taskID)
-	const insert = `INSERT INTO task_messages (task_id, role, content, created_at, author, question) VALUES (?, ?, ?, ?, ?, NULLIF(?, ''))`
-	if t.deferrableHere() {
-		t.deferStatement(ctx, insert, taskID, m.Role, m.Content, fmtTime(m.CreatedAt), m.Author, m.Question) // pgdefer.go
-		return nil
-	}
+	const insert = `INSERT INTO task_messages (task_id, role, content, created_at, author, question) VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''))`
 	_, err := t.exec(ctx, insert, taskID, m.Role, m.Content, fmtTime(m.CreatedAt), m.Author, m.Question)
 	return err
 }
@@ -158,15 +123,15 @@ func (t *Tx) AppendTaskMessage(ctx context.Context, taskID int64, m model.TaskMe
 // DeleteTask removes a task of the project with its steps and conversation.
 func (t *Tx) DeleteTask(ctx context.Context, projectID string, id int64) error {
 	t.taskChanged(id)
-	return t.execOne(ctx, `DELETE FROM tasks WHERE id = ? AND project_id = ?`, id, projectID)
+	return t.execOne(ctx, `DELETE FROM tasks WHERE id = $1 AND project_id = $2`, id, projectID)
 }
 
 // DeleteTasksWithStatus removes the project's tasks in a status, the oldest limit of them
 // (0: all), and returns their ids.
 func (t *Tx) DeleteTasksWithStatus(ctx context.Context, projectID, status string, limit int) ([]int64, error) {
-	q := `DELETE FROM tasks WHERE project_id = ?1 AND status = ?2 RETURNING id`
+	q := `DELETE FROM tasks WHERE project_id = $1 AND status = $2 RETURNING id`
 	if limit > 0 {
-		q = `DELETE FROM tasks WHERE id IN (SELECT id FROM tasks WHERE project_id = ?1 AND status = ?2 ORDER BY id LIMIT ?3) RETURNING id`
+		q = `DELETE FROM tasks WHERE id IN (SELECT id FROM tasks WHERE project_id = $1 AND status = $2 ORDER BY id LIMIT $3) RETURNING id`
 	}
 	ids, err := t.ids(ctx, q, projectID, status, limit)
 	if len(ids) > 100 {
@@ -214,17 +179,17 @@ func (f TaskFilter) page(selectFrom string, pg bool) (string, []any) {
 		// 10k tasks behind 5k of another project: 5-12 ms; TestPostgresListPlan).
 		// = ANY(ARRAY[?]) is the same condition, which PostgreSQL does not take for a
 		// constant: the order project_id, id can then only come from the index.
-		where = `t.project_id = ANY(ARRAY[?])` + strings.TrimPrefix(where, `t.project_id = ?`)
+		where = `t.project_id = ANY(ARRAY[$1])` + strings.TrimPrefix(where, `t.project_id = $1`)
 		asc, desc = `t.project_id, t.id`, `t.project_id DESC, t.id DESC`
 	}
 	var q string
 	switch {
 	case !f.Desc:
-		q = selectFrom + ` WHERE ` + where + ` AND t.id > ? ORDER BY ` + asc
 		args = append(args, f.AfterID)
+		q = selectFrom + ` WHERE ` + where + ` AND t.id > $` + strconv.Itoa(len(args)) + ` ORDER BY ` + asc
 	case f.AfterID > 0:
-		q = selectFrom + ` WHERE ` + where + ` AND t.id < ? ORDER BY ` + desc
 		args = append(args, f.AfterID)
+		q = selectFrom + ` WHERE ` + where + ` AND t.id < $` + strconv.Itoa(len(args)) + ` ORDER BY ` + desc
 	default:
 		q = selectFrom + ` WHERE ` + where + ` ORDER BY ` + desc
 	}
@@ -240,7 +205,7 @@ func (f TaskFilter) page(selectFrom string, pg bool) (string, []any) {
 // Statuses without tasks are absent. f's status, paging and order are not used.
 func (r Reader) TaskCounts(ctx context.Context, f TaskFilter) (map[string]int64, error) {
 	if f.Query == "" && f.AgentID == nil && f.ConversationID == nil {
-		return r.countRows(ctx, `SELECT status, n FROM task_counts WHERE project_id = ? AND n > 0`, f.ProjectID)
+		return r.countRows(ctx, `SELECT status, n FROM task_counts WHERE project_id = $1 AND n > 0`, f.ProjectID)
 	}
 	f.Status = ""
 	where, args := f.where(r.pg)
@@ -279,19 +244,20 @@ func (r Reader) countRows(ctx context.Context, q string, args ...any) (map[strin
 
 func (f TaskFilter) where(pg bool) (string, []any) {
 	var sb strings.Builder
-	args := []any{f.ProjectID}
-	sb.WriteString("t.project_id = ?")
+	var args []any
+	param := func(v any) string { // the next parameter, $N
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	sb.WriteString("t.project_id = " + param(f.ProjectID))
 	if f.Status != "" {
-		sb.WriteString(" AND t.status = ?")
-		args = append(args, f.Status)
+		sb.WriteString(" AND t.status = " + param(f.Status))
 	}
 	if f.AgentID != nil {
-		sb.WriteString(" AND t.agent_id = ?")
-		args = append(args, *f.AgentID)
+		sb.WriteString(" AND t.agent_id = " + param(*f.AgentID))
 	}
 	if f.ConversationID != nil {
-		sb.WriteString(" AND t.conversation_id = ?")
-		args = append(args, *f.ConversationID)
+		sb.WriteString(" AND t.conversation_id = " + param(*f.ConversationID))
 	}
 	if f.Query != "" {
 		// The matches come from the index; the page is still read in id order over the
@@ -300,11 +266,9 @@ func (f TaskFilter) where(pg bool) (string, []any) {
 		// asks for its project's: it reads only its own project's terms.
 		if pg {
 			// The GIN index tasks_search (migration 00030); no pending queue on PostgreSQL.
-			sb.WriteString(" AND to_tsvector('agentdesk_simple', task_search_words(t.project_id, t.summary, t.details)) @@ to_tsquery('agentdesk_simple', ?)")
-			args = append(args, taskTSQuery(f.ProjectID, f.Query))
+			sb.WriteString(" AND to_tsvector('agentdesk_simple', task_search_words(t.project_id, t.summary, t.details)) @@ to_tsquery('agentdesk_simple', " + param(taskTSQuery(f.ProjectID, f.Query)) + ")")
 		} else {
-			sb.WriteString(" AND t.id IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH ?)")
-			args = append(args, taskMatch(f.ProjectID, f.Query))
+			sb.WriteString(" AND t.id IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH " + param(taskMatch(f.ProjectID, f.Query)) + ")")
 		}
 	}
 	return sb.String(), args
@@ -319,7 +283,7 @@ func (t *Tx) IndexTaskSearch(ctx context.Context, limit int) (more bool, err err
 	if t.pg {
 		return false, nil // the GIN index tasks_search is kept by every write
 	}
-	ids, err := t.ids(ctx, `SELECT task_id FROM tasks_fts_pending ORDER BY task_id LIMIT ?`, limit+1)
+	ids, err := t.ids(ctx, `SELECT task_id FROM tasks_fts_pending ORDER BY task_id LIMIT $1`, limit+1)
 	if err != nil || len(ids) == 0 {
 		return false, err
 	}
@@ -328,9 +292,9 @@ func (t *Tx) IndexTaskSearch(ctx context.Context, limit int) (more bool, err err
 	}
 	list, _ := json.Marshal(ids)
 	for _, q := range []string{
-		`DELETE FROM tasks_fts WHERE rowid IN (SELECT value FROM json_each(?1))`,
-		`INSERT INTO tasks_fts (rowid, words) SELECT id, task_search_words(project_id, summary, details) FROM tasks WHERE id IN (SELECT value FROM json_each(?1))`,
-		`DELETE FROM tasks_fts_pending WHERE task_id IN (SELECT value FROM json_each(?1))`,
+		`DELETE FROM tasks_fts WHERE rowid IN (SELECT value FROM json_each($1))`,
+		`INSERT INTO tasks_fts (rowid, words) SELECT id, task_search_words(project_id, summary, details) FROM tasks WHERE id IN (SELECT value FROM json_each($1))`,
+		`DELETE FROM tasks_fts_pending WHERE task_id IN (SELECT value FROM json_each($1))`,
 	} {
 		if _, err := t.exec(ctx, q, string(list)); err != nil {
 			return false, err
@@ -450,8 +414,11 @@ func taskMatch(projectID, q string) string {
 	return strings.Join(terms, " AND ")
 }
 
-const taskColumns = `t.id, t.project_id, t.agent_id, COALESCE(a.name, ''), t.conversation_id, t.summary, t.details, t.status, t.source, t.task_type,
-	t.waiting_details, t.waiting_version, t.created_at, t.updated_at, t.steps, t.version, ` + taskSkillsColumn
+// taskColumns are what scanTask reads, over tasks t and agents a.
+func taskColumns(pg bool) string {
+	return `t.id, t.project_id, t.agent_id, COALESCE(a.name, ''), t.conversation_id, t.summary, t.details, t.status, t.source, t.task_type,
+	t.waiting_details, t.waiting_version, t.created_at, t.updated_at, t.steps, t.version, ` + taskSkillsColumn(pg)
+}
 
 func scanTask(row interface{ Scan(...any) error }) (*model.Task, error) {
 	var task model.Task
@@ -484,10 +451,7 @@ func scanTask(row interface{ Scan(...any) error }) (*model.Task, error) {
 
 // Task loads one task of the project with its steps and, if asked, its conversation.
 func (r Reader) Task(ctx context.Context, projectID string, id int64, withConversation bool) (*model.Task, error) {
-	if c, ok := r.q.(deferringConn); ok {
-		return c.task(ctx, r, projectID, id, withConversation) // a PostgreSQL batch (pgdefer.go)
-	}
-	task, err := scanTask(r.queryRow(ctx, taskQuery, id, projectID))
+	task, err := scanTask(r.queryRow(ctx, taskQuery[r.pg], id, projectID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -503,9 +467,14 @@ func (r Reader) Task(ctx context.Context, projectID string, id int64, withConver
 	return task, nil
 }
 
+// taskQuery loads one task, on either engine (true: PostgreSQL).
+var taskQuery = map[bool]string{
+	false: `SELECT ` + taskColumns(false) + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id WHERE t.id = $1 AND t.project_id = $2`,
+	true:  `SELECT ` + taskColumns(true) + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id WHERE t.id = $1 AND t.project_id = $2`,
+}
+
 const (
-	taskQuery             = `SELECT ` + taskColumns + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id WHERE t.id = ? AND t.project_id = ?`
-	taskConversationQuery = `SELECT role, content, created_at, COALESCE(author, ''), COALESCE(question, '') FROM task_messages WHERE task_id = ? ORDER BY id`
+	taskConversationQuery = `SELECT role, content, created_at, COALESCE(author, ''), COALESCE(question, '') FROM task_messages WHERE task_id = $1 ORDER BY id`
 )
 
 func (r Reader) taskConversation(ctx context.Context, taskID int64) ([]model.TaskMessage, error) {
@@ -539,7 +508,7 @@ func scanTaskMessage(row interface{ Scan(...any) error }) (model.TaskMessage, er
 // Tasks lists the tasks that match f, oldest first, with their steps, in one query.
 // more reports whether tasks remain after the last one returned.
 func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, more bool, err error) {
-	q, args := f.page(`SELECT `+taskColumns+` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`, r.pg)
+	q, args := f.page(`SELECT `+taskColumns(r.pg)+` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`, r.pg)
 	rows, err := r.query(ctx, q, args...)
 	if err != nil {
 		return nil, false, err
@@ -573,5 +542,5 @@ func (t *Tx) UpdateSteps(ctx context.Context, taskID int64, steps []model.Step) 
 	if err != nil {
 		return err
 	}
-	return t.execOne(ctx, `UPDATE tasks SET steps = ? WHERE id = ?`, raw, taskID)
+	return t.execOne(ctx, `UPDATE tasks SET steps = $1 WHERE id = $2`, raw, taskID)
 }

@@ -28,11 +28,11 @@ func seedSearchCost(t testing.TB, engine string) *Store {
 	t.Helper()
 	ctx := context.Background()
 	s := openTestOn(t, engine)
-	series := `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < ?) SELECT n FROM g`
+	series := `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < $2) SELECT n FROM g`
 	if s.pg {
-		series = `SELECT generate_series(1, ?) AS n`
+		series = `SELECT generate_series(1, $2) AS n`
 	}
-	err := s.Write(ctx, func(tx *Tx) error {
+	err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		for _, p := range []struct {
 			id string
 			n  int
@@ -41,7 +41,7 @@ func seedSearchCost(t testing.TB, engine string) *Store {
 				return err
 			}
 			if _, err := tx.exec(ctx, `INSERT INTO tasks (project_id, summary, details, status, source, task_type, created_at, updated_at)
-				SELECT ?, replace('a# b# c# d# e# f# g# h#', '#', CAST(n AS TEXT)), replace('i# j# k# l# m# n# o# p#', '#', CAST(n AS TEXT)),
+				SELECT $1, replace('a# b# c# d# e# f# g# h#', '#', CAST(n AS TEXT)), replace('i# j# k# l# m# n# o# p#', '#', CAST(n AS TEXT)),
 					'Todo', 'user', 'standard', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z' FROM (`+series+`) AS series`, p.id, p.n); err != nil {
 				return err
 			}
@@ -52,7 +52,7 @@ func seedSearchCost(t testing.TB, engine string) *Store {
 		t.Fatal(err)
 	}
 	for more := true; more; {
-		if err := s.Write(ctx, func(tx *Tx) (err error) {
+		if err := s.Write(ctx, Author{}, func(tx *Tx) (err error) {
 			more, err = tx.IndexTaskSearch(ctx, 5000)
 			return err
 		}); err != nil {
@@ -87,7 +87,7 @@ func TestTaskSearchReadsItsProjectsTerms(t *testing.T) {
 			t.Fatalf("MATCH %v", args)
 		}
 		var terms int
-		if err := s.writer.QueryRowContext(ctx, `SELECT COUNT(*) FROM temp.search_terms WHERE substr(term, 1, length(?1)) = ?1`, m[1]).Scan(&terms); err != nil {
+		if err := s.writer.QueryRowContext(ctx, `SELECT COUNT(*) FROM temp.search_terms WHERE substr(term, 1, length($1)) = $1`, m[1]).Scan(&terms); err != nil {
 			t.Fatal(err)
 		}
 		if terms != smallProjectTasks {
@@ -119,7 +119,7 @@ func TestPostgresTaskSearchReadsItsProject(t *testing.T) {
 			t.Fatalf("PostgreSQL tags %q %q (%v), the store %q", project, tag, err, searchTag(project))
 		}
 	}
-	q, args := TaskFilter{ProjectID: "small", Query: sixteenPrefixes, Limit: 50}.page(`SELECT `+taskColumns+` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`, true)
+	q, args := TaskFilter{ProjectID: "small", Query: sixteenPrefixes, Limit: 50}.page(`SELECT `+taskColumns(true)+` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`, true)
 	if _, err := conn.ExecContext(ctx, `PREPARE search AS `+postgresText(q)); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}

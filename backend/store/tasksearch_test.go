@@ -47,7 +47,7 @@ func TestTaskSearchIndex(t *testing.T) {
 		t.Helper()
 		// What the triggers noted is indexed first (as the service does before a
 		// search), two tasks a pass so that a pass that leaves some for the next runs too.
-		err := s.Write(ctx, func(tx *Tx) error {
+		err := s.Write(ctx, Author{}, func(tx *Tx) error {
 			for more := true; more; {
 				var err error
 				if more, err = tx.IndexTaskSearch(ctx, 2); err != nil {
@@ -87,7 +87,7 @@ func TestTaskSearchIndex(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			truth, err := s.Read().countRows(ctx, `SELECT status, COUNT(*) FROM tasks WHERE project_id = ? GROUP BY status`, pid)
+			truth, err := s.Read().countRows(ctx, `SELECT status, COUNT(*) FROM tasks WHERE project_id = $1 GROUP BY status`, pid)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,7 +110,7 @@ func TestTaskSearchIndex(t *testing.T) {
 
 	now := time.Now().UTC()
 	var task *model.Task
-	err = s.Write(ctx, func(tx *Tx) error {
+	err = s.Write(ctx, Author{}, func(tx *Tx) error {
 		task = &model.Task{ProjectID: "p", Summary: "Plan the launch", Details: "rocket", Status: "Backlog", Source: "user", TaskType: "standard", CreatedAt: now, UpdatedAt: now}
 		return tx.InsertTask(ctx, task)
 	})
@@ -121,7 +121,7 @@ func TestTaskSearchIndex(t *testing.T) {
 	update := func(change func(*model.Task)) {
 		t.Helper()
 		change(task)
-		if err := s.Write(ctx, func(tx *Tx) error { return tx.UpdateTask(ctx, task) }); err != nil {
+		if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.UpdateTask(ctx, task) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -132,17 +132,17 @@ func TestTaskSearchIndex(t *testing.T) {
 	update(func(t *model.Task) { t.Summary = "Plan the party" })
 	expect(TaskFilter{Query: "launch"})
 	expect(TaskFilter{Query: "party rocket"}, task.ID)
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.DeleteTask(ctx, "p", task.ID) }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.DeleteTask(ctx, "p", task.ID) }); err != nil {
 		t.Fatal(err)
 	}
 	expect(TaskFilter{Query: "party"})
 	sameCounts("after a delete")
-	if err := s.Write(ctx, func(tx *Tx) error { _, err := tx.DeleteTasksWithStatus(ctx, "p", "Done", 0); return err }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { _, err := tx.DeleteTasksWithStatus(ctx, "p", "Done", 0); return err }); err != nil {
 		t.Fatal(err)
 	}
 	sameCounts("after deleting the Done tasks")
 	// The index holds exactly the tasks' text: FTS5's own check of external content.
-	if err := s.Write(ctx, func(tx *Tx) error {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		_, err := tx.exec(ctx, `INSERT INTO tasks_fts (tasks_fts, rank) VALUES ('integrity-check', 1)`)
 		return err
 	}); err != nil {

@@ -18,7 +18,7 @@ func (t *Tx) InsertToken(ctx context.Context, tok *model.Token, hash []byte) err
 		createdBy = &tok.CreatedBy.ID
 	}
 	res, err := t.insert(ctx,
-		`INSERT INTO tokens (project_id, name, type, scopes, hash, hint, created_at, expires_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		`INSERT INTO tokens (project_id, name, type, scopes, hash, hint, created_at, expires_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		tok.ProjectID, tok.Name, tok.Type, strings.Join(tok.Scopes, " "), hash, tok.Hint,
 		fmtTime(tok.CreatedAt), fmtTimePtr(tok.ExpiresAt), createdBy)
 	if err != nil {
@@ -61,26 +61,26 @@ func scanToken(row interface{ Scan(...any) error }) (*model.Token, error) {
 
 // TokenByHash finds a token by the hash of its value.
 func (r Reader) TokenByHash(ctx context.Context, hash []byte) (*model.Token, error) {
-	return scanToken(r.queryRow(ctx, `SELECT `+tokenColumns+tokenFrom+` WHERE t.hash = ?`, hash))
+	return scanToken(r.queryRow(ctx, `SELECT `+tokenColumns+tokenFrom+` WHERE t.hash = $1`, hash))
 }
 
 // Tokens lists the project's tokens by id.
 func (r Reader) Tokens(ctx context.Context, projectID string) ([]model.Token, error) {
-	return queryList(ctx, r, scanToken, `SELECT `+tokenColumns+tokenFrom+` WHERE t.project_id = ? ORDER BY t.id`, projectID)
+	return queryList(ctx, r, scanToken, `SELECT `+tokenColumns+tokenFrom+` WHERE t.project_id = $1 ORDER BY t.id`, projectID)
 }
 
 // LiveTokensMadeBy lists the project's tokens that userID made and that are not revoked
 // (expired ones included: they end anyway, and revoking them changes nothing).
 func (r Reader) LiveTokensMadeBy(ctx context.Context, projectID string, userID int64) ([]model.Token, error) {
 	return queryList(ctx, r, scanToken,
-		`SELECT `+tokenColumns+tokenFrom+` WHERE t.project_id = ? AND t.created_by = ? AND t.revoked_at IS NULL ORDER BY t.id`, projectID, userID)
+		`SELECT `+tokenColumns+tokenFrom+` WHERE t.project_id = $1 AND t.created_by = $2 AND t.revoked_at IS NULL ORDER BY t.id`, projectID, userID)
 }
 
 // TouchTokens records when tokens were last used; only ever moves the time forward.
 func (t *Tx) TouchTokens(ctx context.Context, used map[int64]time.Time) error {
 	for id, at := range used {
 		if _, err := t.exec(ctx,
-			`UPDATE tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)`,
+			`UPDATE tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)`,
 			fmtTime(at), id, fmtTime(at)); err != nil {
 			return err
 		}
@@ -91,7 +91,7 @@ func (t *Tx) TouchTokens(ctx context.Context, used map[int64]time.Time) error {
 // RevokeToken marks a token of the project revoked.
 func (t *Tx) RevokeToken(ctx context.Context, projectID string, id int64, at time.Time) error {
 	res, err := t.exec(ctx,
-		`UPDATE tokens SET revoked_at = COALESCE(revoked_at, ?) WHERE project_id = ? AND id = ?`, fmtTime(at), projectID, id)
+		`UPDATE tokens SET revoked_at = COALESCE(revoked_at, $1) WHERE project_id = $2 AND id = $3`, fmtTime(at), projectID, id)
 	if err != nil {
 		return err
 	}

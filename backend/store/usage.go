@@ -17,7 +17,7 @@ func (t *Tx) InsertUsage(ctx context.Context, u model.UsageRecord) error {
 	}
 	_, err := t.exec(ctx,
 		`INSERT INTO usage_records (project_id, agent_id, agent_name, task_id, model, input_tokens, output_tokens, cost_micros, day, at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		u.ProjectID, u.AgentID, u.AgentName, task, u.Model, u.InputTokens, u.OutputTokens, u.CostMicros,
 		u.At.UTC().Format(time.DateOnly), fmtTime(u.At))
 	return err
@@ -45,7 +45,7 @@ func (r Reader) Usage(ctx context.Context, projectID, from, to string, g UsageGr
 	add(g.Agent, "agent_name")
 	add(g.Model, "model")
 	q := `SELECT ` + cols + `COALESCE(SUM(input_tokens), 0), COALESCE(SUM(output_tokens), 0), COALESCE(SUM(cost_micros), 0), COUNT(*)
-		FROM usage_records WHERE project_id = ? AND day >= ? AND day <= ?` + group
+		FROM usage_records WHERE project_id = $1 AND day >= $2 AND day <= $3` + group
 	if group != "" {
 		q += " ORDER BY 1, 3, 4"
 	}
@@ -74,7 +74,7 @@ func (r Reader) Usage(ctx context.Context, projectID, from, to string, g UsageGr
 // MonthCost is the project's cost in micro-dollars over the days from..to (YYYY-MM-DD).
 func (r Reader) MonthCost(ctx context.Context, projectID, from, to string) (int64, error) {
 	var n int64
-	err := r.queryRow(ctx, `SELECT COALESCE(SUM(cost_micros), 0) FROM usage_records WHERE project_id = ? AND day >= ? AND day <= ?`,
+	err := r.queryRow(ctx, `SELECT COALESCE(SUM(cost_micros), 0) FROM usage_records WHERE project_id = $1 AND day >= $2 AND day <= $3`,
 		projectID, from, to).Scan(&n)
 	return n, err
 }
@@ -83,7 +83,7 @@ func (r Reader) MonthCost(ctx context.Context, projectID, from, to string) (int6
 func (r Reader) Budget(ctx context.Context, projectID string) (*model.Budget, error) {
 	var b model.Budget
 	var month sql.NullString
-	err := r.queryRow(ctx, `SELECT monthly_micros, exceeded_month FROM budgets WHERE project_id = ?`, projectID).Scan(&b.MonthlyMicros, &month)
+	err := r.queryRow(ctx, `SELECT monthly_micros, exceeded_month FROM budgets WHERE project_id = $1`, projectID).Scan(&b.MonthlyMicros, &month)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -98,11 +98,11 @@ func (r Reader) Budget(ctx context.Context, projectID string) (*model.Budget, er
 // amount forgets which month was last announced as exceeded.
 func (t *Tx) SetBudget(ctx context.Context, projectID string, micros *int64, now time.Time) error {
 	if micros == nil {
-		_, err := t.exec(ctx, `DELETE FROM budgets WHERE project_id = ?`, projectID)
+		_, err := t.exec(ctx, `DELETE FROM budgets WHERE project_id = $1`, projectID)
 		return err
 	}
 	_, err := t.exec(ctx,
-		`INSERT INTO budgets (project_id, monthly_micros, exceeded_month, updated_at) VALUES (?, ?, NULL, ?)
+		`INSERT INTO budgets (project_id, monthly_micros, exceeded_month, updated_at) VALUES ($1, $2, NULL, $3)
 		 ON CONFLICT (project_id) DO UPDATE SET
 		   exceeded_month = CASE WHEN budgets.monthly_micros = excluded.monthly_micros THEN budgets.exceeded_month ELSE NULL END,
 		   monthly_micros = excluded.monthly_micros, updated_at = excluded.updated_at`,
@@ -114,7 +114,7 @@ func (t *Tx) SetBudget(ctx context.Context, projectID string, micros *int64, now
 // it already had been.
 func (t *Tx) MarkBudgetExceeded(ctx context.Context, projectID, month string) (bool, error) {
 	res, err := t.exec(ctx,
-		`UPDATE budgets SET exceeded_month = ? WHERE project_id = ? AND (exceeded_month IS NULL OR exceeded_month <> ?)`,
+		`UPDATE budgets SET exceeded_month = $1 WHERE project_id = $2 AND (exceeded_month IS NULL OR exceeded_month <> $3)`,
 		month, projectID, month)
 	if err != nil {
 		return false, err

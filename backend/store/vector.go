@@ -21,14 +21,14 @@ import (
 // InsertVectorSpace stores a new space and sets its id; a taken name is ErrDuplicate.
 func (t *Tx) InsertVectorSpace(ctx context.Context, sp *model.VectorSpace) error {
 	var exists int
-	err := t.queryRow(ctx, `SELECT 1 FROM vector_spaces WHERE project_id = ? AND name = ?`, sp.ProjectID, sp.Name).Scan(&exists)
+	err := t.queryRow(ctx, `SELECT 1 FROM vector_spaces WHERE project_id = $1 AND name = $2`, sp.ProjectID, sp.Name).Scan(&exists)
 	if err == nil {
 		return ErrDuplicate
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	res, err := t.insert(ctx, `INSERT INTO vector_spaces (project_id, name, description, embedder, dimensions, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+	res, err := t.insert(ctx, `INSERT INTO vector_spaces (project_id, name, description, embedder, dimensions, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 		sp.ProjectID, sp.Name, sp.Description, sp.Embedder, sp.Dimensions, fmtTime(sp.CreatedAt))
 	if err != nil {
 		return err
@@ -37,11 +37,14 @@ func (t *Tx) InsertVectorSpace(ctx context.Context, sp *model.VectorSpace) error
 	return err
 }
 
-const vectorSpaceColumns = `id, project_id, name, description, embedder, dimensions, document_count, chunk_count, created_at, version,
-	COALESCE((SELECT json_group_array(agent_id) FROM (SELECT agent_id FROM vector_space_agents a WHERE a.space_id = vector_spaces.id ORDER BY agent_id)), '[]')`
-
-var _ = postgresFragment(`COALESCE((SELECT json_group_array(agent_id) FROM (SELECT agent_id FROM vector_space_agents a WHERE a.space_id = vector_spaces.id ORDER BY agent_id)), '[]')`,
-	`COALESCE((SELECT json_agg(agent_id ORDER BY agent_id) FROM vector_space_agents a WHERE a.space_id = vector_spaces.id), '[]')`)
+// vectorSpaceColumns are what scanVectorSpace reads: the agents' ids as a JSON array.
+func vectorSpaceColumns(pg bool) string {
+	agents := `COALESCE((SELECT json_group_array(agent_id) FROM (SELECT agent_id FROM vector_space_agents a WHERE a.space_id = vector_spaces.id ORDER BY agent_id)), '[]')`
+	if pg {
+		agents = `COALESCE((SELECT json_agg(agent_id ORDER BY agent_id) FROM vector_space_agents a WHERE a.space_id = vector_spaces.id), '[]')`
+	}
+	return `id, project_id, name, description, embedder, dimensions, document_count, chunk_count, created_at, version, ` + agents
+}
 
 func scanVectorSpace(row interface{ Scan(...any) error }) (*model.VectorSpace, error) {
 	var sp model.VectorSpace
@@ -63,22 +66,22 @@ func scanVectorSpace(row interface{ Scan(...any) error }) (*model.VectorSpace, e
 
 // VectorSpaces lists a project's spaces, oldest first.
 func (r Reader) VectorSpaces(ctx context.Context, projectID string) ([]model.VectorSpace, error) {
-	return queryList(ctx, r, scanVectorSpace, `SELECT `+vectorSpaceColumns+` FROM vector_spaces WHERE project_id = ? ORDER BY id`, projectID)
+	return queryList(ctx, r, scanVectorSpace, `SELECT `+vectorSpaceColumns(r.pg)+` FROM vector_spaces WHERE project_id = $1 ORDER BY id`, projectID)
 }
 
 // VectorSpace loads a space of the project (ErrNotFound for another project's).
 func (r Reader) VectorSpace(ctx context.Context, projectID string, id int64) (*model.VectorSpace, error) {
-	return scanVectorSpace(r.queryRow(ctx, `SELECT `+vectorSpaceColumns+` FROM vector_spaces WHERE id = ? AND project_id = ?`, id, projectID))
+	return scanVectorSpace(r.queryRow(ctx, `SELECT `+vectorSpaceColumns(r.pg)+` FROM vector_spaces WHERE id = $1 AND project_id = $2`, id, projectID))
 }
 
 // DeleteVectorSpace deletes a space with its documents, chunks and agent links.
 func (t *Tx) DeleteVectorSpace(ctx context.Context, projectID string, id int64) error {
 	// The chunks go first, in one statement, so that the FTS trigger runs per chunk
 	// without the cascade's per-document bookkeeping.
-	if _, err := t.exec(ctx, `DELETE FROM vector_chunks WHERE space_id = (SELECT id FROM vector_spaces WHERE id = ? AND project_id = ?)`, id, projectID); err != nil {
+	if _, err := t.exec(ctx, `DELETE FROM vector_chunks WHERE space_id = (SELECT id FROM vector_spaces WHERE id = $1 AND project_id = $2)`, id, projectID); err != nil {
 		return err
 	}
-	return t.execOne(ctx, `DELETE FROM vector_spaces WHERE id = ? AND project_id = ?`, id, projectID)
+	return t.execOne(ctx, `DELETE FROM vector_spaces WHERE id = $1 AND project_id = $2`, id, projectID)
 }
 
 // Every statement that changes what a search of a space finds (its chunks, its
@@ -87,7 +90,7 @@ func (t *Tx) DeleteVectorSpace(ctx context.Context, projectID string, id int64) 
 
 // SetVectorSpaceEmbedder records where a space's vectors come from, on its first document.
 func (t *Tx) SetVectorSpaceEmbedder(ctx context.Context, id int64, embedder string, dims int) error {
-	_, err := t.exec(ctx, `UPDATE vector_spaces SET embedder = ?, dimensions = ?, version = version + 1 WHERE id = ?`, embedder, dims, id)
+	_, err := t.exec(ctx, `UPDATE vector_spaces SET embedder = $1, dimensions = $2, version = version + 1 WHERE id = $3`, embedder, dims, id)
 	return err
 }
 
@@ -100,7 +103,7 @@ type VectorChunkInput struct {
 // InsertVectorDocument stores a document with its chunks (indexed for keyword search
 // by a trigger), sets its id and updates the space's counts.
 func (t *Tx) InsertVectorDocument(ctx context.Context, d *model.VectorDocument, chunks []VectorChunkInput) error {
-	res, err := t.insert(ctx, `INSERT INTO vector_documents (space_id, name, mime_type, size, chunks, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+	res, err := t.insert(ctx, `INSERT INTO vector_documents (space_id, name, mime_type, size, chunks, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
 		d.SpaceID, d.Name, d.MimeType, d.Size, len(chunks), fmtTime(d.CreatedAt))
 	if err != nil {
 		return err
@@ -110,12 +113,12 @@ func (t *Tx) InsertVectorDocument(ctx context.Context, d *model.VectorDocument, 
 	}
 	d.Chunks = len(chunks)
 	for i, c := range chunks {
-		if _, err := t.exec(ctx, `INSERT INTO vector_chunks (space_id, document_id, seq, text, vector) VALUES (?, ?, ?, ?, ?)`,
+		if _, err := t.exec(ctx, `INSERT INTO vector_chunks (space_id, document_id, seq, text, vector) VALUES ($1, $2, $3, $4, $5)`,
 			d.SpaceID, d.ID, i, c.Text, c.Vector); err != nil {
 			return err
 		}
 	}
-	_, err = t.exec(ctx, `UPDATE vector_spaces SET document_count = document_count + 1, chunk_count = chunk_count + ?, version = version + 1 WHERE id = ?`, len(chunks), d.SpaceID)
+	_, err = t.exec(ctx, `UPDATE vector_spaces SET document_count = document_count + 1, chunk_count = chunk_count + $1, version = version + 1 WHERE id = $2`, len(chunks), d.SpaceID)
 	return err
 }
 
@@ -137,33 +140,33 @@ func scanVectorDocument(row interface{ Scan(...any) error }) (*model.VectorDocum
 
 // VectorDocuments lists a space's documents, oldest first.
 func (r Reader) VectorDocuments(ctx context.Context, spaceID int64) ([]model.VectorDocument, error) {
-	return queryList(ctx, r, scanVectorDocument, `SELECT `+vectorDocumentColumns+` FROM vector_documents WHERE space_id = ? ORDER BY id`, spaceID)
+	return queryList(ctx, r, scanVectorDocument, `SELECT `+vectorDocumentColumns+` FROM vector_documents WHERE space_id = $1 ORDER BY id`, spaceID)
 }
 
 // DeleteVectorDocument deletes a document of the space with its chunks.
 func (t *Tx) DeleteVectorDocument(ctx context.Context, spaceID, id int64) error {
 	var chunks int64
-	err := t.queryRow(ctx, `SELECT chunks FROM vector_documents WHERE id = ? AND space_id = ?`, id, spaceID).Scan(&chunks)
+	err := t.queryRow(ctx, `SELECT chunks FROM vector_documents WHERE id = $1 AND space_id = $2`, id, spaceID).Scan(&chunks)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := t.exec(ctx, `DELETE FROM vector_chunks WHERE document_id = ?`, id); err != nil {
+	if _, err := t.exec(ctx, `DELETE FROM vector_chunks WHERE document_id = $1`, id); err != nil {
 		return err
 	}
-	if _, err := t.exec(ctx, `DELETE FROM vector_documents WHERE id = ?`, id); err != nil {
+	if _, err := t.exec(ctx, `DELETE FROM vector_documents WHERE id = $1`, id); err != nil {
 		return err
 	}
-	_, err = t.exec(ctx, `UPDATE vector_spaces SET document_count = document_count - 1, chunk_count = chunk_count - ?, version = version + 1 WHERE id = ?`, chunks, spaceID)
+	_, err = t.exec(ctx, `UPDATE vector_spaces SET document_count = document_count - 1, chunk_count = chunk_count - $1, version = version + 1 WHERE id = $2`, chunks, spaceID)
 	return err
 }
 
 // EachVectorChunk calls fn with every chunk of the space (id, document, encoded vector),
 // in id order, to build the in-memory index. The blob is only valid during the call.
 func (r Reader) EachVectorChunk(ctx context.Context, spaceID int64, fn func(id, docID int64, vector []byte) error) error {
-	rows, err := r.query(ctx, `SELECT id, document_id, vector FROM vector_chunks WHERE space_id = ? ORDER BY id`, spaceID)
+	rows, err := r.query(ctx, `SELECT id, document_id, vector FROM vector_chunks WHERE space_id = $1 ORDER BY id`, spaceID)
 	if err != nil {
 		return err
 	}
@@ -181,6 +184,11 @@ func (r Reader) EachVectorChunk(ctx context.Context, spaceID int64, fn func(id, 
 	return rows.Err()
 }
 
+var vectorChunksByID = postgresSQL(`SELECT c.id, c.document_id, d.name, c.seq, c.text FROM vector_chunks c JOIN vector_documents d ON d.id = c.document_id
+		WHERE c.space_id = $1 AND c.id IN (SELECT value FROM json_each($2))`,
+	`SELECT c.id, c.document_id, d.name, c.seq, c.text FROM vector_chunks c JOIN vector_documents d ON d.id = c.document_id
+		WHERE c.space_id = $1 AND c.id IN (SELECT value::bigint FROM jsonb_array_elements_text($2))`)
+
 // VectorChunks loads chunks by id, with their document's name.
 func (r Reader) VectorChunks(ctx context.Context, spaceID int64, ids []int64) (map[int64]model.VectorChunk, error) {
 	out := make(map[int64]model.VectorChunk, len(ids))
@@ -188,8 +196,7 @@ func (r Reader) VectorChunks(ctx context.Context, spaceID int64, ids []int64) (m
 		return out, nil
 	}
 	list, _ := json.Marshal(ids)
-	rows, err := r.query(ctx, `SELECT c.id, c.document_id, d.name, c.seq, c.text FROM vector_chunks c JOIN vector_documents d ON d.id = c.document_id
-		WHERE c.space_id = ? AND c.id IN (SELECT value FROM json_each(?))`, spaceID, string(list))
+	rows, err := r.query(ctx, vectorChunksByID, spaceID, string(list))
 	if err != nil {
 		return nil, err
 	}
@@ -227,13 +234,13 @@ func (r Reader) VectorKeywordSearch(ctx context.Context, spaceID int64, query st
 		return r.vectorKeywordSearchPostgres(ctx, spaceID, words, limit, documents)
 	}
 	match := `space : "s` + strconv.FormatInt(spaceID, 10) + `" AND text : (` + strings.Join(terms, " OR ") + `)`
-	q := `SELECT rowid FROM vector_chunks_fts WHERE vector_chunks_fts MATCH ? ORDER BY bm25(vector_chunks_fts, 1.0, 0.0) LIMIT ?`
+	q := `SELECT rowid FROM vector_chunks_fts WHERE vector_chunks_fts MATCH $1 ORDER BY bm25(vector_chunks_fts, 1.0, 0.0) LIMIT $2`
 	args := []any{match, limit}
 	if len(documents) > 0 {
 		list, _ := json.Marshal(documents)
 		q = `SELECT f.rowid FROM vector_chunks_fts f JOIN vector_chunks c ON c.id = f.rowid
-			WHERE vector_chunks_fts MATCH ? AND c.document_id IN (SELECT value FROM json_each(?))
-			ORDER BY bm25(vector_chunks_fts, 1.0, 0.0) LIMIT ?`
+			WHERE vector_chunks_fts MATCH $1 AND c.document_id IN (SELECT value FROM json_each($2))
+			ORDER BY bm25(vector_chunks_fts, 1.0, 0.0) LIMIT $3`
 		args = []any{match, string(list), limit}
 	}
 	return r.ids(ctx, q, args...)
@@ -288,14 +295,14 @@ func (r Reader) vectorKeywordSearchPostgres(ctx context.Context, spaceID int64, 
 // not an error. ErrNotFound when the agent is not in the space's project.
 func (t *Tx) LinkVectorSpaceAgent(ctx context.Context, spaceID, agentID int64, at time.Time) error {
 	res, err := t.exec(ctx, `INSERT INTO vector_space_agents (space_id, agent_id, created_at)
-		SELECT s.id, a.id, ? FROM vector_spaces s JOIN agents a ON a.project_id = s.project_id WHERE s.id = ? AND a.id = ?
+		SELECT s.id, a.id, $1 FROM vector_spaces s JOIN agents a ON a.project_id = s.project_id WHERE s.id = $2 AND a.id = $3
 		ON CONFLICT DO NOTHING`, fmtTime(at), spaceID, agentID)
 	if err != nil {
 		return err
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		var one int
-		err := t.queryRow(ctx, `SELECT 1 FROM vector_space_agents WHERE space_id = ? AND agent_id = ?`, spaceID, agentID).Scan(&one)
+		err := t.queryRow(ctx, `SELECT 1 FROM vector_space_agents WHERE space_id = $1 AND agent_id = $2`, spaceID, agentID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotFound
 		}
@@ -306,11 +313,11 @@ func (t *Tx) LinkVectorSpaceAgent(ctx context.Context, spaceID, agentID int64, a
 
 // UnlinkVectorSpaceAgent removes a link; removing a link that is not there is not an error.
 func (t *Tx) UnlinkVectorSpaceAgent(ctx context.Context, spaceID, agentID int64) error {
-	_, err := t.exec(ctx, `DELETE FROM vector_space_agents WHERE space_id = ? AND agent_id = ?`, spaceID, agentID)
+	_, err := t.exec(ctx, `DELETE FROM vector_space_agents WHERE space_id = $1 AND agent_id = $2`, spaceID, agentID)
 	return err
 }
 
 // AgentVectorSpaces lists the ids of the spaces linked to an agent, in id order.
 func (r Reader) AgentVectorSpaces(ctx context.Context, agentID int64) ([]int64, error) {
-	return r.ids(ctx, `SELECT space_id FROM vector_space_agents WHERE agent_id = ? ORDER BY space_id`, agentID)
+	return r.ids(ctx, `SELECT space_id FROM vector_space_agents WHERE agent_id = $1 ORDER BY space_id`, agentID)
 }

@@ -54,7 +54,7 @@ func TestVectorSpaceVersionMigration(t *testing.T) {
 	newSpace := func(name string) int64 {
 		t.Helper()
 		sp := &model.VectorSpace{ProjectID: "p", Name: name, CreatedAt: time.Now()}
-		if err := s.Write(ctx, func(tx *Tx) error { return tx.InsertVectorSpace(ctx, sp) }); err != nil {
+		if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.InsertVectorSpace(ctx, sp) }); err != nil {
 			t.Fatal(err)
 		}
 		return sp.ID
@@ -62,7 +62,7 @@ func TestVectorSpaceVersionMigration(t *testing.T) {
 	if id := newSpace("ten"); id != 10 {
 		t.Fatalf("the first space after the migration has id %d, want 10 (space 9 was given out before)", id)
 	}
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.DeleteVectorSpace(ctx, "p", 10) }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.DeleteVectorSpace(ctx, "p", 10) }); err != nil {
 		t.Fatal(err)
 	}
 	if id := newSpace("eleven"); id != 11 {
@@ -70,7 +70,7 @@ func TestVectorSpaceVersionMigration(t *testing.T) {
 	}
 	// The references point at the rebuilt table: deleting space 5 takes its documents,
 	// chunks and links along.
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.DeleteVectorSpace(ctx, "p", 5) }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.DeleteVectorSpace(ctx, "p", 5) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

@@ -54,7 +54,7 @@ func (t *Tx) InsertWebhook(ctx context.Context, w *model.Webhook) error {
 	}
 	res, err := t.insert(ctx,
 		`INSERT INTO webhooks (project_id, url, events, secret, description, enabled, created_at, updated_at, cursor)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		w.ProjectID, w.URL, string(events), w.Secret, w.Description, w.Enabled, fmtTime(w.CreatedAt), fmtTime(w.UpdatedAt), w.Cursor)
 	if err != nil {
 		return err
@@ -72,8 +72,8 @@ func (t *Tx) UpdateWebhook(ctx context.Context, w *model.Webhook) error {
 		return err
 	}
 	return t.execOne(ctx,
-		`UPDATE webhooks SET events = ?, description = ?, enabled = ?, updated_at = ?, attempts = ?, failing_since = ?,
-		 next_attempt_at = ?, disabled_reason = ? WHERE id = ? AND project_id = ?`,
+		`UPDATE webhooks SET events = $1, description = $2, enabled = $3, updated_at = $4, attempts = $5, failing_since = $6,
+		 next_attempt_at = $7, disabled_reason = $8 WHERE id = $9 AND project_id = $10`,
 		string(events), w.Description, w.Enabled, fmtTime(w.UpdatedAt), w.Attempts, fmtTimePtr(w.FailingSince),
 		fmtTimePtr(w.NextAttemptAt), w.DisabledReason, w.ID, w.ProjectID)
 }
@@ -85,27 +85,27 @@ func (t *Tx) AdvanceWebhook(ctx context.Context, id, seq int64) error {
 }
 
 var advanceWebhook = postgresSQL(
-	`UPDATE webhooks SET cursor = MAX(cursor, ?), attempts = 0, failing_since = NULL, next_attempt_at = NULL WHERE id = ?`,
+	`UPDATE webhooks SET cursor = MAX(cursor, $1), attempts = 0, failing_since = NULL, next_attempt_at = NULL WHERE id = $2`,
 	`UPDATE webhooks SET cursor = GREATEST(cursor, $1), attempts = 0, failing_since = NULL, next_attempt_at = NULL WHERE id = $2`)
 
 // DeleteWebhook removes a webhook of the project with its deliveries.
 func (t *Tx) DeleteWebhook(ctx context.Context, projectID string, id int64) error {
-	return t.execOne(ctx, `DELETE FROM webhooks WHERE id = ? AND project_id = ?`, id, projectID)
+	return t.execOne(ctx, `DELETE FROM webhooks WHERE id = $1 AND project_id = $2`, id, projectID)
 }
 
 // Webhook loads a webhook of the project.
 func (r Reader) Webhook(ctx context.Context, projectID string, id int64) (*model.Webhook, error) {
-	return scanWebhook(r.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE project_id = ? AND id = ?`, projectID, id))
+	return scanWebhook(r.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE project_id = $1 AND id = $2`, projectID, id))
 }
 
 // WebhookByID loads a webhook of any project (the deliverer's).
 func (r Reader) WebhookByID(ctx context.Context, id int64) (*model.Webhook, error) {
-	return scanWebhook(r.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ?`, id))
+	return scanWebhook(r.queryRow(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = $1`, id))
 }
 
 // Webhooks lists the project's webhooks by id.
 func (r Reader) Webhooks(ctx context.Context, projectID string) ([]model.Webhook, error) {
-	return queryList(ctx, r, scanWebhook, `SELECT `+webhookColumns+` FROM webhooks WHERE project_id = ? ORDER BY id`, projectID)
+	return queryList(ctx, r, scanWebhook, `SELECT `+webhookColumns+` FROM webhooks WHERE project_id = $1 ORDER BY id`, projectID)
 }
 
 // DueWebhooks lists the enabled webhooks of every project that have events after their
@@ -113,7 +113,7 @@ func (r Reader) Webhooks(ctx context.Context, projectID string) ([]model.Webhook
 func (r Reader) DueWebhooks(ctx context.Context, now time.Time) ([]model.Webhook, error) {
 	return queryList(ctx, r, scanWebhook, `SELECT `+webhookColumns+` FROM webhooks w
 		WHERE w.enabled = 1 AND w.cursor < (SELECT p.event_seq FROM projects p WHERE p.id = w.project_id)
-		AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= ?) ORDER BY w.id`, fmtTime(now))
+		AND (w.next_attempt_at IS NULL OR w.next_attempt_at <= $1) ORDER BY w.id`, fmtTime(now))
 }
 
 // EnabledWebhooks counts the enabled webhooks of every project.
@@ -127,7 +127,7 @@ func (r Reader) EnabledWebhooks(ctx context.Context) (int64, error) {
 // false when none is.
 func (r Reader) NextWebhookAttempt(ctx context.Context, now time.Time) (at time.Time, ok bool, err error) {
 	var s sql.NullString
-	if err := r.queryRow(ctx, `SELECT MIN(next_attempt_at) FROM webhooks WHERE enabled = 1 AND next_attempt_at > ?`, fmtTime(now)).Scan(&s); err != nil {
+	if err := r.queryRow(ctx, `SELECT MIN(next_attempt_at) FROM webhooks WHERE enabled = 1 AND next_attempt_at > $1`, fmtTime(now)).Scan(&s); err != nil {
 		return time.Time{}, false, err
 	}
 	if !s.Valid {
@@ -140,7 +140,7 @@ func (r Reader) NextWebhookAttempt(ctx context.Context, now time.Time) (at time.
 func (t *Tx) InsertWebhookDelivery(ctx context.Context, d *model.WebhookDelivery) error {
 	res, err := t.insert(ctx,
 		`INSERT INTO webhook_deliveries (webhook_id, seq, event_type, attempt, status, duration_ms, response, error, at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		d.WebhookID, d.Seq, d.EventType, d.Attempt, d.Status, d.DurationMS, d.Response, d.Error, fmtTime(d.At))
 	if err != nil {
 		return err
@@ -173,10 +173,10 @@ func scanDelivery(row rowScanner) (*model.WebhookDelivery, error) {
 // WebhookDeliveries lists a webhook's attempts, newest first, before the id before (0:
 // from the newest).
 func (r Reader) WebhookDeliveries(ctx context.Context, webhookID, before int64, limit int) ([]model.WebhookDelivery, error) {
-	q := `SELECT ` + deliveryColumns + ` FROM webhook_deliveries d WHERE d.webhook_id = ?`
+	q := `SELECT ` + deliveryColumns + ` FROM webhook_deliveries d WHERE d.webhook_id = $1`
 	args := []any{webhookID}
 	if before > 0 {
-		q += ` AND d.id < ?`
+		q += ` AND d.id < $2`
 		args = append(args, before)
 	}
 	return queryList(ctx, r, scanDelivery, q+` ORDER BY d.id DESC`+limitClause(limit), args...)
@@ -185,12 +185,12 @@ func (r Reader) WebhookDeliveries(ctx context.Context, webhookID, before int64, 
 // WebhookDelivery loads an attempt of a webhook of the project.
 func (r Reader) WebhookDelivery(ctx context.Context, projectID string, id int64) (*model.WebhookDelivery, error) {
 	return scanDelivery(r.queryRow(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d
-		JOIN webhooks w ON w.id = d.webhook_id WHERE w.project_id = ? AND d.id = ?`, projectID, id))
+		JOIN webhooks w ON w.id = d.webhook_id WHERE w.project_id = $1 AND d.id = $2`, projectID, id))
 }
 
 // PruneWebhookDeliveries forgets the attempts made before a time.
 func (t *Tx) PruneWebhookDeliveries(ctx context.Context, before time.Time) (int64, error) {
-	res, err := t.exec(ctx, `DELETE FROM webhook_deliveries WHERE at < ?`, fmtTime(before))
+	res, err := t.exec(ctx, `DELETE FROM webhook_deliveries WHERE at < $1`, fmtTime(before))
 	if err != nil {
 		return 0, err
 	}

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/agentdesk/agentdesk/backend/audit"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/jackc/pgx/v5"
 )
@@ -34,28 +35,38 @@ func (s *Store) Stats() WriteStats {
 		Sync: time.Duration(s.syncNanos.Load())}
 }
 
+// Author is who makes a write, and the project it changes: every event the write
+// appends records the actor (activity.go), and on PostgreSQL the write takes the
+// project's lock before it runs (postgres_seq.go). The zero Author is the system, in no
+// one project.
+type Author struct {
+	Project string
+	Actor   audit.Actor
+}
+
 type job struct {
 	ctx  context.Context
+	by   Author
 	fn   func(*Tx) error
 	done chan error
 	// Times it was put back because waiting for its project's lock deadlocked
 	// (PostgreSQL; batch.lockFailed).
 	retries int
-	// PostgreSQL: the write runs in a savepoint of its own, having failed after changing
-	// something in a batch where it had none (batch.runPostgres).
-	careful bool
 }
 
 // maxLockRetries bounds how often a write goes back after its project's lock
 // deadlocked; then it fails with errDeadlock.
 const maxLockRetries = 3
 
+// By is who makes the write, and its project.
+func (t *Tx) By() Author { return t.by }
+
 // Tx is one write, inside a transaction shared with other writes of the same batch.
 // Its reads see the batch's uncommitted changes.
 type Tx struct {
 	Reader
 	b      *batch
-	job    *job // PostgreSQL: the write it runs; a careful one defers nothing (pgdefer.go)
+	by     Author
 	events []model.Event
 	audit  []eventAudit // who made each event, and its object (activity.go)
 	// The tasks this write changed (or all of them): the task lists' cache forgets them
@@ -71,13 +82,11 @@ func (t *Tx) taskChanged(ids ...int64) { t.changedTasks = append(t.changedTasks,
 func (t *Tx) everyTaskChanged() { t.allTasksChanged = true }
 
 // Write runs fn in a write transaction and returns once that transaction has committed
-// and is durable (or fn's error). Concurrent writes are committed together, and one
-// write's failure leaves the others of its batch untouched. fn may run more than once
-// before Write returns (on PostgreSQL, batch.runPostgres and batch.restart), each time
-// on the same data: it must do nothing outside the transaction but assign its results,
-// and leave its caller's values as it found them.
-func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
-	j := &job{ctx: ctx, fn: fn, done: make(chan error, 1)}
+// and is durable (or fn's error). Concurrent writes are committed together, each in a
+// savepoint of its own, so that one write's failure leaves the others of its batch
+// untouched. fn runs once.
+func (s *Store) Write(ctx context.Context, by Author, fn func(*Tx) error) error {
+	j := &job{ctx: ctx, by: by, fn: fn, done: make(chan error, 1)}
 	s.closeMu.RLock()
 	if s.closed {
 		s.closeMu.RUnlock()
@@ -152,19 +161,11 @@ type batch struct {
 	// numbered events of the project (Tx.projectSeq).
 	locked          map[string]int64
 	savepoint       bool      // PostgreSQL: savepoint w is there (batch.run)
-	mark            batchMark // PostgreSQL: the batch as savepoint w found it
 	kept            *keptRows // agents and budgets its writes looked up (batchreads.go)
 	queue           []*job    // writes to run before those of the channel
-	again           []*job    // writes put back for the next batch (batch.run)
+	again           []*job    // writes put back for the next batch, not run (beginPostgres)
 	changedTasks    []int64
 	allTasksChanged bool
-	// PostgreSQL: the writes' statements that go with the batch's next round trip; the
-	// ids the batch took for new tasks, by project; the writes whose deferred statement
-	// was refused (pgdefer.go).
-	deferred []deferredStatement
-	taskIDs  map[string][]int64
-	refused  []*job
-	waiting  func() int // PostgreSQL: how many writes wait to run after the current one
 	// The count of token changes moved (read before the commit on SQLite, with it on
 	// PostgreSQL): the writes are acknowledged foreignLookEvery later (credcache.go).
 	credentialsMoved bool
@@ -186,12 +187,10 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 	var err error
 	if s.pg {
 		// BEGIN goes with the first write's statements (batch.beginPostgres).
-		b.waiting = func() int { return len(b.queue) + len(s.jobs) } // pgdefer.go
 		b.pool = s.writer
 		b.conn, err = s.writer.Conn(ctx)
-		b.q = deferringConn{b.conn, b}
+		b.q = b.conn
 		b.locked = map[string]int64{} // SQLite has one writer: no project locks
-		b.setMark(b.seqs, b.locked)
 	} else {
 		b.tx, err = s.writer.BeginTx(ctx, nil)
 		b.q = b.tx
@@ -220,9 +219,6 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 	}()
 	for j := b.next(); ; {
 		if err := b.run(ctx, j); err != nil {
-			if errors.Is(err, errRestart) {
-				return b.restart(j)
-			}
 			b.fail(s.batchError(err))
 			return b.putBack()
 		}
@@ -281,9 +277,6 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 		s.taskCache.invalidate(nil, true)
 		s.tokens.clear()
 		var refused notCommitted
-		if errors.As(err, &refused) && len(b.refused) > 0 {
-			return b.restart(nil) // a deferred statement was refused (pgdefer.go)
-		}
 		if errors.As(err, &refused) {
 			// PostgreSQL refused a statement before the COMMIT, which did not run.
 			b.fail(s.batchError(refused.err))
@@ -372,7 +365,7 @@ func (b *batch) run(ctx context.Context, j *job) error {
 	b.jobs = append(b.jobs, j)
 	b.results = append(b.results, nil)
 	result := &b.results[len(b.results)-1]
-	t := &Tx{Reader: r, b: b}
+	t := &Tx{Reader: r, b: b, by: j.by}
 	err := runJob(j, t)
 	if err != nil && IsDiskFull(err) {
 		// SQLite may have rolled the whole transaction back: the batch goes (diskfull.go).
@@ -403,50 +396,24 @@ func (b *batch) forgetMarks(t *Tx) {
 	b.allTasksChanged = b.allTasksChanged || t.allTasksChanged
 }
 
-// On PostgreSQL a savepoint costs a round trip, a third of a create's (docs/postgres.md),
-// so most writes run without one of their own. Savepoint w is opened by the batch's
-// first write, by a write that takes a project's lock, and after a write that failed
-// without changing anything (as cheap a check as any that its statements all worked);
-// mark is the batch as it was there. When a write fails after changing something (a
-// statement that is not a SELECT ran: batchStmts.changed) the batch rolls back to w,
-// and the writes since then run again, in order, the failed one last and in a
-// savepoint of its own (careful), so that its second failure is its answer. So every
-// write function must give the same outcome when it runs twice on the same data (Write);
-// the 79 of them were reviewed for it on 2026-11-24.
-type batchMark struct {
-	jobs, events, audit int // how many the batch held
-	seqs                map[string]int64
-	locked              map[string]int64
-}
-
-// runPostgres is run on PostgreSQL.
+// runPostgres is run on PostgreSQL. As on SQLite, the write runs in a savepoint of its
+// own, opened with its project's lock in one round trip (beginPostgres); when it fails,
+// the batch rolls back to that savepoint, and the write's error is its answer.
 func (b *batch) runPostgres(ctx context.Context, j *job) error {
 	seqs, locked := maps.Clone(b.seqs), maps.Clone(b.locked)
-	project := writingIn(j.ctx)
-	own := !b.savepoint || j.careful || (project != "" && !b.holdsLock(project))
-	if own {
-		again, err := b.beginPostgres(ctx, j)
-		if len(b.refused) > 0 {
-			return errRestart
-		}
-		if err != nil {
-			b.jobs = append(b.jobs, j) // the batch fails, and j with it
-			b.results = append(b.results, err)
-			return err
-		}
-		b.setMark(seqs, locked) // w moved here, even for a write that goes back (again)
-		if again {
-			return nil
-		}
+	again, err := b.beginPostgres(ctx, j)
+	if err != nil {
+		b.jobs = append(b.jobs, j) // the batch fails, and j with it
+		b.results = append(b.results, err)
+		return err
 	}
-	b.stmts.changed = false
+	if again {
+		return nil // j did not run: it goes to the next batch
+	}
 	r := Reader{q: b.q, batch: b.stmts, kept: b.kept, pg: true} // after beginPostgres: b.q may be new
-	t := &Tx{Reader: r, b: b, job: j}
-	err := runJob(j, t)
+	t := &Tx{Reader: r, b: b, by: j.by}
+	err = runJob(j, t)
 	b.forgetMarks(t)
-	if len(b.refused) > 0 {
-		return errRestart
-	}
 	if err == nil {
 		b.jobs = append(b.jobs, j)
 		b.results = append(b.results, nil)
@@ -454,45 +421,15 @@ func (b *batch) runPostgres(ctx context.Context, j *job) error {
 		b.audit = append(b.audit, t.audit...)
 		return nil
 	}
-	if !own && !b.stmts.changed {
-		// It only read; unless a statement failed (which leaves the transaction unusable,
-		// and this one with it), there is nothing to undo, and w moves here.
-		if _, spErr := b.q.ExecContext(ctx, "RELEASE w; SAVEPOINT w"); spErr == nil {
-			b.seqs, b.locked = seqs, locked // its events are not stored
-			b.answer(j, err)
-			b.setMark(seqs, locked)
-			return nil
-		}
-		if len(b.refused) > 0 { // refused as the savepoint's round trip sent it
-			return errRestart
-		}
-	}
 	if _, rbErr := r.exec(ctx, "ROLLBACK TO w"); rbErr != nil {
 		b.jobs = append(b.jobs, j) // the batch fails, and j with it
 		b.results = append(b.results, rbErr)
 		return fmt.Errorf("roll back a failed write: %w", rbErr)
 	}
-	if own {
-		b.seqs, b.locked = seqs, locked // its events are not stored: their numbers are given again
-		b.answer(j, err)
-		b.setMark(seqs, locked) // w is now the batch without it
-		return nil
-	}
-	// The writes since w are undone with it: they run again, then j in a savepoint.
-	m := b.mark
-	redo := append(b.jobs[m.jobs:len(b.jobs):len(b.jobs)], j)
-	j.careful = true
-	b.jobs, b.results = b.jobs[:m.jobs], b.results[:m.jobs]
-	b.events, b.audit = b.events[:m.events], b.audit[:m.audit]
-	b.seqs, b.locked = maps.Clone(m.seqs), maps.Clone(m.locked)
-	b.queue = append(redo, b.queue...)
+	// Its events are not stored: their numbers are given again; a lock it took is gone.
+	b.seqs, b.locked = seqs, locked
+	b.answer(j, err)
 	return nil
-}
-
-// setMark notes the batch as savepoint w finds it, with the given seqs and locks.
-func (b *batch) setMark(seqs, locked map[string]int64) {
-	b.mark = batchMark{jobs: len(b.jobs), events: len(b.events), audit: len(b.audit),
-		seqs: maps.Clone(seqs), locked: maps.Clone(locked)}
 }
 
 // answer records a failed write's outcome.
@@ -516,12 +453,11 @@ func (b *batch) beginPostgres(ctx context.Context, j *job) (again bool, err erro
 	first := !b.begun
 	q := &pgx.Batch{}
 	b.open(q)
-	check := b.queueDeferred(q) // none before BEGIN
 	if b.savepoint {
 		q.Queue("RELEASE w")
 	}
 	q.Queue("SAVEPOINT w")
-	project := writingIn(j.ctx)
+	project := j.by.Project
 	lock := project != "" && !b.holdsLock(project)
 	wait := lock && !b.savepoint // the batch's first write: no statement has run
 	got, last := true, int64(notRead)
@@ -535,8 +471,7 @@ func (b *batch) beginPostgres(ctx context.Context, j *job) (again bool, err erro
 		}
 		queueProjectSeq(q, project, &last) // read after the lock, whatever its outcome
 	}
-	err = b.sendTogether(ctx, q)
-	if check(err); err != nil {
+	if err = b.sendTogether(ctx, q); err != nil {
 		if first && b.reconnect(ctx) {
 			return b.beginPostgres(ctx, j)
 		}
@@ -601,7 +536,6 @@ func (b *batch) fail(err error) {
 	if b.tx != nil {
 		_ = b.tx.Rollback()
 	} else if b.begun {
-		b.rolledBack()
 		// Should it fail, the pool drops the connection, still in the transaction
 		// (pgx's ResetSession), and PostgreSQL rolls back when the session ends.
 		_, _ = b.conn.ExecContext(context.Background(), "ROLLBACK")

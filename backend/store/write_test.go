@@ -32,7 +32,7 @@ func openTestOn(t testing.TB, engine string) *Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	if err := s.Write(context.Background(), func(tx *Tx) error {
+	if err := s.Write(context.Background(), Author{}, func(tx *Tx) error {
 		return tx.InsertProject(context.Background(), &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 	}); err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func testGroupCommitIsolatesFailures(t *testing.T, engine string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = s.Write(ctx, func(tx *Tx) error {
+			errs[i] = s.Write(ctx, Author{}, func(tx *Tx) error {
 				task := &model.Task{ProjectID: "p", Summary: fmt.Sprint(i), Status: "Backlog", Source: "user", TaskType: "standard",
 					Steps: []model.Step{{Title: "a", Status: "pending"}}, CreatedAt: time.Now(), UpdatedAt: time.Now()}
 				if err := tx.InsertTask(ctx, task); err != nil {
@@ -120,7 +120,7 @@ func testGroupCommitIsolatesFailures(t *testing.T, engine string) {
 	}
 	// Each stored event has its activity entry once the trail is filled, and the
 	// project's seq is the last one.
-	if err := s.Write(ctx, func(tx *Tx) error {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		more, err := tx.IndexActivity(ctx, 0)
 		if more {
 			t.Error("IndexActivity with no limit left events out")
@@ -172,7 +172,7 @@ func TestFullSyncsBeforeAcknowledging(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			if err := s.Write(ctx, func(tx *Tx) error {
+			if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 				return tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 			}); err != nil {
 				t.Fatal(err)
@@ -182,7 +182,7 @@ func TestFullSyncsBeforeAcknowledging(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if err := s.Write(ctx, func(tx *Tx) error {
+					if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 						return tx.AppendEvent(ctx, "p", "test.event", map[string]int{"id": i}, time.Now())
 					}); err != nil {
 						t.Error(err)
@@ -228,7 +228,7 @@ func TestEventsWaitForTheirFsync(t *testing.T) {
 	s.beforeSync.Store(&hook)
 	done := make(chan error, 1)
 	go func() {
-		done <- s.Write(ctx, func(tx *Tx) error {
+		done <- s.Write(ctx, Author{}, func(tx *Tx) error {
 			return tx.AppendEvent(ctx, "p", "test.held", map[string]int{"id": 1}, time.Now())
 		})
 	}()
@@ -303,16 +303,15 @@ func TestConnectionSettings(t *testing.T) {
 	}
 }
 
-// TestFailedWriteRunsItsBatchAgain: on PostgreSQL most writes have no savepoint of their
-// own, and a write that fails after changing something takes the writes since the last
-// savepoint with it: those run again, and it runs again in a savepoint of its own. A
-// write that fails having only read, or whose statement failed, costs no other write
-// anything more than that. Whatever runs how often, the outcome is each write's own.
-func TestFailedWriteRunsItsBatchAgain(t *testing.T) {
-	pgtest.Engines(t, testFailedWriteRunsItsBatchAgain)
+// TestEveryWriteRunsOnce: on both engines each write of a batch runs in a savepoint of
+// its own and runs once, whether it, a write before it or a write after it fails, and
+// however it fails (refusing after a change, having only read, or with a statement the
+// database refused): its outcome is its own, and the others' stay stored.
+func TestEveryWriteRunsOnce(t *testing.T) {
+	pgtest.Engines(t, testEveryWriteRunsOnce)
 }
 
-func testFailedWriteRunsItsBatchAgain(t *testing.T, engine string) {
+func testEveryWriteRunsOnce(t *testing.T, engine string) {
 	s := openTestOn(t, engine)
 	ctx := context.Background()
 	var mu sync.Mutex
@@ -380,11 +379,6 @@ func testFailedWriteRunsItsBatchAgain(t *testing.T, engine string) {
 		t.Fatalf("%d events for 5 tasks", len(events))
 	}
 	want := map[string]int{"a": 1, "read-and-refuse": 1, "b": 1, "c": 1, "refused-after-insert": 1, "d": 1, "bad-statement": 1, "e": 1}
-	if engine == "postgres" {
-		// The refused write undid b and c with it (the last savepoint came after the
-		// write that only read); the bad statement undid d.
-		want["b"], want["c"], want["refused-after-insert"], want["d"], want["bad-statement"] = 2, 2, 2, 2, 2
-	}
 	mu.Lock()
 	defer mu.Unlock()
 	for name, n := range want {
@@ -394,9 +388,10 @@ func testFailedWriteRunsItsBatchAgain(t *testing.T, engine string) {
 	}
 }
 
-// batchWrite is a write for inOneBatch, made with ctx (nil: context.Background()).
+// batchWrite is a write for inOneBatch, made with ctx (nil: context.Background()) by by.
 type batchWrite struct {
 	ctx context.Context
+	by  Author
 	fn  func(*Tx) error
 }
 
@@ -406,11 +401,10 @@ func inOneBatch(t *testing.T, s *Store, writes ...batchWrite) []error {
 	t.Helper()
 	ctx := context.Background()
 	release, held := make(chan struct{}), make(chan struct{})
-	var once sync.Once // a write may run twice (write.go, runPostgres)
 	holding := make(chan error, 1)
 	go func() {
-		holding <- s.Write(ctx, func(tx *Tx) error {
-			once.Do(func() { close(held) })
+		holding <- s.Write(ctx, Author{}, func(tx *Tx) error {
+			close(held)
 			<-release
 			return nil
 		})
@@ -421,7 +415,7 @@ func inOneBatch(t *testing.T, s *Store, writes ...batchWrite) []error {
 		results[i] = make(chan error, 1)
 		n := len(s.jobs)
 		wctx := cmp.Or(w.ctx, ctx)
-		go func() { results[i] <- s.Write(wctx, w.fn) }()
+		go func() { results[i] <- s.Write(wctx, w.by, w.fn) }()
 		for len(s.jobs) == n {
 			time.Sleep(time.Millisecond)
 		}
@@ -437,14 +431,13 @@ func inOneBatch(t *testing.T, s *Store, writes ...batchWrite) []error {
 	return out
 }
 
-// TestPostgresWriteBackAfterMovingTheSavepoint: a write that goes back for the next batch (its
-// project's lock is taken) has already moved savepoint w, so a later write that fails
-// after a change rolls back to there, and only the writes since then run again: the
-// ones before stay stored once.
-func TestPostgresWriteBackAfterMovingTheSavepoint(t *testing.T) {
+// TestPostgresWriteBackForItsLock: a write whose project's lock another server holds
+// goes back for the next batch without running; a later write of the batch that fails
+// after a change rolls back to its own savepoint only: the ones before stay stored.
+func TestPostgresWriteBackForItsLock(t *testing.T) {
 	s := openTestOn(t, "postgres")
 	ctx := context.Background()
-	if err := s.Write(ctx, func(tx *Tx) error {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		return tx.InsertProject(ctx, &model.Project{ID: "q", Name: "q", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 	}); err != nil {
 		t.Fatal(err)
@@ -468,12 +461,12 @@ func TestPostgresWriteBackAfterMovingTheSavepoint(t *testing.T) {
 			return then
 		}
 	}
-	p := WritingIn(ctx, "p")
+	p := Author{Project: "p"}
 	results := inOneBatch(t, s,
-		batchWrite{p, insert("a", nil)},
-		batchWrite{p, insert("b", nil)},
-		batchWrite{WritingIn(ctx, "q"), func(tx *Tx) error { return nil }}, // goes back: q is held
-		batchWrite{p, func(tx *Tx) error {
+		batchWrite{by: p, fn: insert("a", nil)},
+		batchWrite{by: p, fn: insert("b", nil)},
+		batchWrite{by: Author{Project: "q"}, fn: func(tx *Tx) error { return nil }}, // goes back: q is held
+		batchWrite{by: p, fn: func(tx *Tx) error {
 			// The other server is done with q (its write comes first in the next batch).
 			unlock.Do(func() { _, _ = other.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, projectLockKey("q")) })
 			return insert("refused", refused)(tx)
@@ -521,13 +514,13 @@ func TestRefusedEventsFailTheBatch(t *testing.T) { pgtest.Engines(t, testRefused
 
 func testRefusedEventsFailTheBatch(t *testing.T, engine string) {
 	s := openTestOn(t, engine)
-	ctx := WritingIn(context.Background(), "p")
-	err := s.Write(ctx, func(tx *Tx) error {
+	ctx := context.Background()
+	err := s.Write(ctx, Author{Project: "p"}, func(tx *Tx) error {
 		if err := tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now()); err != nil {
 			return err
 		}
 		seq := tx.events[len(tx.events)-1].Seq
-		runBehindItsBack(t, tx, `INSERT INTO events (project_id, seq, type, data, at, actor_kind, actor, via, object_id) VALUES ('p', ?, 'squatter', ?, 'x', '', '', '', '')`,
+		runBehindItsBack(t, tx, `INSERT INTO events (project_id, seq, type, data, at, actor_kind, actor, via, object_id) VALUES ('p', $1, 'squatter', $2, 'x', '', '', '', '')`,
 			seq, []byte("{}"))
 		return tx.InsertAgent(ctx, &model.Agent{ProjectID: "p", Name: "refused", CreatedAt: time.Now()})
 	})
@@ -544,7 +537,7 @@ func testRefusedEventsFailTheBatch(t *testing.T, engine string) {
 	if agents != 0 || events != 0 {
 		t.Fatalf("%d agents and %d events stored by a refused batch; want none", agents, events)
 	}
-	if err := s.Write(ctx, func(tx *Tx) error { return tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now()) }); err != nil {
+	if err := s.Write(ctx, Author{}, func(tx *Tx) error { return tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now()) }); err != nil {
 		t.Fatalf("the next write: %v", err)
 	}
 }

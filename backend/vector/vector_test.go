@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/agentdesk/agentdesk/backend/vector/vectortest"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -140,7 +141,7 @@ func TestExtract(t *testing.T) {
 	if !strings.Contains(text, "# Backups") || !strings.Contains(text, "Copy the database nightly.") || strings.Contains(text, "alert") || strings.Contains(text, "p{}") {
 		t.Errorf("html text %q", text)
 	}
-	pdf := MinimalPDF([]string{"Knowledge bases hold documents.", "Search fuses BM25 and vectors."}, []string{"Second page (with parentheses)."})
+	pdf := vectortest.MinimalPDF([]string{"Knowledge bases hold documents.", "Search fuses BM25 and vectors."}, []string{"Second page (with parentheses)."})
 	f, err = DetectFormat("doc", "", pdf)
 	if err != nil || f != FormatPDF {
 		t.Fatal(f, err)

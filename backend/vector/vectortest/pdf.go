@@ -1,4 +1,4 @@
-package vector
+package vectortest
 
 import (
 	"bytes"
@@ -7,8 +7,8 @@ import (
 )
 
 // MinimalPDF builds a small valid PDF whose pages show the given lines of text
-// (Helvetica, WinAnsi), one page per element of pages. Tests and the bench use it to
-// feed real PDFs through extraction; it is not a general PDF writer.
+// (Helvetica, WinAnsi), one page per element of pages. Tests use it to feed real PDFs
+// through extraction; it is not a general PDF writer.
 func MinimalPDF(pages ...[]string) []byte {
 	var objs []string
 	n := len(pages)
