@@ -205,12 +205,11 @@ func splitSummary(text string) (summary, details string) {
 // "canceled" (A2A's canceled shows as failed). A task already Done or Failed cannot be
 // canceled.
 func (s *Service) CancelA2ATask(ctx context.Context, p *auth.Principal, agentName string, id int64) (*model.Task, error) {
-	ctx = acting(ctx, p)
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
 	}
 	var task *model.Task
-	err := s.store.Write(ctx, func(tx *store.Tx) error {
+	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
 		t, err := s.a2aTask(ctx, tx.Reader, p, agentName, id)
 		if err != nil {
 			return err

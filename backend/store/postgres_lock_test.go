@@ -16,7 +16,7 @@ import (
 // on both change three projects at once, each write renaming a random task of its
 // project, creating a task and appending an event, so that two batches lock a
 // project's rows (tasks, task_counts, projects) in different orders. Each write names
-// its project (WritingIn), so its batch takes the project's lock first: no write may
+// its project (its Author), so its batch takes the project's lock first: no write may
 // fail (before the locks, PostgreSQL cancelled some as deadlocks), a batch whose lock
 // deadlocks with the other server's puts its write back, and every project's events
 // end gapless, one per write.
