@@ -34,6 +34,6 @@ func (h tasksHandler) agentCallback(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	task, err := h.svc.AgentCallback(ifMatch(c), p, id, in, idempotencyKey(c))
+	task, err := h.svc.AgentCallback(c.Request.Context(), p, id, in, idempotencyKey(c), ifMatch(c))
 	return writeTaskOr(c, task, err)
 }

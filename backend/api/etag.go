@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"net/http"
 	"strings"
 
@@ -56,15 +55,15 @@ func entityTags(lines []string) (tags []string, star bool) {
 	return tags, star
 }
 
-// ifMatch returns the request's context, carrying its If-Match precondition when it
-// has one: pass it to the service call that changes the task.
-func ifMatch(c *gin.Context) context.Context {
+// ifMatch is the request's If-Match precondition, nil without one: pass it to the
+// service call that changes the task.
+func ifMatch(c *gin.Context) *service.TaskPrecondition {
 	lines := c.Request.Header.Values("If-Match")
 	if len(lines) == 0 {
-		return c.Request.Context()
+		return nil
 	}
 	tags, star := entityTags(lines)
-	return service.WithTaskPrecondition(c.Request.Context(), service.TaskPrecondition{Any: star, ETags: tags})
+	return &service.TaskPrecondition{Any: star, ETags: tags}
 }
 
 // notModified answers 304 when the request's If-None-Match names etag (weak comparison,

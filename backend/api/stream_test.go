@@ -67,16 +67,16 @@ func testStreamedListsSameBytes(t *testing.T, engine string) {
 		if st == "Waiting" {
 			waiting = ptr("which one? " + texts[i%len(texts)])
 		}
-		if _, err := svc.SetTaskStatus(ctx, owner, task.ID, st, waiting); err != nil {
+		if _, err := svc.SetTaskStatus(ctx, owner, task.ID, st, waiting, nil); err != nil {
 			t.Fatal(err)
 		}
 		if in.Steps != nil && i%2 == 0 {
-			if _, err := svc.SetStepStatus(ctx, owner, task.ID, 0, "completed"); err != nil {
+			if _, err := svc.SetStepStatus(ctx, owner, task.ID, 0, "completed", nil); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if i%50 == 0 {
-			if err := svc.DeleteTask(ctx, owner, task.ID); err != nil { // gaps in the ids
+			if err := svc.DeleteTask(ctx, owner, task.ID, nil); err != nil { // gaps in the ids
 				t.Fatal(err)
 			}
 		}
@@ -188,7 +188,7 @@ func testTaskCountsAndNewestFirst(t *testing.T, engine string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := env.Service.SetTaskStatus(ctx, owner, task.ID, st, ptr("q")); err != nil {
+		if _, err := env.Service.SetTaskStatus(ctx, owner, task.ID, st, ptr("q"), nil); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, task.ID)
@@ -201,7 +201,7 @@ func testTaskCountsAndNewestFirst(t *testing.T, engine string) {
 	}
 	// An agent's counts.
 	agent := env.Agent(t, pid, "counted")
-	if _, err := env.Service.AssignTask(ctx, owner, ids[0], &agent.ID); err != nil {
+	if _, err := env.Service.AssignTask(ctx, owner, ids[0], &agent.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 	var mine map[string]int64
@@ -263,7 +263,7 @@ func testTaskSearch(t *testing.T, engine string) {
 		if err != nil {
 			t.Fatal(i, err)
 		}
-		if _, err := env.Service.SetTaskStatus(ctx, owner, task.ID, s.status, nil); err != nil {
+		if _, err := env.Service.SetTaskStatus(ctx, owner, task.ID, s.status, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, task.ID)

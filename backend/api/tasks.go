@@ -171,7 +171,7 @@ func (h tasksHandler) setStatus(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	task, err := h.svc.SetTaskStatus(ifMatch(c), principal(c), id, *in.Status, in.WaitingDetails)
+	task, err := h.svc.SetTaskStatus(c.Request.Context(), principal(c), id, *in.Status, in.WaitingDetails, ifMatch(c))
 	return writeTaskOr(c, task, err)
 }
 
@@ -187,7 +187,7 @@ func (h tasksHandler) setAgent(c *gin.Context) error {
 	if err := bindJSON(c, &in, true); err != nil {
 		return err
 	}
-	task, err := h.svc.AssignTask(ifMatch(c), principal(c), id, in.AgentID)
+	task, err := h.svc.AssignTask(c.Request.Context(), principal(c), id, in.AgentID, ifMatch(c))
 	return writeTaskOr(c, task, err)
 }
 
@@ -201,7 +201,7 @@ func (h tasksHandler) edit(c *gin.Context) error {
 	if err := bindJSON(c, &in, false); err != nil {
 		return err
 	}
-	task, err := h.svc.EditTask(ifMatch(c), principal(c), id, in)
+	task, err := h.svc.EditTask(c.Request.Context(), principal(c), id, in, ifMatch(c))
 	return writeTaskOr(c, task, err)
 }
 
@@ -220,7 +220,7 @@ func (h tasksHandler) setStepStatus(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	task, err := h.svc.SetStepStatus(ifMatch(c), principal(c), id, stepNum, *in.Status)
+	task, err := h.svc.SetStepStatus(c.Request.Context(), principal(c), id, stepNum, *in.Status, ifMatch(c))
 	return writeTaskOr(c, task, err)
 }
 
@@ -234,7 +234,7 @@ func (h tasksHandler) respond(c *gin.Context) error {
 	if err := bindJSON(c, &in, false); err != nil {
 		return err
 	}
-	task, err := h.svc.Respond(ifMatch(c), principal(c), id, in, idempotencyKey(c))
+	task, err := h.svc.Respond(c.Request.Context(), principal(c), id, in, idempotencyKey(c), ifMatch(c))
 	return writeTaskOr(c, task, err)
 }
 
@@ -249,7 +249,7 @@ func (h tasksHandler) comment(c *gin.Context) error {
 	if err := bindJSON(c, &in, false); err != nil {
 		return err
 	}
-	task, err := h.svc.CommentTask(ifMatch(c), principal(c), id, in, idempotencyKey(c))
+	task, err := h.svc.CommentTask(c.Request.Context(), principal(c), id, in, idempotencyKey(c), ifMatch(c))
 	return writeTaskOr(c, task, err)
 }
 
@@ -259,7 +259,7 @@ func (h tasksHandler) delete(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.svc.DeleteTask(ifMatch(c), principal(c), id); err != nil {
+	if err := h.svc.DeleteTask(c.Request.Context(), principal(c), id, ifMatch(c)); err != nil {
 		return err
 	}
 	c.Status(http.StatusNoContent)

@@ -245,12 +245,12 @@ func (b builder) mutation() *gql.Object {
 		"setTaskStatus": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Moves a task to any status.",
 			Args: taskArgs(gql.FieldConfigArgument{"status": {Type: gql.NewNonNull(taskStatusEnum)}, "waitingDetails": {Type: gql.String}}),
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
-				return svc.SetTaskStatus(p.Context, pr, argInt64(p.Args, "id"), argString(p.Args, "status"), optString(p.Args, "waitingDetails"))
+				return svc.SetTaskStatus(p.Context, pr, argInt64(p.Args, "id"), argString(p.Args, "status"), optString(p.Args, "waitingDetails"), nil)
 			})},
 		"assignTask": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Assigns a task to an agent, or to nobody when agentId is null or left out. The status does not change.",
 			Args: taskArgs(gql.FieldConfigArgument{"agentId": {Type: gql.Int}}),
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
-				return svc.AssignTask(p.Context, pr, argInt64(p.Args, "id"), optInt64(p.Args, "agentId"))
+				return svc.AssignTask(p.Context, pr, argInt64(p.Args, "id"), optInt64(p.Args, "agentId"), nil)
 			})},
 		"updateTask": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Changes a task's summary, details or step titles (what is left out stays), with the rules of createTask. steps are the titles in order: the steps already there keep their status, more are added as pending, fewer removes the last ones. Status and agent do not change.",
 			Args: taskArgs(gql.FieldConfigArgument{
@@ -268,13 +268,13 @@ func (b builder) mutation() *gql.Object {
 					}
 					in.Steps = &steps
 				}
-				return svc.EditTask(p.Context, pr, argInt64(p.Args, "id"), in)
+				return svc.EditTask(p.Context, pr, argInt64(p.Args, "id"), in, nil)
 			})},
 		"setStepStatus": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Sets the status of a step (0-based index).",
 			Args: taskArgs(gql.FieldConfigArgument{"step": {Type: nnInt, Description: "0-based step index."}, "status": {Type: gql.NewNonNull(stepStatusEnum)}}),
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
 				step, _ := p.Args["step"].(int)
-				return svc.SetStepStatus(p.Context, pr, argInt64(p.Args, "id"), step, argString(p.Args, "status"))
+				return svc.SetStepStatus(p.Context, pr, argInt64(p.Args, "id"), step, argString(p.Args, "status"), nil)
 			})},
 		"respond": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Answers a Waiting task; it goes back to Doing.",
 			Args: taskArgs(gql.FieldConfigArgument{"response": {Type: nnString}, "waitingVersion": {Type: gql.Int, Description: "The waitingVersion answered; a stale one is a conflict."},
@@ -285,7 +285,7 @@ func (b builder) mutation() *gql.Object {
 					return nil, err
 				}
 				in := service.RespondInput{Response: argString(p.Args, "response"), WaitingVersion: optInt64(p.Args, "waitingVersion")}
-				return svc.Respond(p.Context, pr, argInt64(p.Args, "id"), in, key)
+				return svc.Respond(p.Context, pr, argInt64(p.Args, "id"), in, key, nil)
 			})},
 		"commentTask": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Adds a comment to a task's conversation, in any status; nothing else changes. Needs task:write.",
 			Args: taskArgs(gql.FieldConfigArgument{"content": {Type: nnString, Description: "The comment (Markdown), not blank."}, "idempotencyKey": idempotencyArg()}),
@@ -294,12 +294,12 @@ func (b builder) mutation() *gql.Object {
 				if err != nil {
 					return nil, err
 				}
-				return svc.CommentTask(p.Context, pr, argInt64(p.Args, "id"), service.CommentInput{Content: optString(p.Args, "content")}, key)
+				return svc.CommentTask(p.Context, pr, argInt64(p.Args, "id"), service.CommentInput{Content: optString(p.Args, "content")}, key, nil)
 			})},
 		"deleteTask": &gql.Field{Type: nnBool, Description: "Deletes a task with its steps and conversation; true when done.",
 			Args: taskArgs(gql.FieldConfigArgument{}),
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
-				if err := svc.DeleteTask(p.Context, pr, argInt64(p.Args, "id")); err != nil {
+				if err := svc.DeleteTask(p.Context, pr, argInt64(p.Args, "id"), nil); err != nil {
 					return nil, err
 				}
 				return true, nil

@@ -334,7 +334,7 @@ func TestAskHumanTwiceWaitsOnOneQuestion(t *testing.T) {
 		if n := len(tasks); n != 1 {
 			t.Errorf("%d tasks ask the question, want 1", n)
 		}
-		e.Service.DeleteTask(context.Background(), auth.Owner(e.Project.ID), first.TaskID)
+		e.Service.DeleteTask(context.Background(), auth.Owner(e.Project.ID), first.TaskID, nil)
 	})
 }
 
@@ -356,7 +356,7 @@ func TestResourceSubscriptionNotified(t *testing.T) {
 			t.Fatalf("subscribe: %v", err)
 		}
 		time.Sleep(200 * time.Millisecond) // the feed opens after the subscription's answer
-		if _, err := e.Service.SetTaskStatus(context.Background(), auth.Owner(e.Project.ID), task.ID, model.StatusDoing, nil); err != nil {
+		if _, err := e.Service.SetTaskStatus(context.Background(), auth.Owner(e.Project.ID), task.ID, model.StatusDoing, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		select {

@@ -186,7 +186,7 @@ func (s *Service) SendA2AMessage(ctx context.Context, p *auth.Principal, agentNa
 	if t.Status != model.StatusWaiting {
 		return nil, errs.Conflicting("task %d is not waiting for input: its A2A state is %s", t.ID, A2AState(t.Status))
 	}
-	return s.Respond(ctx, p, t.ID, RespondInput{Response: text, WaitingVersion: &t.WaitingVersion}, key)
+	return s.Respond(ctx, p, t.ID, RespondInput{Response: text, WaitingVersion: &t.WaitingVersion}, key, nil)
 }
 
 // splitSummary makes a message's text a task's summary (its first line, cut to

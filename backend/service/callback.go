@@ -31,7 +31,7 @@ type CallbackInput struct {
 // AgentCallback applies an agent's report to a task assigned to it, atomically: step
 // statuses, then the status (waiting_details alone means Waiting), then a message
 // appended to the conversation as the assistant. Only the assigned agent may call back.
-func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64, in CallbackInput, idemKey string) (*model.Task, error) {
+func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64, in CallbackInput, idemKey string, ifMatch *TaskPrecondition) (*model.Task, error) {
 	if p == nil || p.Kind != auth.KindAgent {
 		return nil, errs.Forbid("the agent callback is for agents: authenticate with X-Task-Authorization and X-Agent-Name")
 	}
@@ -79,7 +79,7 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 		if t.AgentID == nil || *t.AgentID != p.AgentID {
 			return nil, errs.Forbid("task %d is not assigned to agent %q", id, p.Name)
 		}
-		if err := checkTaskPrecondition(ctx, id, t.Version); err != nil {
+		if err := ifMatch.check(id, t.Version); err != nil {
 			return nil, err
 		}
 		for i, st := range in.Steps {

@@ -19,7 +19,7 @@ type CommentInput struct {
 // CommentTask adds a comment to a task's conversation, in any status, without changing
 // anything else: the thread is where people and agents talk about a task, not only
 // where questions are answered. It needs task:write; the entry carries its author.
-func (s *Service) CommentTask(ctx context.Context, p *auth.Principal, id int64, in CommentInput, idemKey string) (*model.Task, error) {
+func (s *Service) CommentTask(ctx context.Context, p *auth.Principal, id int64, in CommentInput, idemKey string, ifMatch *TaskPrecondition) (*model.Task, error) {
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (s *Service) CommentTask(ctx context.Context, p *auth.Principal, id int64, 
 		if err != nil {
 			return nil, err
 		}
-		if err := checkTaskPrecondition(ctx, id, t.Version); err != nil {
+		if err := ifMatch.check(id, t.Version); err != nil {
 			return nil, err
 		}
 		return s.saveTask(ctx, tx, t, []model.TaskMessage{{Role: roleOf(p), Content: text}}, now)

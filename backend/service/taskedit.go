@@ -40,14 +40,14 @@ func (in *EditTaskInput) validate() error {
 
 // EditTask changes a task's summary, details or step titles; its status, agent and
 // conversation stay. If-Match is honoured like every task change (updateTask).
-func (s *Service) EditTask(ctx context.Context, p *auth.Principal, id int64, in EditTaskInput) (*model.Task, error) {
+func (s *Service) EditTask(ctx context.Context, p *auth.Principal, id int64, in EditTaskInput, ifMatch *TaskPrecondition) (*model.Task, error) {
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
 	}
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	return s.updateTask(ctx, p, id, func(tx *store.Tx, t *model.Task) error {
+	return s.updateTask(ctx, p, id, ifMatch, func(tx *store.Tx, t *model.Task) error {
 		if in.Summary != nil {
 			t.Summary = *in.Summary
 		}

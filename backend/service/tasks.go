@@ -331,7 +331,7 @@ func (s *Service) CountTasks(ctx context.Context, p *auth.Principal, in CountTas
 // updateTask is the shape of every task change: load the task in the write, check the
 // request's If-Match (precondition.go), let change alter it, save it, append the event,
 // and return the task as it now is.
-func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, change func(tx *store.Tx, t *model.Task) error) (*model.Task, error) {
+func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, ifMatch *TaskPrecondition, change func(tx *store.Tx, t *model.Task) error) (*model.Task, error) {
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
 	}
@@ -341,7 +341,7 @@ func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, c
 		if task, err = s.loadTask(ctx, tx.Reader, p.ProjectID, id); err != nil {
 			return err
 		}
-		if err := checkTaskPrecondition(ctx, id, task.Version); err != nil {
+		if err := ifMatch.check(id, task.Version); err != nil {
 			return err
 		}
 		if err := change(tx, task); err != nil {
@@ -414,7 +414,7 @@ func roleOf(p *auth.Principal) string {
 
 // SetTaskStatus moves a task to any status. waitingDetails, if given, is what the task
 // waits for when the status is Waiting.
-func (s *Service) SetTaskStatus(ctx context.Context, p *auth.Principal, id int64, status string, waitingDetails *string) (*model.Task, error) {
+func (s *Service) SetTaskStatus(ctx context.Context, p *auth.Principal, id int64, status string, waitingDetails *string, ifMatch *TaskPrecondition) (*model.Task, error) {
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
 	}
@@ -426,7 +426,7 @@ func (s *Service) SetTaskStatus(ctx context.Context, p *auth.Principal, id int64
 			return nil, err
 		}
 	}
-	return s.updateTask(ctx, p, id, func(_ *store.Tx, t *model.Task) error {
+	return s.updateTask(ctx, p, id, ifMatch, func(_ *store.Tx, t *model.Task) error {
 		setStatus(t, status, waitingDetails)
 		return nil
 	})
@@ -434,8 +434,8 @@ func (s *Service) SetTaskStatus(ctx context.Context, p *auth.Principal, id int64
 
 // AssignTask gives a task to an agent of the project, or to nobody when agentID is nil.
 // The status does not change.
-func (s *Service) AssignTask(ctx context.Context, p *auth.Principal, id int64, agentID *int64) (*model.Task, error) {
-	return s.updateTask(ctx, p, id, func(tx *store.Tx, t *model.Task) error {
+func (s *Service) AssignTask(ctx context.Context, p *auth.Principal, id int64, agentID *int64, ifMatch *TaskPrecondition) (*model.Task, error) {
+	return s.updateTask(ctx, p, id, ifMatch, func(tx *store.Tx, t *model.Task) error {
 		if agentID == nil {
 			t.AgentID, t.AgentName = nil, ""
 			return nil
@@ -454,7 +454,7 @@ func (s *Service) AssignTask(ctx context.Context, p *auth.Principal, id int64, a
 
 // SetStepStatus sets the status of step stepNum (0-based) of a task. It accepts the step
 // vocabulary and Todo, Doing, Done.
-func (s *Service) SetStepStatus(ctx context.Context, p *auth.Principal, id int64, stepNum int, status string) (*model.Task, error) {
+func (s *Service) SetStepStatus(ctx context.Context, p *auth.Principal, id int64, stepNum int, status string, ifMatch *TaskPrecondition) (*model.Task, error) {
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
 	}
@@ -465,7 +465,7 @@ func (s *Service) SetStepStatus(ctx context.Context, p *auth.Principal, id int64
 	if stepNum < 0 {
 		return nil, errs.Invalid("step number must be 0 or more (steps are numbered from 0)")
 	}
-	return s.updateTask(ctx, p, id, func(tx *store.Tx, t *model.Task) error {
+	return s.updateTask(ctx, p, id, ifMatch, func(tx *store.Tx, t *model.Task) error {
 		if stepNum >= len(t.Steps) {
 			return errs.Missing("task %d has no step %d: it has %d steps, numbered from 0", id, stepNum, len(t.Steps))
 		}
@@ -486,7 +486,7 @@ type RespondInput struct {
 // Respond answers the question a Waiting task asks: the answer joins the conversation as
 // a user message and the task goes back to Doing. A task not Waiting, or a
 // waiting_version the task has moved past, is a conflict.
-func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in RespondInput, idemKey string) (*model.Task, error) {
+func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in RespondInput, idemKey string, ifMatch *TaskPrecondition) (*model.Task, error) {
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
 	}
@@ -505,7 +505,7 @@ func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in R
 		if err != nil {
 			return nil, err
 		}
-		if err := checkTaskPrecondition(ctx, id, t.Version); err != nil {
+		if err := ifMatch.check(id, t.Version); err != nil {
 			return nil, err
 		}
 		if t.Status != model.StatusWaiting {
@@ -524,18 +524,18 @@ func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in R
 }
 
 // DeleteTask removes a task with its steps and conversation.
-func (s *Service) DeleteTask(ctx context.Context, p *auth.Principal, id int64) error {
+func (s *Service) DeleteTask(ctx context.Context, p *auth.Principal, id int64, ifMatch *TaskPrecondition) error {
 	if err := require(p, auth.TaskWrite); err != nil {
 		return err
 	}
 	now := s.clock()
 	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
-		if _, ok := taskPrecondition(ctx); ok {
+		if ifMatch != nil {
 			version, err := tx.TaskVersion(ctx, p.ProjectID, id)
 			if err != nil {
 				return taskError(id, "load task", err)
 			}
-			if err := checkTaskPrecondition(ctx, id, version); err != nil {
+			if err := ifMatch.check(id, version); err != nil {
 				return err
 			}
 		}

@@ -101,7 +101,7 @@ func BenchmarkAgentCallback(b *testing.B) {
 					}
 					in := service.CallbackInput{ProjectID: owner.ProjectID, Status: model.StatusDoing,
 						Steps: []service.StepUpdate{{Index: &step, Status: status}}}
-					if _, err := svc.AgentCallback(ctx, as, id, in, ""); err != nil {
+					if _, err := svc.AgentCallback(ctx, as, id, in, "", nil); err != nil {
 						b.Error(err)
 						return
 					}

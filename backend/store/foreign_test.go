@@ -42,7 +42,7 @@ func TestOtherProcessesChangesReachTheCaches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cli.AssignTask(ctx, owner, task.ID, &agent.ID); err != nil {
+	if _, err := cli.AssignTask(ctx, owner, task.ID, &agent.ID, nil); err != nil {
 		t.Fatal(err)
 	}
 	if status, body := srv.call(t, "GET", "/api/tasks", ""); status != http.StatusOK || !strings.Contains(body, fmt.Sprintf(`"agent_id":%d`, agent.ID)) {

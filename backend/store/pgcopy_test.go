@@ -361,17 +361,17 @@ func copyFillEveryTable(t *testing.T) string {
 		must("CreateTask", err)
 		tasks = append(tasks, tk.ID)
 	}
-	_, err = svc.SetStepStatus(ctx, owner, tasks[0], 0, "completed")
+	_, err = svc.SetStepStatus(ctx, owner, tasks[0], 0, "completed", nil)
 	must("SetStepStatus", err)
-	_, err = svc.SetTaskStatus(ctx, owner, tasks[0], "Waiting", str("which region?"))
+	_, err = svc.SetTaskStatus(ctx, owner, tasks[0], "Waiting", str("which region?"), nil)
 	must("Waiting", err)
-	_, err = svc.Respond(ctx, owner, tasks[0], service.RespondInput{Response: "eu-west"}, "")
+	_, err = svc.Respond(ctx, owner, tasks[0], service.RespondInput{Response: "eu-west"}, "", nil)
 	must("Respond", err)
 	// The agent reports, with usage.
 	ap := auth.Agent(owner.ProjectID, agent.ID, agent.Name)
 	_, err = svc.AgentCallback(ctx, ap, tasks[1], service.CallbackInput{Status: "Done", Message: "shipped",
 		Steps: []service.StepUpdate{{Index: intp(1), Status: "skipped"}},
-		Usage: &service.UsageInput{InputTokens: 1200, OutputTokens: 300, CostUSD: 0.0123, Model: "m-1"}}, "cb-1")
+		Usage: &service.UsageInput{InputTokens: 1200, OutputTokens: 300, CostUSD: 0.0123, Model: "m-1"}}, "cb-1", nil)
 	must("AgentCallback", err)
 
 	kb := svc.Knowledge()
@@ -412,7 +412,7 @@ func copyFillEveryTable(t *testing.T) string {
 	// The newest task goes: its id is never given again.
 	tk, err := svc.CreateTask(ctx, owner, service.CreateTaskInput{Summary: "Temporary"}, "")
 	must("CreateTask", err)
-	must("DeleteTask", svc.DeleteTask(ctx, owner, tk.ID))
+	must("DeleteTask", svc.DeleteTask(ctx, owner, tk.ID, nil))
 	return path
 }
 
