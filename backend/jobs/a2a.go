@@ -6,52 +6,80 @@ import (
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/a2a"
+	"github.com/agentdesk/agentdesk/backend/service"
 )
 
-// remotePoll is how often the sender to remote A2A agents looks for work without a
-// wake-up (a retry come due, another process's write).
-const remotePoll = time.Second
+// a2aPoll is how often the A2A senders look for work without a wake-up (a retry come
+// due, another process's write).
+const a2aPoll = time.Second
 
-// MaxRemoteAttempts bounds how many remote tasks are worked on at once.
-const MaxRemoteAttempts = 16
+// MaxA2ASends bounds how many remote tasks, and how many push configs, are sent to at
+// once (each).
+const MaxA2ASends = 16
 
-// remoteAgents sends the tasks of remote A2A agents (backend/a2a.RunRemoteTask): each
-// due task gets a goroutine for one attempt, at most MaxRemoteAttempts at once, one at
-// a time per task. Nothing here holds a write: an assignment only queues the request.
+// remoteAgents sends the tasks of remote A2A agents (backend/a2a.RunRemoteTask), one
+// attempt a time per task. Nothing here holds a write: an assignment only queues the
+// request.
 func (r *Runner) remoteAgents(ctx context.Context) {
 	defer r.wg.Done()
-	running := map[int64]bool{}
-	done := make(chan int64)
-	poll := time.NewTicker(remotePoll)
+	drive(ctx, r.svc.DueRemoteTasks, r.svc.RemoteTasksChanged(), func(ctx context.Context, d service.DueRemoteTask) {
+		if err := a2a.RunRemoteTask(ctx, r.svc, d.ProjectID, d.TaskID); err != nil && ctx.Err() == nil {
+			slog.Warn("a2a: remote task", "task", d.TaskID, "err", err)
+		}
+	})
+}
+
+// a2aPushes delivers the A2A push notification configs' notifications, each config's
+// in order, one request at a time, until one fails or none is left.
+func (r *Runner) a2aPushes(ctx context.Context) {
+	defer r.wg.Done()
+	drive(ctx, r.svc.DuePushConfigs, nil, func(ctx context.Context, id int64) {
+		for {
+			more, err := r.svc.DeliverA2APush(ctx, id, a2a.PushBody)
+			if err != nil && ctx.Err() == nil {
+				slog.Warn("a2a: push notification", "config", id, "err", err)
+			}
+			if err != nil || !more {
+				return
+			}
+		}
+	})
+}
+
+// drive runs work on each item that due lists, in a goroutine of its own, at most
+// MaxA2ASends at once and one at a time per item; it looks again when one ends, on a
+// wake-up, and every a2aPoll, until ctx ends (then it waits for those running).
+func drive[T comparable](ctx context.Context, due func(context.Context) ([]T, error), wake <-chan struct{}, work func(context.Context, T)) {
+	running := map[T]bool{}
+	done := make(chan T)
+	poll := time.NewTicker(a2aPoll)
 	defer poll.Stop()
 	defer func() {
-		for len(running) > 0 { // let the attempts under way end (ctx is done)
+		for len(running) > 0 {
 			delete(running, <-done)
 		}
 	}()
 	for {
-		due, err := r.svc.DueRemoteTasks(ctx)
+		list, err := due(ctx)
 		if err != nil && ctx.Err() == nil {
-			slog.Warn("a2a: list due remote tasks", "err", err)
+			slog.Warn("a2a: list due work", "err", err)
 		}
-		for _, d := range due {
-			if running[d.TaskID] || len(running) >= MaxRemoteAttempts {
+		for _, item := range list {
+			if running[item] || len(running) >= MaxA2ASends {
 				continue
 			}
-			running[d.TaskID] = true
+			running[item] = true
 			go func() {
-				if err := a2a.RunRemoteTask(ctx, r.svc, d.ProjectID, d.TaskID); err != nil && ctx.Err() == nil {
-					slog.Warn("a2a: remote task", "task", d.TaskID, "err", err)
-				}
-				done <- d.TaskID
+				work(ctx, item)
+				done <- item
 			}()
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case id := <-done:
-			delete(running, id)
-		case <-r.svc.RemoteTasksChanged():
+		case item := <-done:
+			delete(running, item)
+		case <-wake:
 		case <-poll.C:
 		}
 	}
