@@ -21,6 +21,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // translator is a remote A2A agent played by a2a-go's own server: a new task makes it
@@ -56,6 +57,9 @@ func (x *translator) Execute(ctx context.Context, rc *a2asrv.RequestContext, q e
 		ask.Final = true
 		return q.Write(ctx, ask)
 	default:
+		// Slow to take the answer in: a send not waiting for the end (agentdesk's) is
+		// answered with the task still input-required, its question already answered.
+		time.Sleep(300 * time.Millisecond)
 		if err := q.Write(ctx, a2a.NewArtifactEvent(rc, a2a.TextPart{Text: "Notes de version, in " + text})); err != nil {
 			return err
 		}
@@ -119,11 +123,11 @@ type remoteWorld struct {
 
 // newRemoteWorld is a server that may reach loopback, with the translator registered
 // over GraphQL as "translator".
-func newRemoteWorld(t *testing.T, streaming bool) (*remoteWorld, *translator) {
+func newRemoteWorld(t *testing.T, engine string, streaming bool) (*remoteWorld, *translator) {
 	t.Helper()
 	fastRemote(t)
 	x, cardURL := serveTranslator(t, streaming)
-	env := testenv.StartWith(t, server.Config{WebhooksAllowPrivate: true})
+	env := testenv.StartWithOn(t, engine, server.Config{WebhooksAllowPrivate: true})
 	w := &remoteWorld{env: env, admin: env.Token(t, env.Project.ID, auth.Admin, auth.TaskRead, auth.TaskWrite)}
 	var got struct {
 		Agent       struct{ ID int64 }
@@ -205,11 +209,13 @@ func said(task *model.Task, role, content string) bool {
 // question as waiting_details); the answer given over REST reaches it on the same remote
 // task, and it completes: the board shows Done, the artifact in the conversation. Over
 // message/stream and over message/send (an agent that does not stream, followed with
-// tasks/get).
-func TestRemoteAgent(t *testing.T) {
+// tasks/get). On both engines.
+func TestRemoteAgent(t *testing.T) { pgtest.Engines(t, testRemoteAgent) }
+
+func testRemoteAgent(t *testing.T, engine string) {
 	for _, streaming := range []bool{true, false} {
 		t.Run(fmt.Sprintf("streaming=%v", streaming), func(t *testing.T) {
-			w, x := newRemoteWorld(t, streaming)
+			w, x := newRemoteWorld(t, engine, streaming)
 			id := w.assign(t, "Translate the release notes", "All of them.")
 			task := w.waitFor(t, id, "Waiting", func(task *model.Task) bool { return task.Status == model.StatusWaiting })
 			if task.WaitingDetails == nil || *task.WaitingDetails != "Into which language?" {
@@ -250,7 +256,7 @@ func TestRemoteAgent(t *testing.T) {
 // the task fails. The card's fetch failing, or reaching loopback without
 // --webhooks-allow-private, refuses the registration with the reason.
 func TestRemoteAgentFailures(t *testing.T) {
-	w, _ := newRemoteWorld(t, true)
+	w, _ := newRemoteWorld(t, "sqlite", true)
 	service.RemoteAttemptTimeout = 500 * time.Millisecond
 	for _, c := range []struct{ summary, cause string }{
 		{"explode, please", "internal error"}, // a2asrv keeps the executor's error to itself

@@ -373,6 +373,7 @@ type remoteUpdate struct {
 	remoteID, contextID string
 	state               a2a.TaskState // "": the event has no state
 	message             string        // the status message's text
+	messageID           string        // and its id
 	artifacts           []*a2a.Artifact
 	reply               string // a message the agent answered with, instead of a task
 }
@@ -381,9 +382,10 @@ func remoteUpdateOf(ev a2a.Event) remoteUpdate {
 	switch ev := ev.(type) {
 	case *a2a.Task:
 		return remoteUpdate{remoteID: string(ev.ID), contextID: ev.ContextID, state: ev.Status.State,
-			message: a2aMessageText(ev.Status.Message), artifacts: ev.Artifacts}
+			message: a2aMessageText(ev.Status.Message), messageID: messageID(ev.Status.Message), artifacts: ev.Artifacts}
 	case *a2a.TaskStatusUpdateEvent:
-		return remoteUpdate{remoteID: string(ev.TaskID), contextID: ev.ContextID, state: ev.Status.State, message: a2aMessageText(ev.Status.Message)}
+		return remoteUpdate{remoteID: string(ev.TaskID), contextID: ev.ContextID, state: ev.Status.State,
+			message: a2aMessageText(ev.Status.Message), messageID: messageID(ev.Status.Message)}
 	case *a2a.TaskArtifactUpdateEvent:
 		return remoteUpdate{remoteID: string(ev.TaskID), contextID: ev.ContextID, artifacts: []*a2a.Artifact{ev.Artifact}}
 	case *a2a.Message:
@@ -391,6 +393,13 @@ func remoteUpdateOf(ev a2a.Event) remoteUpdate {
 		return remoteUpdate{remoteID: string(ev.TaskID), contextID: ev.ContextID, state: a2a.TaskStateCompleted, reply: a2aMessageText(ev)}
 	}
 	return remoteUpdate{}
+}
+
+func messageID(m *a2a.Message) string {
+	if m == nil {
+		return ""
+	}
+	return m.ID
 }
 
 // a2aMessageText is the text of a message's parts: text as it is, data as JSON, a file
@@ -434,7 +443,7 @@ const remoteQuestion = "The remote agent needs input to go on."
 // StatusOfA2AState, its question as the Waiting question, its messages and new
 // artifacts to the conversation, as the agent's. ends reports whether the exchange is
 // over (service.A2AEnds). While an answer of a person waits to be sent, what the agent
-// says of the question before it is not applied.
+// says of the question before it is not applied; nor is a question asked already.
 func (s *Service) ApplyRemoteEvent(ctx context.Context, projectID string, taskID int64, outboxID string, ev a2a.Event) (ends bool, err error) {
 	u := remoteUpdateOf(ev)
 	err = s.store.Write(ctx, func(tx *store.Tx) error {
@@ -475,12 +484,20 @@ func (s *Service) ApplyRemoteEvent(ctx context.Context, projectID string, taskID
 			say(partsText(a.Parts))
 		}
 		say(u.reply)
-		changed := false
+		changed, stale := false, false
 		status := StatusOfA2AState(u.state)
 		if status == model.StatusWaiting {
-			q := cmp.Or(u.message, remoteQuestion)
-			if changed = t.Status != model.StatusWaiting || t.WaitingDetails == nil || *t.WaitingDetails != q; changed {
-				setStatus(t, model.StatusWaiting, &q)
+			// A question already asked is an answer's echo: the remote task as it was
+			// when the answer reached it (a send answered before the agent took it in).
+			asked := "question:" + u.messageID
+			if stale = u.messageID != "" && slices.Contains(rt.Seen, asked); !stale {
+				if u.messageID != "" {
+					rt.Seen = append(rt.Seen, asked)
+				}
+				q := cmp.Or(u.message, remoteQuestion)
+				if changed = t.Status != model.StatusWaiting || t.WaitingDetails == nil || *t.WaitingDetails != q; changed {
+					setStatus(t, model.StatusWaiting, &q)
+				}
 			}
 		} else {
 			say(u.message)
@@ -489,7 +506,7 @@ func (s *Service) ApplyRemoteEvent(ctx context.Context, projectID string, taskID
 			}
 		}
 		if u.state != "" {
-			ends = A2AEnds(u.state)
+			ends = A2AEnds(u.state) && !stale
 			rt.Follow = !ends
 			if rt.Follow {
 				rt.NextAttemptAt = now.Add(RemotePoll)

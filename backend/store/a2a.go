@@ -69,7 +69,8 @@ type RemoteTask struct {
 	// Follow asks the remote agent again where the task is (it was working when the
 	// answer or stream ended).
 	Follow bool
-	// Seen lists the artifacts already in the task's conversation.
+	// Seen lists the artifacts already in the task's conversation, and the questions
+	// already asked ("question:" and the status message's id).
 	Seen          []string
 	Attempts      int
 	NextAttemptAt time.Time
