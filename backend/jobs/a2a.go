@@ -47,8 +47,9 @@ func (r *Runner) a2aPushes(ctx context.Context) {
 }
 
 // drive runs work on each item that due lists, in a goroutine of its own, at most
-// MaxA2ASends at once and one at a time per item; it looks again when one ends, on a
-// wake-up, and every a2aPoll, until ctx ends (then it waits for those running).
+// MaxA2ASends at once and one at a time per item; it looks again on a wake-up and every
+// a2aPoll (not as soon as one ends: an item failing at once would spin), until ctx ends
+// (then it waits for those running).
 func drive[T comparable](ctx context.Context, due func(context.Context) ([]T, error), wake <-chan struct{}, work func(context.Context, T)) {
 	running := map[T]bool{}
 	done := make(chan T)
@@ -59,11 +60,16 @@ func drive[T comparable](ctx context.Context, due func(context.Context) ([]T, er
 			delete(running, <-done)
 		}
 	}()
+	look := true
 	for {
-		list, err := due(ctx)
-		if err != nil && ctx.Err() == nil {
-			slog.Warn("a2a: list due work", "err", err)
+		var list []T
+		if look {
+			var err error
+			if list, err = due(ctx); err != nil && ctx.Err() == nil {
+				slog.Warn("a2a: list due work", "err", err)
+			}
 		}
+		look = true
 		for _, item := range list {
 			if running[item] || len(running) >= MaxA2ASends {
 				continue
@@ -79,6 +85,7 @@ func drive[T comparable](ctx context.Context, due func(context.Context) ([]T, er
 			return
 		case item := <-done:
 			delete(running, item)
+			look = false
 		case <-wake:
 		case <-poll.C:
 		}
