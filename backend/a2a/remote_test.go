@@ -83,6 +83,13 @@ func (x *translator) messages() []string {
 // bearer token "s3cret". streaming says what its card says.
 func serveTranslator(t *testing.T, streaming bool) (*translator, string) {
 	t.Helper()
+	return serveTranslatorWith(t, streaming, "")
+}
+
+// serveTranslatorWith is serveTranslator wanting "s3cret" in the header apiKeyHeader
+// instead, when one is named (the card's apiKey scheme says so).
+func serveTranslatorWith(t *testing.T, streaming bool, apiKeyHeader string) (*translator, string) {
+	t.Helper()
 	x := &translator{}
 	rpc := a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(x))
 	mux := http.NewServeMux()
@@ -95,9 +102,14 @@ func serveTranslator(t *testing.T, streaming bool) (*translator, string) {
 		Skills:          []a2a.AgentSkill{{ID: "translate", Name: "Translate", Description: "Into any language", Tags: []string{"i18n"}}},
 		SecuritySchemes: a2a.NamedSecuritySchemes{"bearer": a2a.HTTPAuthSecurityScheme{Scheme: "Bearer"}},
 		Security:        []a2a.SecurityRequirements{{"bearer": a2a.SecuritySchemeScopes{}}}}
+	if apiKeyHeader != "" {
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{"key": a2a.APIKeySecurityScheme{In: a2a.APIKeySecuritySchemeInHeader, Name: apiKeyHeader}}
+		card.Security = []a2a.SecurityRequirements{{"key": a2a.SecuritySchemeScopes{}}}
+	}
 	mux.Handle("/.well-known/agent-card.json", a2asrv.NewStaticAgentCardHandler(card))
 	mux.Handle("/rpc", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer s3cret" {
+		if (apiKeyHeader == "" && r.Header.Get("Authorization") != "Bearer s3cret") ||
+			(apiKeyHeader != "" && r.Header.Get(apiKeyHeader) != "s3cret") {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
@@ -286,4 +298,18 @@ func TestRemoteAgentFailures(t *testing.T) {
 		!strings.Contains(string(r.Body), "--webhooks-allow-private") {
 		t.Fatalf("loopback without --webhooks-allow-private: %s", r.Body)
 	}
+}
+
+// TestRemoteAgentAPIKey: an API key is sent in the header the card's apiKey scheme names.
+func TestRemoteAgentAPIKey(t *testing.T) {
+	fastRemote(t)
+	_, cardURL := serveTranslatorWith(t, true, "X-Agent-Key")
+	env := testenv.StartWith(t, server.Config{WebhooksAllowPrivate: true})
+	w := &remoteWorld{env: env, admin: env.Token(t, env.Project.ID, auth.Admin, auth.TaskRead, auth.TaskWrite)}
+	var got struct{ Agent struct{ ID int64 } }
+	w.graphql(t, `mutation($u: String!) { registerRemoteAgent(name: "keyed", cardUrl: $u, credentialKind: "apikey", credential: "s3cret") { agent { id } } }`,
+		map[string]any{"u": cardURL}, "registerRemoteAgent", &got)
+	w.agent = got.Agent.ID
+	id := w.assign(t, "Translate this", "")
+	w.waitFor(t, id, "Waiting", func(task *model.Task) bool { return task.Status == model.StatusWaiting })
 }
