@@ -19,8 +19,8 @@ CREATE INDEX a2a_remote_agents_project ON a2a_remote_agents(project_id);
 -- A task assigned to a remote agent: its id there, and the sender's state. outbox is
 -- the message to send it next (the request, then each answer), '' when none waits;
 -- follow asks the remote agent again where the task is (its stream ended while it
--- worked). seen lists the artifacts already in the conversation and the questions
--- already asked (JSON array of ids).
+-- worked). seen lists what is applied already: the parts of each artifact in the
+-- conversation, the questions asked (JSON array of strings).
 CREATE TABLE a2a_remote_tasks (
     task_id         INTEGER PRIMARY KEY REFERENCES tasks(id) ON DELETE CASCADE,
     agent_id        INTEGER NOT NULL REFERENCES agents(id) ON DELETE CASCADE,

@@ -26,7 +26,7 @@ import (
 
 // translator is a remote A2A agent played by a2a-go's own server: a new task makes it
 // work, then ask which language (input-required); the answer completes the task with an
-// artifact. A request saying "explode" fails (an internal error, to the client); one
+// artifact in two chunks. A request saying "explode" fails (an internal error, to the client); one
 // saying "hang" never answers.
 type translator struct {
 	mu       sync.Mutex
@@ -60,8 +60,12 @@ func (x *translator) Execute(ctx context.Context, rc *a2asrv.RequestContext, q e
 		// Slow to take the answer in: a send not waiting for the end (agentdesk's) is
 		// answered with the task still input-required, its question already answered.
 		time.Sleep(300 * time.Millisecond)
-		if err := q.Write(ctx, a2a.NewArtifactEvent(rc, a2a.TextPart{Text: "Notes de version, in " + text})); err != nil {
+		result := a2a.NewArtifactEvent(rc, a2a.TextPart{Text: "Notes de version, in " + text})
+		if err := q.Write(ctx, result); err != nil {
 			return err
+		}
+		if err := q.Write(ctx, a2a.NewArtifactUpdateEvent(rc, result.Artifact.ID, a2a.TextPart{Text: "Fin des notes."})); err != nil {
+			return err // a second chunk of the same artifact
 		}
 		done := a2a.NewStatusUpdateEvent(rc, a2a.TaskStateCompleted, nil)
 		done.Final = true
@@ -247,7 +251,7 @@ func testRemoteAgent(t *testing.T, engine string) {
 				t.Fatalf("respond: %d %s", r.Status, r.Body)
 			}
 			task = w.waitFor(t, id, "Done", func(task *model.Task) bool { return task.Status == model.StatusDone })
-			if !said(task, model.RoleAssistant, "Notes de version, in French") {
+			if !said(task, model.RoleAssistant, "Notes de version, in French") || !said(task, model.RoleAssistant, "Fin des notes.") {
 				t.Fatalf("the artifact is not in the conversation: %+v", task.Conversation)
 			}
 			got = x.messages()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -375,6 +376,7 @@ type remoteUpdate struct {
 	message             string        // the status message's text
 	messageID           string        // and its id
 	artifacts           []*a2a.Artifact
+	chunk               bool   // the artifact is a chunk appended to one already sent
 	reply               string // a message the agent answered with, instead of a task
 }
 
@@ -387,7 +389,7 @@ func remoteUpdateOf(ev a2a.Event) remoteUpdate {
 		return remoteUpdate{remoteID: string(ev.TaskID), contextID: ev.ContextID, state: ev.Status.State,
 			message: a2aMessageText(ev.Status.Message), messageID: messageID(ev.Status.Message)}
 	case *a2a.TaskArtifactUpdateEvent:
-		return remoteUpdate{remoteID: string(ev.TaskID), contextID: ev.ContextID, artifacts: []*a2a.Artifact{ev.Artifact}}
+		return remoteUpdate{remoteID: string(ev.TaskID), contextID: ev.ContextID, artifacts: []*a2a.Artifact{ev.Artifact}, chunk: ev.Append}
 	case *a2a.Message:
 		// The agent answered with a message and no task: the exchange is over.
 		return remoteUpdate{remoteID: string(ev.TaskID), contextID: ev.ContextID, state: a2a.TaskStateCompleted, reply: a2aMessageText(ev)}
@@ -475,13 +477,20 @@ func (s *Service) ApplyRemoteEvent(ctx context.Context, projectID string, taskID
 			entries = append(entries, model.TaskMessage{Role: model.RoleAssistant, Content: text})
 		}
 		for _, a := range u.artifacts {
-			if a == nil || (a.ID != "" && slices.Contains(rt.Seen, string(a.ID))) {
+			if a == nil {
 				continue
 			}
-			if a.ID != "" {
-				rt.Seen = append(rt.Seen, string(a.ID))
+			// Each artifact's parts join the conversation once: a chunk's (appended)
+			// all, a whole artifact's (a task's snapshot) those not applied yet.
+			applied := appliedParts(rt.Seen, a.ID)
+			parts := a.Parts
+			if !u.chunk {
+				parts = parts[min(applied, len(parts)):]
 			}
-			say(partsText(a.Parts))
+			say(partsText(parts))
+			if a.ID != "" {
+				rt.Seen = setAppliedParts(rt.Seen, a.ID, applied+len(parts))
+			}
 		}
 		say(u.reply)
 		changed, stale := false, false
@@ -523,6 +532,25 @@ func (s *Service) ApplyRemoteEvent(ctx context.Context, projectID string, taskID
 		return err
 	})
 	return ends, err
+}
+
+// appliedParts is how many parts of artifact id are in the conversation already, as
+// seen records them ("artifact:ID:N").
+func appliedParts(seen []string, id a2a.ArtifactID) int {
+	prefix := "artifact:" + string(id) + ":"
+	for _, e := range seen {
+		if n, ok := strings.CutPrefix(e, prefix); ok {
+			k, _ := strconv.Atoi(n)
+			return k
+		}
+	}
+	return 0
+}
+
+func setAppliedParts(seen []string, id a2a.ArtifactID, n int) []string {
+	prefix := "artifact:" + string(id) + ":"
+	seen = slices.DeleteFunc(seen, func(e string) bool { return strings.HasPrefix(e, prefix) })
+	return append(seen, prefix+strconv.Itoa(n))
 }
 
 // loadRemoteTask loads task taskID and what its sender knows of it; rt is nil when the

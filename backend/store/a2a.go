@@ -69,8 +69,9 @@ type RemoteTask struct {
 	// Follow asks the remote agent again where the task is (it was working when the
 	// answer or stream ended).
 	Follow bool
-	// Seen lists the artifacts already in the task's conversation, and the questions
-	// already asked ("question:" and the status message's id).
+	// Seen lists what is applied already: how many parts of each artifact are in the
+	// task's conversation ("artifact:ID:N"), and the questions asked ("question:" and
+	// the status message's id).
 	Seen          []string
 	Attempts      int
 	NextAttemptAt time.Time
