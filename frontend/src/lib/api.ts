@@ -367,7 +367,7 @@ export async function download(path: string, fallbackName: string): Promise<void
 
 // ---- The operations the screens use ----
 
-const REMOTE_AGENT = 'agent { id name } cardUrl name description url streaming credentialKind skills { id name description }';
+const REMOTEAGENT = 'agent { id name } cardUrl name description url streaming credentialKind skills { id name description }';
 const WEBHOOK = 'id url events description enabled cursor attempts failingSince nextAttemptAt disabledReason createdAt updatedAt';
 const DELIVERY = 'id webhookId seq eventType attempt ok status durationMs response error at';
 const JOB = 'id name cron timezone summary details steps agentId skill catchUp paused lastRunAt nextRunAt createdAt updatedAt';
@@ -594,11 +594,11 @@ export const api = {
   endAllMySessions: () => rest<void>('DELETE', '/api/me/sessions'),
 
   // ---- remote A2A agents ----
-  remoteAgents: () => gql<{ remoteAgents: RemoteAgent[] }>(`{ remoteAgents { ${REMOTE_AGENT} } }`).then((d) => d.remoteAgents),
+  remoteAgents: () => gql<{ remoteAgents: RemoteAgent[] }>(`{ remoteAgents { ${REMOTEAGENT} } }`).then((d) => d.remoteAgents),
   /** Fetches the card at cardUrl and registers the agent it describes (admin). */
   registerRemoteAgent: (name: string, cardUrl: string, credentialKind: string, credential: string) =>
     gql<{ r: RemoteAgent }>(
-      `mutation($n: String!, $u: String!, $k: String, $c: String) { r: registerRemoteAgent(name: $n, cardUrl: $u, credentialKind: $k, credential: $c) { ${REMOTE_AGENT} } }`,
+      `mutation($n: String!, $u: String!, $k: String, $c: String) { r: registerRemoteAgent(name: $n, cardUrl: $u, credentialKind: $k, credential: $c) { ${REMOTEAGENT} } }`,
       { n: name, u: cardUrl, k: credentialKind || null, c: credential || null },
     ).then((d) => d.r),
 
