@@ -32,7 +32,12 @@ type world struct {
 
 func newWorld(t *testing.T, scopes ...string) *world {
 	t.Helper()
-	env := testenv.Start(t)
+	return newWorldOn(t, testenv.Start(t), scopes...)
+}
+
+// newWorldOn is newWorld on a server of the test's own.
+func newWorldOn(t *testing.T, env *testenv.Env, scopes ...string) *world {
+	t.Helper()
 	w := &world{env: env, project: env.Project.ID}
 	w.worker = env.Agent(t, w.project, "worker")
 	w.base = env.URL + "/a2a/" + w.project + "/worker"

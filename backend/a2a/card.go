@@ -45,7 +45,7 @@ func cardOf(agent *model.Agent, skills []model.Skill, endpoint string) *a2a.Agen
 		PreferredTransport: a2a.TransportProtocolJSONRPC,
 		ProtocolVersion:    ProtocolVersion,
 		Version:            version.Version,
-		Capabilities:       a2a.AgentCapabilities{Streaming: true},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true, PushNotifications: true},
 		DefaultInputModes:  []string{"text/plain", "application/json"},
 		DefaultOutputModes: []string{"text/plain"},
 		SecuritySchemes: a2a.NamedSecuritySchemes{bearerScheme: a2a.HTTPAuthSecurityScheme{Scheme: "Bearer",

@@ -1,7 +1,10 @@
 package a2a
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"iter"
 	"log/slog"
 	"net/http"
@@ -20,8 +23,53 @@ import (
 // authenticated for the agent's project. The SDK reads the requests and writes the
 // answers (SSE for message/stream and tasks/resubscribe); agent answers them.
 func RPCHandler(svc *service.Service, hub *events.Hub, p *auth.Principal, agentName string) http.Handler {
-	return a2asrv.NewJSONRPCHandler(&agent{svc: svc, hub: hub, p: p, name: agentName})
+	return nullResult(a2asrv.NewJSONRPCHandler(&agent{svc: svc, hub: hub, p: p, name: agentName}))
 }
+
+// nullResult answers `"result": null` for a call the SDK answered with nothing at all:
+// a2a-go v0.3.3 writes no body for a successful tasks/pushNotificationConfig/delete
+// (whose result is void), which JSON-RPC 2.0 forbids and its own client reads as an
+// error (EOF).
+func nullResult(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		tw := &trackingWriter{ResponseWriter: w}
+		next.ServeHTTP(tw, r)
+		if tw.wrote {
+			return
+		}
+		var req struct {
+			ID json.RawMessage `json:"id"`
+		}
+		_ = json.Unmarshal(body, &req)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": nil})
+	})
+}
+
+// trackingWriter notes whether anything was written through it.
+type trackingWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (t *trackingWriter) WriteHeader(code int) { t.wrote = true; t.ResponseWriter.WriteHeader(code) }
+func (t *trackingWriter) Write(b []byte) (int, error) {
+	t.wrote = true
+	return t.ResponseWriter.Write(b)
+}
+func (t *trackingWriter) Flush() {
+	if f, ok := t.ResponseWriter.(http.Flusher); ok {
+		t.wrote = true
+		f.Flush()
+	}
+}
+func (t *trackingWriter) Unwrap() http.ResponseWriter { return t.ResponseWriter }
 
 // agent answers one caller's requests to one agent: a2asrv.RequestHandler over the service.
 type agent struct {
@@ -95,10 +143,13 @@ func (h *agent) OnCancelTask(ctx context.Context, params *a2a.TaskIDParams) (*a2
 	return taskOf(t, nil), nil
 }
 
-// send is message/send's work, for both methods: the task the message made or answered.
+// send is message/send's work, for both methods: the task the message made or answered,
+// and the push notification config the send carries set on it.
 func (h *agent) send(ctx context.Context, params *a2a.MessageSendParams) (*model.Task, error) {
 	if params.Config != nil && params.Config.PushConfig != nil {
-		return nil, said("push notification configs are not taken yet", a2a.ErrPushNotificationNotSupported)
+		if err := h.svc.CheckA2APushConfig(ctx, *params.Config.PushConfig); err != nil {
+			return nil, protocolError(err)
+		}
 	}
 	text, err := textOf(params.Message)
 	if err != nil {
@@ -113,7 +164,15 @@ func (h *agent) send(ctx context.Context, params *a2a.MessageSendParams) (*model
 		in.TaskID = &id
 	}
 	t, err := h.svc.SendA2AMessage(ctx, h.p, h.name, in)
-	return t, protocolError(err)
+	if err != nil {
+		return nil, protocolError(err)
+	}
+	if params.Config != nil && params.Config.PushConfig != nil {
+		if _, err := h.svc.SetA2APushConfig(ctx, h.p, h.name, t.ID, *params.Config.PushConfig); err != nil {
+			return nil, protocolError(err)
+		}
+	}
+	return t, nil
 }
 
 // OnSendMessage answers at once with the task as it now is: agentdesk's agents work on
@@ -210,21 +269,56 @@ func (h *agent) follow(ctx context.Context, changes <-chan int64, t *model.Task,
 	}
 }
 
-func (h *agent) OnGetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigParams) (*a2a.TaskPushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
+func (h *agent) OnGetTaskPushConfig(ctx context.Context, params *a2a.GetTaskPushConfigParams) (*a2a.TaskPushConfig, error) {
+	id, err := parseTaskID(params.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	c, err := h.svc.A2APushConfig(ctx, h.p, h.name, id, params.ConfigID)
+	if err != nil {
+		return nil, protocolError(err)
+	}
+	return &a2a.TaskPushConfig{TaskID: params.TaskID, Config: *c}, nil
 }
 
-func (h *agent) OnListTaskPushConfig(context.Context, *a2a.ListTaskPushConfigParams) ([]*a2a.TaskPushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
+func (h *agent) OnListTaskPushConfig(ctx context.Context, params *a2a.ListTaskPushConfigParams) ([]*a2a.TaskPushConfig, error) {
+	id, err := parseTaskID(params.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	list, err := h.svc.A2APushConfigs(ctx, h.p, h.name, id)
+	if err != nil {
+		return nil, protocolError(err)
+	}
+	out := make([]*a2a.TaskPushConfig, len(list))
+	for i, c := range list {
+		out[i] = &a2a.TaskPushConfig{TaskID: params.TaskID, Config: *c}
+	}
+	return out, nil
 }
 
-func (h *agent) OnSetTaskPushConfig(context.Context, *a2a.TaskPushConfig) (*a2a.TaskPushConfig, error) {
-	return nil, a2a.ErrPushNotificationNotSupported
+func (h *agent) OnSetTaskPushConfig(ctx context.Context, params *a2a.TaskPushConfig) (*a2a.TaskPushConfig, error) {
+	id, err := parseTaskID(params.TaskID)
+	if err != nil {
+		return nil, err
+	}
+	c, err := h.svc.SetA2APushConfig(ctx, h.p, h.name, id, params.Config)
+	if err != nil {
+		return nil, protocolError(err)
+	}
+	return &a2a.TaskPushConfig{TaskID: params.TaskID, Config: *c}, nil
 }
 
-func (h *agent) OnDeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigParams) error {
-	return a2a.ErrPushNotificationNotSupported
+func (h *agent) OnDeleteTaskPushConfig(ctx context.Context, params *a2a.DeleteTaskPushConfigParams) error {
+	id, err := parseTaskID(params.TaskID)
+	if err != nil {
+		return err
+	}
+	return protocolError(h.svc.DeleteA2APushConfig(ctx, h.p, h.name, id, params.ConfigID))
 }
+
+// PushBody is a push notification's body: the task as tasks/get shows it.
+func PushBody(t *model.Task) ([]byte, error) { return json.Marshal(taskOf(t, nil)) }
 
 func (h *agent) OnGetExtendedAgentCard(context.Context) (*a2a.AgentCard, error) {
 	return nil, a2a.ErrAuthenticatedExtendedCardNotConfigured

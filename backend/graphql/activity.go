@@ -38,6 +38,7 @@ func (b builder) platformQueries(f gql.Fields) gql.Fields {
 	b.billingQueries(f)
 	b.activityQueries(f)
 	b.webhookQueries(f) // webhooks.go
+	b.a2aQueries(f)     // a2a.go
 	return f
 }
 
@@ -47,6 +48,7 @@ func (b builder) platformMutations(f gql.Fields) gql.Fields {
 	b.jobMutations(f)
 	b.billingMutations(f)
 	b.webhookMutations(f) // webhooks.go
+	b.a2aMutations(f)     // a2a.go
 	return f
 }
 

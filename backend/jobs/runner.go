@@ -87,7 +87,7 @@ func Start(svc *service.Service, hub *events.Hub, opts Options) *Runner {
 	ctx, cancel := context.WithCancel(audit.WithVia(context.Background(), audit.ViaJob))
 	r := &Runner{svc: svc, hub: hub, opts: opts, cancel: cancel}
 	started := opts.Clock.Now()
-	r.wg.Add(10)
+	r.wg.Add(12)
 	go r.schedule(ctx, started)
 	go r.prune(ctx)
 	// The activity trail keeps up with writes, whatever the scheduler's clock (reads of
@@ -104,7 +104,9 @@ func Start(svc *service.Service, hub *events.Hub, opts Options) *Runner {
 	go r.every(ctx, PruneLogsEvery, true, "prune idempotency keys", svc.PruneIdempotencyKeys)
 	go r.every(ctx, PruneLogsEvery, true, "prune ended sessions", svc.PruneSessions)
 	go r.every(ctx, PruneLogsEvery, true, "prune webhook deliveries", svc.PruneWebhookDeliveries)
-	go r.webhooks(ctx) // webhooks.go
+	go r.webhooks(ctx)     // webhooks.go
+	go r.remoteAgents(ctx) // a2a.go
+	go r.a2aPushes(ctx)    // a2a.go
 	return r
 }
 

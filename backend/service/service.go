@@ -41,6 +41,11 @@ type Service struct {
 	// webhookClient sends every delivery, refusing them unless it is set.
 	webhooksAllowPrivate bool
 	webhookClient        *http.Client
+	// remoteClient talks to remote A2A agents (a2aremote.go): the webhooks' rule on
+	// addresses, no redirects, no overall timeout (a stream lasts; each attempt has its
+	// own deadline).
+	remoteClient *http.Client
+	remote       wakeUp // the remote agents' sender's wake-up (a2aremote.go)
 }
 
 // Options tune a Service; the zero value is what agentdesk runs with.
@@ -70,7 +75,7 @@ func New(st *store.Store, opts Options) *Service {
 	s := &Service{store: st, now: opts.Now, used: map[int64]time.Time{},
 		seen: map[int64]time.Time{}, seenNew: map[int64]time.Time{}, oidc: opts.OIDC, limits: newFailureLimiter(), logins: newLoginLimiter(),
 		onDelivery: opts.OnWebhookDelivery, webhooksAllowPrivate: opts.WebhooksAllowPrivate,
-		webhookClient: newWebhookClient(opts.WebhooksAllowPrivate)}
+		webhookClient: newWebhookClient(opts.WebhooksAllowPrivate), remoteClient: newRemoteClient(opts.WebhooksAllowPrivate)}
 	if s.now == nil {
 		s.now = time.Now
 	}

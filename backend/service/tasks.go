@@ -140,6 +140,11 @@ func (s *Service) insertTask(ctx context.Context, tx *store.Tx, p *auth.Principa
 	if err := tx.SetTaskSkills(ctx, task.ID, skillIDs); err != nil {
 		return nil, internal("store required skills", err)
 	}
+	if agent != nil {
+		if err := s.queueRemoteRequest(ctx, tx, task, true, now); err != nil { // a2aremote.go
+			return nil, err
+		}
+	}
 	task.Conversation = []model.TaskMessage{}
 	task.Derive()
 	if err := tx.AppendEvent(ctx, p.ProjectID, EventTaskCreated, model.TaskEvent{Task: task}, now); err != nil {
@@ -438,7 +443,7 @@ func (s *Service) AssignTask(ctx context.Context, p *auth.Principal, id int64, a
 	return s.updateTask(ctx, p, id, ifMatch, func(tx *store.Tx, t *model.Task) error {
 		if agentID == nil {
 			t.AgentID, t.AgentName = nil, ""
-			return nil
+			return s.queueRemoteRequest(ctx, tx, t, false, s.clock())
 		}
 		agent, err := s.projectAgent(ctx, tx, p.ProjectID, *agentID)
 		if err != nil {
@@ -448,7 +453,7 @@ func (s *Service) AssignTask(ctx context.Context, p *auth.Principal, id int64, a
 			return err
 		}
 		t.AgentID, t.AgentName = &agent.ID, agent.Name
-		return nil
+		return s.queueRemoteRequest(ctx, tx, t, false, s.clock()) // a2aremote.go
 	})
 }
 
@@ -517,6 +522,9 @@ func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in R
 		answer := model.TaskMessage{Role: model.RoleUser, Content: in.Response}
 		if t.WaitingDetails != nil {
 			answer.Question = *t.WaitingDetails // the thread shows it above the answer
+		}
+		if err := s.queueRemoteAnswer(ctx, tx, t, in.Response, now); err != nil { // a2aremote.go: a remote agent's question
+			return nil, err
 		}
 		setStatus(t, model.StatusDoing, nil)
 		return s.saveTask(ctx, tx, t, []model.TaskMessage{answer}, now)

@@ -108,6 +108,20 @@ func checkDialledAddress(network, address string, _ syscall.RawConn) error {
 // dialled would be the proxy's, not the receiver's), refusing non-public addresses
 // unless allowPrivate.
 func newWebhookClient(allowPrivate bool) *http.Client {
+	return &http.Client{
+		Timeout: WebhookTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+		Transport: newGuardedTransport(allowPrivate),
+	}
+}
+
+// newGuardedTransport connects directly, within WebhookTimeout, refusing non-public
+// addresses unless allowPrivate: the webhooks' rule, which every request agentdesk
+// makes to a URL an administrator or a client gave follows (remote A2A agents, push
+// notifications).
+func newGuardedTransport(allowPrivate bool) *http.Transport {
 	dialer := &net.Dialer{Timeout: WebhookTimeout, KeepAlive: 30 * time.Second}
 	if !allowPrivate {
 		dialer.Control = checkDialledAddress
@@ -116,11 +130,5 @@ func newWebhookClient(allowPrivate bool) *http.Client {
 	t.Proxy = nil
 	t.DialContext = dialer.DialContext
 	t.MaxIdleConnsPerHost = 4
-	return &http.Client{
-		Timeout: WebhookTimeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		},
-		Transport: t,
-	}
+	return t
 }

@@ -397,6 +397,21 @@ func copyFillEveryTable(t *testing.T) string {
 	_, err = svc.DeliverWebhook(ctx, hook.ID)
 	must("DeliverWebhook", err)
 
+	// A2A: a remote agent (its card on loopback) with a task sent to it, and a push config.
+	card := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"name":"Remote","description":"d","url":"http://` + r.Host + `/rpc","protocolVersion":"0.3.0","version":"1",` +
+			`"capabilities":{},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],"skills":[]}`))
+	}))
+	defer card.Close()
+	remote, err := svc.RegisterRemoteAgent(ctx, owner, service.RemoteAgentInput{Name: "remote", CardURL: card.URL, CredentialKind: "bearer", Credential: "k"})
+	must("RegisterRemoteAgent", err)
+	_, err = svc.CreateTask(ctx, owner, service.CreateTaskInput{Summary: "For the remote agent", AgentID: &remote.Agent.ID}, "")
+	must("CreateTask (remote)", err)
+	pushed, err := svc.CreateTask(ctx, owner, service.CreateTaskInput{Summary: "Pushed", AgentID: &agent.ID}, "")
+	must("CreateTask (pushed)", err)
+	_, err = svc.SetA2APushConfig(ctx, owner, agent.Name, pushed.ID, service.A2APushConfig{URL: receiver.URL, Token: "t"})
+	must("SetA2APushConfig", err)
+
 	_, err = svc.AddMember(ctx, owner, service.AddMemberInput{Name: "Dana", Email: "dana@example.com", Role: "member"})
 	must("AddMember", err)
 	_, err = svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "dana", Email: "dana@example.com", EmailVerified: true, Name: "Dana",

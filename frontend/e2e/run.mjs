@@ -1450,6 +1450,39 @@ test('webhook: created with its secret shown once, a test event delivered and li
   }
 });
 
+test('remote A2A agent: registered on the Agents screen by its card URL, its card shown', async () => {
+  // A card served on loopback (the server runs with --webhooks-allow-private).
+  const cardServer = createHttpServer((req, res) => {
+    const base = `http://127.0.0.1:${cardServer.address().port}`;
+    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({
+      name: 'Translator', description: 'Translates release notes.', url: base + '/rpc', protocolVersion: '0.3.0', version: '1',
+      preferredTransport: 'JSONRPC', capabilities: { streaming: true }, defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'],
+      skills: [{ id: 'translate', name: 'Translate', description: 'Into any language', tags: ['i18n'] }],
+    }));
+  });
+  await new Promise((ok) => cardServer.listen(0, '127.0.0.1', ok));
+  const cardURL = `http://127.0.0.1:${cardServer.address().port}/.well-known/agent-card.json`;
+  const page = await newPage();
+  try {
+    await signIn(page);
+    await page.getByRole('link', { name: 'Agents' }).click();
+    await page.getByLabel('Name in this project').fill('translator');
+    await page.getByLabel('Agent Card URL').fill(cardURL);
+    await page.getByLabel('Credential', { exact: true }).selectOption('bearer');
+    await page.getByLabel('The token or key').fill('s3cret-e2e');
+    await page.getByRole('button', { name: 'Register remote agent' }).click();
+    const card = page.getByTestId('remote-agent').filter({ hasText: 'Translator' });
+    await card.waitFor();
+    const text = await card.textContent();
+    expect(text.includes('Translates release notes.') && text.includes('Translate') && text.includes('/rpc') && !text.includes('s3cret-e2e'), `the card: ${text}`);
+    await page.getByTestId('agent-row').filter({ hasText: 'translator' }).waitFor(); // an agent of the project
+    await page.screenshot({ path: join(shots, 'remote-agent.png') });
+  } finally {
+    await page.context().close();
+    cardServer.close();
+  }
+});
+
 test('GraphiQL: opened from Settings with the tab\'s token, runs a query, shows the schema docs', async () => {
   const page = await newPage();
   await signIn(page);

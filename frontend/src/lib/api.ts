@@ -17,6 +17,7 @@ import type {
   JobRun,
   Webhook,
   WebhookDelivery,
+  RemoteAgent,
   Member,
   Role,
   BrowserSession,
@@ -377,6 +378,7 @@ export async function download(path: string, fallbackName: string): Promise<void
 
 // ---- The operations the screens use ----
 
+const REMOTEAGENT = 'agent { id name } cardUrl name description url streaming credentialKind skills { id name description }';
 const WEBHOOK = 'id url events description enabled cursor attempts failingSince nextAttemptAt disabledReason createdAt updatedAt';
 const DELIVERY = 'id webhookId seq eventType attempt ok status durationMs response error at';
 const JOB = 'id name cron timezone summary details steps agentId skill catchUp paused lastRunAt nextRunAt createdAt updatedAt';
@@ -601,6 +603,15 @@ export const api = {
   mySessions: () => rest<{ sessions: BrowserSession[] }>('GET', '/api/me/sessions').then((d) => d.sessions),
   endMySession: (id: number) => rest<void>('DELETE', `/api/me/sessions/${encodeURIComponent(String(id))}`),
   endAllMySessions: () => rest<void>('DELETE', '/api/me/sessions'),
+
+  // ---- remote A2A agents ----
+  remoteAgents: () => gql<{ remoteAgents: RemoteAgent[] }>(`{ remoteAgents { ${REMOTEAGENT} } }`).then((d) => d.remoteAgents),
+  /** Fetches the card at cardUrl and registers the agent it describes (admin). */
+  registerRemoteAgent: (name: string, cardUrl: string, credentialKind: string, credential: string) =>
+    gql<{ r: RemoteAgent }>(
+      `mutation($n: String!, $u: String!, $k: String, $c: String) { r: registerRemoteAgent(name: $n, cardUrl: $u, credentialKind: $k, credential: $c) { ${REMOTEAGENT} } }`,
+      { n: name, u: cardUrl, k: credentialKind || null, c: credential || null },
+    ).then((d) => d.r),
 
   // ---- webhooks (admin) ----
   webhooks: () => gql<{ webhooks: Webhook[] }>(`{ webhooks { ${WEBHOOK} } }`).then((d) => d.webhooks),

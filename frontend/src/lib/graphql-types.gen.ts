@@ -51,6 +51,13 @@ export type Agent = {
   skills: Array<Skill>;
 };
 
+/** A skill an Agent Card lists. */
+export type AgentCardSkill = {
+  description: Scalars['String']['output'];
+  id: Scalars['String']['output'];
+  name: Scalars['String']['output'];
+};
+
 /** The project's monthly budget and this month's spending (UTC months). */
 export type Budget = {
   /** The month's cost has reached the budget: agents' new tasks stay in Backlog. */
@@ -269,6 +276,8 @@ export type Mutation = {
   postMessage: Message;
   /** Sends a delivery's event to its webhook again, now, and returns the new attempt (admin). The event must still be in the log (7 days). */
   redeliver: WebhookDelivery;
+  /** Registers a remote A2A agent by its Agent Card URL (admin): the card is fetched (http or https, on the public internet unless the server runs with --webhooks-allow-private) and the agent joins the project under name; tasks assigned to it are sent to it. The credential is stored to be sent to it, and never shown again. */
+  registerRemoteAgent: RemoteAgent;
   /** Removes a user from the project (admin; only an owner removes owners); true when done. The last owner cannot be removed. */
   removeMember: Scalars['Boolean']['output'];
   /** Removes a participant from a conversation. */
@@ -496,6 +505,14 @@ export type MutationRedeliverArgs = {
 };
 
 
+export type MutationRegisterRemoteAgentArgs = {
+  cardUrl: Scalars['String']['input'];
+  credential?: InputMaybe<Scalars['String']['input']>;
+  credentialKind?: InputMaybe<Scalars['String']['input']>;
+  name: Scalars['String']['input'];
+};
+
+
 export type MutationRemoveMemberArgs = {
   userId: Scalars['Int']['input'];
 };
@@ -698,6 +715,8 @@ export type Query = {
   projects: Array<Project>;
   /** Every reaction on a message: who reacted with what. */
   reactions: Array<Reaction>;
+  /** The project's remote A2A agents, with their Agent Cards (task:read). */
+  remoteAgents: Array<RemoteAgent>;
   /** The project's skills, by name (task:read). */
   skills: Array<Skill>;
   /** One task, with its conversation. */
@@ -865,6 +884,25 @@ export type Reaction = {
 export type ReactionCount = {
   count: Scalars['Int']['output'];
   emoji: Scalars['String']['output'];
+};
+
+/** A remote A2A agent of the project: an agent (tasks are assigned to it as to any) whose tasks agentdesk sends it, by its Agent Card. */
+export type RemoteAgent = {
+  agent: Agent;
+  /** Where its Agent Card was fetched. */
+  cardUrl: Scalars['String']['output'];
+  /** What agentdesk sends it: bearer, apikey, or empty for nothing. The credential itself is never shown. */
+  credentialKind: Scalars['String']['output'];
+  /** The card's description. */
+  description: Scalars['String']['output'];
+  /** The card's name. */
+  name: Scalars['String']['output'];
+  protocolVersion: Scalars['String']['output'];
+  skills: Array<AgentCardSkill>;
+  /** It streams (message/stream); else agentdesk sends with message/send and asks for the task's state. */
+  streaming: Scalars['Boolean']['output'];
+  /** The agent's A2A endpoint, from its card. */
+  url: Scalars['String']['output'];
 };
 
 /** A named capability of the project. Agents have skills; a task may require some, and then only an agent with all of them may take it. */

@@ -54,6 +54,11 @@ export type JobRun = G.JobRun;
 /** secret is set only in createWebhook's answer. */
 export type Webhook = Omit<G.Webhook, 'secret'> & { secret?: string | null };
 export type WebhookDelivery = G.WebhookDelivery;
+/** A remote A2A agent and its Agent Card; its credential is never shown. */
+export interface RemoteAgent extends Pick<G.RemoteAgent, 'cardUrl' | 'name' | 'description' | 'url' | 'streaming' | 'credentialKind'> {
+  agent: Pick<G.Agent, 'id' | 'name'>;
+  skills: Pick<G.AgentCardSkill, 'id' | 'name' | 'description'>[];
+}
 type UsageCounts = Pick<G.UsageRow, 'inputTokens' | 'outputTokens' | 'costUsd' | 'reports'>;
 /** A usage row with its grouping key (day, agent or model) when it has one. */
 export type UsageRow = UsageCounts & Partial<Pick<G.UsageRow, 'day' | 'agentId' | 'agentName' | 'model'>>;
