@@ -356,3 +356,35 @@ func checkCounts(t *testing.T, db *sql.DB, when string, want map[string]int) {
 		}
 	}
 }
+
+// TestMigrateAtTheSameTime: processes that open a new database at the same moment (the
+// server and a command started together on a new data directory) both find it
+// unmigrated; the one that loses a migration to the other reads the version again and
+// goes on from there, rather than fail with "duplicate column".
+func TestMigrateAtTheSameTime(t *testing.T) {
+	for round := range 5 {
+		path := filepath.Join(t.TempDir(), "agentdesk.db")
+		const openers = 4
+		errs := make(chan error, openers)
+		start := make(chan struct{})
+		for range openers {
+			go func() {
+				<-start
+				s, err := Open(context.Background(), path, Options{})
+				if err == nil {
+					err = s.Close()
+				}
+				errs <- err
+			}()
+		}
+		close(start)
+		for range openers {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if v, err := SchemaVersion(context.Background(), path); err != nil || v != KnownSchema() {
+			t.Fatalf("round %d: schema %d (%v), want %d", round, v, err, KnownSchema())
+		}
+	}
+}

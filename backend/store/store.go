@@ -256,10 +256,21 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if current > latest {
 		return &NewerSchemaError{Version: current, Known: latest}
 	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate database: %w", err)
+	// Two processes that open a new database at once (the server and a command started
+	// together) both find it unmigrated, and one loses a migration to the other: its
+	// transaction rolls back. It then reads the version again and goes on from there,
+	// as long as the other process is making progress.
+	for {
+		_, err := p.Up(ctx)
+		if err == nil {
+			return nil
+		}
+		now, verr := p.GetDBVersion(ctx)
+		if verr != nil || now <= current {
+			return fmt.Errorf("migrate database: %w", err)
+		}
+		current = now
 	}
-	return nil
 }
 
 // NewerSchemaError refuses a database written by a newer agentdesk: its schema version
