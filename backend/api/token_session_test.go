@@ -86,6 +86,13 @@ func testTokenSession(t *testing.T, engine string) {
 	if r := env.Do(t, cookieRequest(create, c, env.URL, m.CSRFToken)); r.Status != http.StatusCreated {
 		t.Fatalf("a change with the CSRF token: %d %s, want 201", r.Status, r.Body)
 	}
+	viewer := testenv.Request{Method: "POST", Path: "/graphql", Body: `{"query":"{ viewer { kind name } }"}`}
+	if r := env.Do(t, cookieRequest(viewer, c, env.URL, "")); r.Status != http.StatusForbidden {
+		t.Fatalf("GraphQL with the cookie, without the CSRF token: %d %s, want 403", r.Status, r.Body)
+	}
+	if r := env.Do(t, cookieRequest(viewer, c, env.URL, m.CSRFToken)); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"name":"browser"`) {
+		t.Fatalf("GraphQL with the cookie: %d %s, want the token as viewer", r.Status, r.Body)
+	}
 	if r := env.Do(t, cookieRequest(testenv.Request{Method: "POST", Path: "/api/session"}, c, env.URL, m.CSRFToken)); r.Status != http.StatusForbidden {
 		t.Fatalf("a session starting a session: %d %s, want 403", r.Status, r.Body)
 	}
