@@ -186,10 +186,14 @@ const oaAgentName = "oa-worker"
 
 func newOAHarness(t *testing.T, engine string, router routers.Router, covered map[string]bool) *oaHarness {
 	t.Helper()
-	// Team mode on, for the session cookie's operations; the provider is never asked
-	// (sessions are made by the service's SignIn, as the callback does after verifying).
+	// Team mode on, for the session cookie's operations; the provider never answers
+	// (sessions are made by the service's SignIn, as the callback does after verifying;
+	// signing out finds no end_session_endpoint, and sends the browser to /).
 	env := testenv.StartWithOn(t, engine, server.Config{PublicURL: oaPublicURL, OIDC: auth.OIDC{PublicURL: oaPublicURL,
 		Issuer: "http://id.agentdesk.test", ClientID: "agentdesk", Scopes: []string{"openid"}}})
+	// An answer is checked as the operation's own: a redirect (POST /logout's 303) is
+	// not followed to another operation.
+	env.Client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	h := &oaHarness{env: env, router: router, project: env.Project.ID, tokens: map[string]string{}, scopes: map[string][]string{},
 		agentHeaders: map[string]http.Header{}, covered: covered, cookies: map[string]bool{}}
 	other := env.NewProject(t, "oa-other")

@@ -35,7 +35,21 @@ func oaSessionScenarios() []oaCase {
 			t.Fatalf("ending another session touched this one's cookie: %q", c)
 		}
 	}
+	cookieSet := func(t *testing.T, _ *oaHarness, r *oaResult, _ map[string]int64) {
+		if c := r.header.Get("Set-Cookie"); !strings.HasPrefix(c, "agentdesk_session=") || !strings.Contains(c, "HttpOnly") {
+			t.Fatalf("no session cookie: %q", c)
+		}
+	}
+	asJSON := map[string]string{"Accept": "application/json"}
 	return []oaCase{
+		{name: "start a session", method: "POST", path: "/api/session", auth: "rw", status: 204, check: cookieSet},
+		{name: "start a session with a session", method: "POST", path: "/api/session", auth: "session", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "start a session with the desktop's token", method: "POST", path: "/api/session", auth: "desktop", status: 403, code: "forbidden"},
+		{name: "start a session no credentials", method: "POST", path: "/api/session", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "sign out", method: "POST", path: "/logout", auth: "session", header: asJSON, status: 200, check: cookieCleared},
+		{name: "sign out, no JSON asked", method: "POST", path: "/logout", auth: "session", status: 303, check: cookieCleared},
+		{name: "sign out with a token", method: "POST", path: "/logout", auth: "rw", req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "sign out no credentials", method: "POST", path: "/logout", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
 		{name: "sessions", method: "GET", path: "/api/me/sessions", auth: "session", status: 200, check: listed},
 		{name: "sessions with a token", method: "GET", path: "/api/me/sessions", auth: "rw", req: oaInvalid, status: 403, code: "forbidden"},
 		{name: "sessions no credentials", method: "GET", path: "/api/me/sessions", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},

@@ -60,6 +60,8 @@ func oaBrokenScenarios() []oaCase {
 		{name: "document upload", method: "POST", path: "/api/projects/{project}/conversations/1/documents", auth: "mw", body: upload, header: uploadHeader, status: 500, code: "internal"},
 		internal("document download", "GET", "/api/projects/{project}/conversations/1/documents/1", "mr", ""),
 		{name: "events", method: "GET", path: "/api/events", auth: "ro", header: oaHandshake(), status: 500, code: "internal"},
+		internal("start a session", "POST", "/api/session", "rw", ""),
+		internal("sign out", "POST", "/logout", "made-session", ""),
 		internal("sessions", "GET", "/api/me/sessions", "made-session", ""),
 		internal("end a session", "DELETE", "/api/me/sessions/1", "made-session", ""),
 		internal("sign out everywhere", "DELETE", "/api/me/sessions", "made-session", ""),

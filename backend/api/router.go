@@ -83,18 +83,21 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	bearer.GET("/about", about(svc))
 	r.GET("/api/me", requireAnyCredential(svc), me(svc)) // team.go
 	r.GET("/api/signin", signInOptions(svc))             // team.go: no credential
-	// A person's own sessions, in team mode (sessions.go).
+	// A browser session started with a token, and a person's own sessions in team mode
+	// (sessions.go).
 	sessions := sessionsHandler{svc}
+	r.POST("/api/session", requireCaller(svc), handle(sessions.start))
 	r.GET("/api/me/sessions", requireCaller(svc), handle(sessions.list))
 	r.DELETE("/api/me/sessions", requireCaller(svc), handle(sessions.endAll))
 	r.DELETE("/api/me/sessions/:sessionId", requireCaller(svc), handle(sessions.end))
 
-	// Team mode: sign-in with OpenID Connect (team.go), only when configured.
+	// Signing out ends any session; signing in with OpenID Connect (team.go) is there
+	// only when configured.
+	team := newTeamHandler(svc)
+	r.POST("/logout", requireCaller(svc), handle(team.logout))
 	if svc.OIDC().Enabled() {
-		team := newTeamHandler(svc)
 		r.GET("/login", team.login)
 		r.GET("/auth/callback", team.callback)
-		r.POST("/logout", requireCaller(svc), handle(team.logout))
 	}
 
 	// The event stream authenticates itself: tokens may come in the query for browsers.

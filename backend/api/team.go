@@ -225,24 +225,28 @@ func (h *teamHandler) loginCookie(state string, maxAge int) *http.Cookie {
 }
 
 // logout serves POST /logout (authenticated, so with the CSRF rules): it ends the
-// session, clears the cookie, and sends the browser to the provider's
-// end_session_endpoint when it has one, else to /, with the session's ID token as
-// id_token_hint (Hydra, for one, refuses to send the browser back without it, and
+// session, clears the cookie, and sends the browser to / or, for a person's session,
+// to the provider's end_session_endpoint when it has one, with the session's ID token
+// as id_token_hint (Hydra, for one, refuses to send the browser back without it, and
 // then keeps its own session). A caller asking for JSON gets {"redirect": URL}
 // instead of a 303, for a script to follow.
 func (h *teamHandler) logout(c *gin.Context) error {
-	idToken, err := h.svc.EndSession(c.Request.Context(), principal(c))
+	p := principal(c)
+	idToken, err := h.svc.EndSession(c.Request.Context(), p)
 	if err != nil {
 		return err
 	}
 	http.SetCookie(c.Writer, h.cookie("", -1))
 	to := "/"
-	if _, err := h.discover(c.Request.Context()); err == nil && h.endSession != "" {
-		q := url.Values{"client_id": {h.cfg.ClientID}, "post_logout_redirect_uri": {h.cfg.PublicURL + "/"}}
-		if idToken != "" {
-			q.Set("id_token_hint", idToken)
+	// Only a person's session signs out at the provider too: a token's never went there.
+	if p.Kind == auth.KindUser {
+		if _, err := h.discover(c.Request.Context()); err == nil && h.endSession != "" {
+			q := url.Values{"client_id": {h.cfg.ClientID}, "post_logout_redirect_uri": {h.cfg.PublicURL + "/"}}
+			if idToken != "" {
+				q.Set("id_token_hint", idToken)
+			}
+			to = h.endSession + "?" + q.Encode()
 		}
-		to = h.endSession + "?" + q.Encode()
 	}
 	c.Header("Cache-Control", "no-store")
 	if strings.Contains(c.GetHeader("Accept"), "application/json") {

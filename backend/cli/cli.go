@@ -225,7 +225,7 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	embedderModel := fs.String("embedder-model", "", "the model asked of --embedder-url")
 	synchronous := fs.String("synchronous", "full", "full (writes survive power loss) or normal (survive a crash only)")
 	activityRetention := fs.String("activity-retention", "90d", "how long the activity trail is kept, e.g. 90d or 720h")
-	publicURL := fs.String("public-url", os.Getenv("AGENTDESK_PUBLIC_URL"), "the URL people type to reach the server (behind a reverse proxy); its pages may open the WebSockets")
+	publicURL := fs.String("public-url", os.Getenv("AGENTDESK_PUBLIC_URL"), "the URL people type to reach the server (behind a reverse proxy); its pages may open the WebSockets and make changes with a session cookie (Secure over https)")
 	oidcIssuer := fs.String("oidc-issuer", os.Getenv("AGENTDESK_OIDC_ISSUER"), "team mode: the OpenID Connect provider's issuer URL")
 	oidcClientID := fs.String("oidc-client-id", os.Getenv("AGENTDESK_OIDC_CLIENT_ID"), "team mode: the client id registered at the provider")
 	oidcName := fs.String("oidc-provider-name", os.Getenv("AGENTDESK_OIDC_PROVIDER_NAME"), "team mode: the provider's name on the sign-in page (\"Sign in with NAME\"; default the issuer's host)")

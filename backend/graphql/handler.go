@@ -151,7 +151,7 @@ func Handler(svc *service.Service, token TokenFunc, opts ...Option) http.Handler
 			return
 		}
 		value, err := token(r)
-		if err != nil && r.Header.Get("Authorization") == "" && svc.OIDC().Enabled() {
+		if err != nil && r.Header.Get("Authorization") == "" {
 			err = nil // no token: a browser session's cookie may do (Authenticate decides)
 		}
 		if err == nil {

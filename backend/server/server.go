@@ -38,10 +38,12 @@ type Server struct {
 // Start opens the database (migrating it), makes sure the default project exists, and
 // starts serving on cfg.Addr. It returns once the server accepts connections.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
+	// The public URL makes session cookies Secure and names the origin changes made with
+	// one must come from: token sessions (POST /api/session) too, not only team mode's.
+	if cfg.OIDC.PublicURL == "" {
+		cfg.OIDC.PublicURL = strings.TrimSuffix(cfg.PublicURL, "/")
+	}
 	if cfg.OIDC.Enabled() {
-		if cfg.OIDC.PublicURL == "" {
-			cfg.OIDC.PublicURL = strings.TrimSuffix(cfg.PublicURL, "/")
-		}
 		if cfg.OIDC.PublicURL == "" {
 			return nil, errors.New("team mode (--oidc-issuer) needs --public-url: the provider sends people back to PUBLIC_URL/auth/callback")
 		}

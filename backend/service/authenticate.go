@@ -17,15 +17,15 @@ type Where string
 
 const (
 	// WhereREST is /api outside /api/vector: platform tokens, agents (their headers
-	// with the project of the path), and in team mode session cookies.
+	// with the project of the path), and session cookies.
 	WhereREST Where = "rest"
 	// WhereVector is /api/vector: data tokens only.
 	WhereVector Where = "vector"
-	// WhereGraphQL is /graphql, over HTTP or WebSocket: platform tokens, and in team
-	// mode session cookies over HTTP (POST with a JSON body only).
+	// WhereGraphQL is /graphql, over HTTP or WebSocket: platform tokens, and session
+	// cookies over HTTP (POST with a JSON body only).
 	WhereGraphQL Where = "graphql"
 	// WhereEvents is /api/events: platform tokens (header or ?access_token=), agents
-	// (their headers with ?project_id=), and in team mode session cookies.
+	// (their headers with ?project_id=), and session cookies.
 	WhereEvents Where = "events"
 	// WhereCallback is /api/agent_callback: agents only (the project from the body).
 	WhereCallback Where = "callback"
@@ -49,17 +49,19 @@ type Credentials struct {
 	// Client is the X-Agentdesk-Client header: the web UI says "web", so that its changes
 	// are recorded as made through the UI.
 	Client string
-	// Session is the team mode session cookie's value (issue 18); it counts only when
-	// no Authorization header or token is sent. Project is the X-Agentdesk-Project
-	// header: the project a session acts in (ProjectID, from the path, wins).
+	// Session is the session cookie's value: a team mode sign-in's (issue 18) or one
+	// started with a token (POST /api/session); it counts only when no Authorization
+	// header or token is sent. Project is the X-Agentdesk-Project header: the project a
+	// person's session acts in (ProjectID, from the path, wins).
 	Session string
 	Project string
 	// Address is the client's address (ClientAddress of the request): failures are
 	// counted, and refused over the limit, per address (ratelimit.go).
 	Address string
 	// What a cookie-authenticated request must show (checkCookieRequest): the method,
-	// the body's Content-Type, and the X-CSRF-Token, Origin and Sec-Fetch-Site headers.
-	Method, ContentType, CSRFToken, Origin, FetchSite string
+	// the body's Content-Type, the X-CSRF-Token, Origin and Sec-Fetch-Site headers, and
+	// the Host it was sent to (the server's origin when it has no public URL).
+	Method, ContentType, CSRFToken, Origin, FetchSite, Host string
 }
 
 // Authenticate finds who is calling, for every interface: it reads the credential the
@@ -83,7 +85,7 @@ func (s *Service) Authenticate(ctx context.Context, c Credentials) (*auth.Princi
 	if err := admitted(c.Where, p); err != nil {
 		return nil, err
 	}
-	if p.Kind == auth.KindUser {
+	if p.SessionHash != nil { // it came with the session cookie
 		if err := s.checkCookieRequest(c, p); err != nil {
 			return nil, err
 		}
@@ -99,7 +101,7 @@ func (s *Service) Authenticate(ctx context.Context, c Credentials) (*auth.Princi
 // refused for missing credentials).
 func (s *Service) presents(c Credentials) bool {
 	return c.Authorization != "" || c.Token != "" || (c.AgentDigest != "" && takesAgents(c.Where)) ||
-		(c.Session != "" && s.oidc.Enabled() && takesSessions(c.Where))
+		(c.Session != "" && takesSessions(c.Where))
 }
 
 // credentialOf authenticates the one credential of c that counts.
@@ -115,7 +117,7 @@ func (s *Service) credentialOf(ctx context.Context, c Credentials) (*auth.Princi
 		return s.AuthenticateToken(ctx, c.Token)
 	case c.AgentDigest != "" && takesAgents(c.Where):
 		return s.agentPrincipal(ctx, c.ProjectID, c.AgentDigest, c.AgentName)
-	case c.Session != "" && s.oidc.Enabled() && takesSessions(c.Where):
+	case c.Session != "" && takesSessions(c.Where):
 		project := c.ProjectID
 		if project == "" {
 			project = c.Project

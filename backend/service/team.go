@@ -262,13 +262,24 @@ func truncate(s string, n int) string {
 	return strings.ToValidUTF8(s[:n], "")
 }
 
-// sessionPrincipal is the principal of a live session cookie value, acting in
-// projectID (or, if "", the person's first project).
+// errUnknownSession refuses a cookie no session has (signed out and pruned, or never).
+var errUnknownSession = errs.Unauth("unknown session; sign in again")
+
+// sessionPrincipal is the principal of a live session cookie value: a person's, acting
+// in projectID (or, if "", their first project), when team mode is on; else, or if no
+// person has it, a token's (tokensession.go).
 func (s *Service) sessionPrincipal(ctx context.Context, value, projectID string) (*auth.Principal, error) {
 	if len(value) != 43 || strings.Trim(value, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") != "" {
-		return nil, errs.Unauth("the session cookie is not valid; sign in again at /login")
+		return nil, errs.Unauth("the session cookie is not valid; sign in again")
 	}
-	p, sess, err := s.liveSession(ctx, auth.HashToken(value), projectID)
+	hash := auth.HashToken(value)
+	if !s.oidc.Enabled() {
+		return s.tokenSessionPrincipal(ctx, hash)
+	}
+	p, sess, err := s.liveSession(ctx, hash, projectID)
+	if errors.Is(err, errUnknownSession) {
+		return s.tokenSessionPrincipal(ctx, hash)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -286,19 +297,13 @@ func (s *Service) liveSession(ctx context.Context, hash []byte, projectID string
 	r := s.store.Read()
 	sess, err := r.SessionByHash(ctx, hash)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil, errs.Unauth("unknown session; sign in again at /login")
+		return nil, nil, errUnknownSession
 	}
 	if err != nil {
 		return nil, nil, internal("look up session", err)
 	}
-	now := s.clock()
-	switch {
-	case sess.EndedAt != nil:
-		return nil, nil, errs.Unauth("this session was signed out; sign in again at /login")
-	case now.Sub(sess.LastSeenAt) >= SessionIdle:
-		return nil, nil, errs.Unauth("this session expired after %s unused; sign in again at /login", SessionIdle)
-	case now.Sub(sess.CreatedAt) >= SessionMaxAge:
-		return nil, nil, errs.Unauth("this session is %s old and expired; sign in again at /login", SessionMaxAge)
+	if err := sessionEnded(sess.EndedAt, sess.CreatedAt, sess.LastSeenAt, s.clock()); err != nil {
+		return nil, nil, err
 	}
 	person, err := r.Person(ctx, sess.UserID)
 	if err != nil {
@@ -321,6 +326,20 @@ func (s *Service) liveSession(ctx context.Context, hash []byte, projectID string
 	}
 	return &auth.Principal{Kind: auth.KindUser, ProjectID: m.ProjectID, Name: person.Name, UserID: person.ID,
 		Role: m.Role, Scopes: RoleScopes(m.Role), SessionHash: hash, CSRFToken: sess.CSRFToken}, sess, nil
+}
+
+// sessionEnded says why a session that ended, or began at created and was last seen
+// at seen, is no longer good at now; nil while it is.
+func sessionEnded(ended *time.Time, created, seen, now time.Time) error {
+	switch {
+	case ended != nil:
+		return errs.Unauth("this session was signed out; sign in again")
+	case now.Sub(seen) >= SessionIdle:
+		return errs.Unauth("this session expired after %s unused; sign in again", SessionIdle)
+	case now.Sub(created) >= SessionMaxAge:
+		return errs.Unauth("this session is %s old and expired; sign in again", SessionMaxAge)
+	}
+	return nil
 }
 
 // checkSession is CheckCredentials for a session: any failure (signed out, expired,
@@ -356,17 +375,30 @@ func (s *Service) checkCookieRequest(c Credentials, p *auth.Principal) error {
 	if c.CSRFToken == "" || subtle.ConstantTimeCompare([]byte(c.CSRFToken), []byte(p.CSRFToken)) != 1 {
 		return errs.Forbid("a change made with a session cookie needs the session's X-CSRF-Token header (GET /api/me gives it)")
 	}
-	if !s.sameOrigin(c.Origin, c.FetchSite) {
-		return errs.Forbid("a change made with a session cookie must come from %s itself (Origin or Sec-Fetch-Site: same-origin)", originOf(s.oidc.PublicURL))
+	if !s.sameOrigin(c) {
+		own := originOf(s.oidc.PublicURL)
+		if own == "" {
+			own = "this server"
+		}
+		return errs.Forbid("a change made with a session cookie must come from %s itself (Origin or Sec-Fetch-Site: same-origin)", own)
 	}
 	return nil
 }
 
-func (s *Service) sameOrigin(origin, fetchSite string) bool {
-	if origin != "" {
-		return origin != "null" && origin == originOf(s.oidc.PublicURL)
+// sameOrigin tells whether a request comes from the server's own pages: its Origin is
+// the public URL's, or, without a public URL, names the host the request was sent to
+// (as net/http's CrossOriginProtection checks). Without an Origin, Sec-Fetch-Site says.
+func (s *Service) sameOrigin(c Credentials) bool {
+	switch {
+	case c.Origin == "":
+		return c.FetchSite == "same-origin"
+	case c.Origin == "null":
+		return false
+	case s.oidc.PublicURL != "":
+		return c.Origin == originOf(s.oidc.PublicURL)
 	}
-	return fetchSite == "same-origin"
+	u, err := url.Parse(c.Origin)
+	return err == nil && u.Host != "" && strings.EqualFold(u.Host, c.Host)
 }
 
 // originOf is the scheme://host[:port] of a URL, as browsers send it in Origin.
@@ -380,10 +412,14 @@ func originOf(raw string) string {
 
 // EndSession signs the caller's session out: from then on its cookie is refused
 // everywhere, open streams included. It returns the provider's ID token of the session
-// ("" if it has none), for the provider's sign-out (id_token_hint).
+// ("" if it has none, as a token's session never has), for the provider's sign-out
+// (id_token_hint).
 func (s *Service) EndSession(ctx context.Context, p *auth.Principal) (idToken string, err error) {
-	if p == nil || p.Kind != auth.KindUser {
+	if p == nil || p.SessionHash == nil {
 		return "", errs.Forbid("only a signed-in session can sign out; tokens are revoked instead")
+	}
+	if p.Kind == auth.KindToken {
+		return "", s.endTokenSession(ctx, p, p.SessionHash)
 	}
 	sess, err := s.store.Read().SessionByHash(ctx, p.SessionHash)
 	if err != nil {
@@ -401,12 +437,13 @@ func (s *Service) EndSession(ctx context.Context, p *auth.Principal) (idToken st
 	return sess.IDToken, nil
 }
 
-// EndReplacedSession ends the session of a cookie value, if it is one: a browser that
-// signs in again keeps only its new session.
+// EndReplacedSession ends the session of a cookie value, if it is one (a person's or a
+// token's): a browser that signs in again keeps only its new session.
 func (s *Service) EndReplacedSession(ctx context.Context, value string) error {
-	sess, err := s.store.Read().SessionByHash(ctx, auth.HashToken(value))
+	hash := auth.HashToken(value)
+	sess, err := s.store.Read().SessionByHash(ctx, hash)
 	if errors.Is(err, store.ErrNotFound) {
-		return nil
+		return s.endTokenSession(ctx, nil, hash)
 	}
 	if err != nil {
 		return internal("look up session", err)
@@ -467,6 +504,8 @@ func (s *Service) Me(ctx context.Context, p *auth.Principal) (*Me, error) {
 		}
 	case p.Kind == auth.KindAgent:
 		out.Via = "agent"
+	case p.Kind == auth.KindToken && p.SessionHash != nil:
+		out.Via, out.CSRFToken = "token-session", p.CSRFToken
 	case p.Kind == auth.KindToken && p.Name == DesktopSessionTokenName:
 		out.Via = "desktop"
 	default:
@@ -475,18 +514,17 @@ func (s *Service) Me(ctx context.Context, p *auth.Principal) (*Me, error) {
 	return out, nil
 }
 
-// ReadSession adds to c what a browser session presents on r: the session cookie (when
-// team mode is on), the project it acts in, and what the CSRF rules look at.
+// ReadSession adds to c what a browser session presents on r: the session cookie (a
+// person's in team mode, or a token's: always read), the project it acts in, and what
+// the CSRF rules look at.
 func (s *Service) ReadSession(c *Credentials, r *http.Request) {
-	if !s.oidc.Enabled() {
-		return
-	}
 	if ck, err := r.Cookie(s.oidc.SessionCookie()); err == nil {
 		c.Session = ck.Value
 	}
 	c.Project = r.Header.Get("X-Agentdesk-Project")
 	c.Method, c.ContentType = r.Method, r.Header.Get("Content-Type")
 	c.CSRFToken, c.Origin, c.FetchSite = r.Header.Get("X-CSRF-Token"), r.Header.Get("Origin"), r.Header.Get("Sec-Fetch-Site")
+	c.Host = r.Host
 }
 
 // SignInOptions says how people sign in here, for the sign-in page before it holds any

@@ -137,10 +137,15 @@ func (s *Service) AuthenticateToken(ctx context.Context, value string) (*auth.Pr
 	if err != nil {
 		return nil, err
 	}
-	s.usedMu.Lock()
-	s.used[p.TokenID] = now
-	s.usedMu.Unlock()
+	s.noteTokenUse(p.TokenID, now)
 	return p, nil
+}
+
+// noteTokenUse records that token id was used at now, for FlushTokenUse to write.
+func (s *Service) noteTokenUse(id int64, at time.Time) {
+	s.usedMu.Lock()
+	s.used[id] = at
+	s.usedMu.Unlock()
 }
 
 // unknownToken is the refusal of a value that no token has (revoked and expired tokens
@@ -191,6 +196,10 @@ func (s *Service) CheckCredentials(ctx context.Context, p *auth.Principal) error
 	var err error
 	switch p.Kind { // the lookups of Authenticate, with what p authenticated with
 	case auth.KindToken:
+		if p.SessionHash != nil { // a token's browser session: signed out, or its token ended
+			now, err = s.tokenSessionPrincipal(ctx, p.SessionHash)
+			break
+		}
 		now, _, err = s.tokenPrincipal(ctx, p.TokenHash)
 	case auth.KindAgent:
 		now, err = s.agentPrincipal(ctx, p.ProjectID, p.AgentDigest, p.Name)

@@ -336,8 +336,12 @@ func copyFillEveryTable(t *testing.T) string {
 	must("CreateSkill", err)
 	_, _, err = svc.SetAgentSkill(ctx, owner, agent.ID, skill.ID, true)
 	must("SetAgentSkill", err)
-	_, _, err = svc.CreateToken(ctx, owner, service.CreateTokenInput{Name: "ci", Type: "platform", Scopes: []string{auth.TaskRead, auth.TaskWrite}})
+	ci, _, err := svc.CreateToken(ctx, owner, service.CreateTokenInput{Name: "ci", Type: "platform", Scopes: []string{auth.TaskRead, auth.TaskWrite}})
 	must("CreateToken", err)
+	ciToken, err := svc.AuthenticateToken(ctx, ci)
+	must("AuthenticateToken", err)
+	_, err = svc.StartTokenSession(ctx, ciToken, "test", "192.0.2.1")
+	must("StartTokenSession", err)
 	_, gone, err := svc.CreateToken(ctx, owner, service.CreateTokenInput{Name: "revoked", Type: "platform", Scopes: []string{auth.TaskRead}})
 	must("CreateToken", err)
 	must("RevokeToken", svc.RevokeToken(ctx, owner, gone.ID)) // counted in credential_changes

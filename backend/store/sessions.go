@@ -164,15 +164,26 @@ func (t *Tx) EndSession(ctx context.Context, id int64, at time.Time) error {
 	return err
 }
 
-// PruneSessions deletes the sessions that can no longer be used: ended, unused since
-// idleBefore, or begun before oldBefore. It returns how many went.
+// PruneSessions deletes the sessions that can no longer be used, people's and tokens'
+// (tokensessions.go): ended, unused since idleBefore, or begun before oldBefore. It
+// returns how many went.
 func (t *Tx) PruneSessions(ctx context.Context, idleBefore, oldBefore time.Time) (int64, error) {
-	res, err := t.exec(ctx, `DELETE FROM sessions WHERE ended_at IS NOT NULL OR last_seen_at <= $1 OR created_at <= $2`,
-		fmtTime(idleBefore), fmtTime(oldBefore))
-	if err != nil {
-		return 0, err
+	var n int64
+	for _, prune := range []string{
+		`DELETE FROM sessions WHERE ended_at IS NOT NULL OR last_seen_at <= $1 OR created_at <= $2`,
+		pruneTokenSessions,
+	} {
+		res, err := t.exec(ctx, prune, fmtTime(idleBefore), fmtTime(oldBefore))
+		if err != nil {
+			return 0, err
+		}
+		gone, err := res.RowsAffected()
+		if err != nil {
+			return 0, err
+		}
+		n += gone
 	}
-	return res.RowsAffected()
+	return n, nil
 }
 
 // pruneLogins deletes the logins under way begun before a time, by the index on

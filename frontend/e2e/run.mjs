@@ -420,6 +420,10 @@ test('the first hour (issue 43): links, phone counts, order, limits, touch, scop
   const [tab] = await Promise.all([ctx.waitForEvent('page'), card.click({ button: 'middle' })]);
   await tab.waitForLoadState('domcontentloaded');
   expect(new URL(tab.url()).pathname === `/tasks/${id}`, `middle-click opened ${tab.url()}`);
+  // Signed in by the session the token started (POST /api/session): the task opens, no token asked.
+  await tab.getByRole('dialog', { name: 'Task details' }).waitFor();
+  await tab.getByTestId('conn').getByText('Live').waitFor();
+  expect(await tab.evaluate(() => sessionStorage.getItem('agentdesk.token') === null), 'the new tab was given a token');
   await tab.close();
   expect(page.url() === board, `a middle-click moved the page to ${page.url()}`);
 
@@ -1483,11 +1487,11 @@ test('remote A2A agent: registered on the Agents screen by its card URL, its car
   }
 });
 
-test('GraphiQL: opened from Settings with the tab\'s token, runs a query, shows the schema docs', async () => {
+test('GraphiQL: opened from Settings, signed in by the session, runs a query, shows the schema docs', async () => {
   const page = await newPage();
   await signIn(page);
   await page.getByRole('link', { name: 'Settings' }).click();
-  // The link opens a new tab that inherits this tab's token (sessionStorage).
+  // The link opens a new tab, signed in by the browser's session cookie.
   const [gq] = await Promise.all([page.context().waitForEvent('page'), page.getByRole('link', { name: 'GraphiQL' }).click()]);
   const violations = [];
   gq.on('console', (m) => /Content Security Policy|Refused to/i.test(m.text()) && violations.push(m.text()));

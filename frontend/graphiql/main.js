@@ -2,10 +2,10 @@
 // so React and GraphiQL stay out of the main UI's bundle and its budget. The Go server
 // serves the built page at GET /graphql for browsers.
 //
-// Credentials, as the web UI keeps them: the tab's token (sessionStorage, copied into
-// this tab when the UI's link opens it), the desktop window's token, or the team mode
-// session cookie with its X-CSRF-Token (from GET /api/me). Without any, the Headers
-// pane takes an Authorization header.
+// Credentials, as the web UI keeps them: a tab's token (sessionStorage, kept by tabs
+// signed in before token sign-in started sessions), the desktop window's token, or the
+// session cookie (a person's, or one a token started) with its X-CSRF-Token (from GET
+// /api/me). Without any, the Headers pane takes an Authorization header.
 import { createElement } from 'react';
 import { createRoot } from 'react-dom/client';
 import { GraphiQL } from 'graphiql';
@@ -24,10 +24,10 @@ async function credentials() {
   const res = await fetch('/api/me', { headers: project ? { 'X-Agentdesk-Project': project } : {} }).catch(() => null);
   if (res?.ok) {
     const me = await res.json();
-    if (me.via === 'session') {
+    if (me.via === 'session' || me.via === 'token-session') {
       const headers = { 'X-Agentdesk-Project': me.project.id };
       if (me.csrfToken) headers['X-CSRF-Token'] = me.csrfToken;
-      return { headers, who: `${me.user?.name ?? 'you'} in ${me.project.name}` };
+      return { headers, who: `${me.user?.name ?? 'your token'} in ${me.project.name}` };
     }
   }
   return { headers: {}, who: '' };

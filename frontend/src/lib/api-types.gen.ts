@@ -10,11 +10,31 @@ export interface paths {
         };
         /**
          * Who is calling
-         * @description Any credential: a platform token (`via` token, or desktop for the desktop window's session), an agent's headers (its project in the `X-Agentdesk-Project` header), or, in team mode, the browser session cookie (`via` session). Says who the caller is, the project it acts in, its scopes, and for a session the person's projects and the `csrfToken` that its changes must send as `X-CSRF-Token`. A session acts in the project of its `X-Agentdesk-Project` header, by default its first membership.
+         * @description Any credential: a platform token (`via` token, or desktop for the desktop window's session), an agent's headers (its project in the `X-Agentdesk-Project` header), or a browser session cookie: a person's in team mode (`via` session) or one started with a token by `POST /api/session` (`via` token-session). Says who the caller is, the project it acts in, its scopes, for a person's session their projects, and for any session the `csrfToken` that its changes must send as `X-CSRF-Token`. A session acts in the project of its `X-Agentdesk-Project` header, by default its first membership.
          */
         get: operations["me"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a browser session with a token
+         * @description The web UI's token sign-in: trades the platform token of the `Authorization` header for a browser session, so that new tabs and links are signed in without the token. Answers 204 with the session cookie `agentdesk_session` (`__Host-agentdesk_session` when the public URL is https): `HttpOnly`, `SameSite=Lax`, `Path=/`, `Secure` behind https, `Max-Age` 30 days. The session acts as the token (its project and scopes; `via` `token-session` in `GET /api/me`, which gives its `csrfToken`), with the rules of every session cookie: changes need `X-CSRF-Token` and a same-origin `Origin`; it ends after 7 days unused or 30 days, when the token is revoked, rotated or expires, and on `POST /logout`. A session cookie the request came with is ended. Data tokens, the desktop window's token and a session cookie cannot start one (403). The server keeps only the hash of the cookie's value.
+         */
+        post: operations["startSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -60,6 +80,26 @@ export interface paths {
          * @description Team mode: ends one of the signed-in person's sessions (an id from `GET /api/me/sessions`); its open event streams and GraphQL subscriptions close within a second with code 4401. Ending the session of this request also clears the cookie. Another person's session, or an unknown id, answers 404; ending one that has already ended changes nothing. Only a session cookie has sessions: a token or agent headers answer 403. Like every change made with a session cookie, it needs the `X-CSRF-Token` header (from `GET /api/me`) and a same-origin `Origin` (or `Sec-Fetch-Site: same-origin`).
          */
         delete: operations["endSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out
+         * @description Ends the session of the request's cookie (a person's in team mode, or one started with a token by `POST /api/session`) and clears the cookie (`Set-Cookie` with `Max-Age=0`); its open event streams and GraphQL subscriptions close within a second with code 4401. A caller that accepts `application/json` gets `{"redirect": URL}`, the page to go to next; otherwise the answer is a `303` to that URL. It is `/`, or for a person's session in team mode the provider's `end_session_endpoint` when it has one (with `id_token_hint`). A token or agent headers answer 403: tokens are revoked instead. Like every change made with a session cookie, it needs the `X-CSRF-Token` header (from `GET /api/me`) and a same-origin `Origin` (or `Sec-Fetch-Site: same-origin`).
+         */
+        post: operations["logout"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -908,7 +948,7 @@ export interface components {
         };
         Me: {
             /** @enum {string} */
-            via: "session" | "token" | "agent" | "desktop";
+            via: "session" | "token-session" | "token" | "agent" | "desktop";
             user: null | {
                 /** Format: int64 */
                 id: number;
@@ -1972,6 +2012,36 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    startSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session started; the cookie is in `Set-Cookie`. No body. */
+            204: {
+                headers: {
+                    /**
+                     * @description The session cookie.
+                     * @example agentdesk_session=Q2x8...; Path=/; Max-Age=2592000; HttpOnly; SameSite=Lax
+                     */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
     listSessions: {
         parameters: {
             query?: never;
@@ -2070,6 +2140,53 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    logout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out (the caller asked for JSON): where to go next. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "redirect": "/"
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description `/`, or the provider's sign-out page. */
+                        redirect: string;
+                    };
+                };
+            };
+            /** @description Signed out (the caller did not ask for JSON): go to `Location`, `/` or the provider's sign-out page. */
+            303: {
+                headers: {
+                    /**
+                     * @description Where to go next.
+                     * @example /
+                     */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -3,7 +3,8 @@
 // Desktop window: window.go.app.Desktop.Session() (a Wails binding) gives a token and
 // the server's URL; HTTP stays relative (the window serves the UI), the event stream
 // goes to serverURL. Otherwise (agentdesk --serve): a platform token typed into the
-// sign-in form, checked with the GraphQL viewer query and kept in sessionStorage.
+// sign-in form is traded for a browser session (POST /api/session), whose cookie signs
+// in every tab and link of this browser; or team mode's session cookie.
 import type {
   About,
   ActivityEntry,
@@ -57,7 +58,7 @@ export interface Session {
   desktop: boolean;
   /** Where the event stream lives (ws:// or wss://, no path). */
   wsBase: string;
-  /** Team mode: signed in through the provider, with the session cookie. */
+  /** Signed in with the session cookie: a person's (team mode) or a token's (POST /api/session). */
   cookie?: boolean;
   /** The person (team mode sessions). */
   user?: MeUser;
@@ -150,9 +151,9 @@ export async function restoreSession(): Promise<Session | null> {
 }
 
 /**
- * Team mode: asks GET /api/me with the browser's session cookie (no token), acting in
- * projectId ('' = the person's first project; one they left falls back to it). null
- * when there is no session (or this server has no team mode).
+ * Asks GET /api/me with the browser's session cookie (no token): a person's session
+ * acts in projectId ('' = the person's first project; one they left falls back to it),
+ * a token's in the token's project. null when there is no session.
  */
 export async function cookieSession(projectId: string): Promise<Session | null> {
   const before = project;
@@ -168,6 +169,12 @@ export async function cookieSession(projectId: string): Promise<Session | null> 
     }
     project = before; // e.g. the server is unreachable: stay where we were
     throw e;
+  }
+  if (me.via === 'token-session') {
+    csrf = me.csrfToken ?? '';
+    project = me.project.id;
+    const viewer = await fetchViewer();
+    return { token: '', viewer, desktop: false, wsBase: pageWsBase(), cookie: true, projectName: me.project.name };
   }
   if (me.via !== 'session' || !me.user) {
     project = '';
@@ -204,25 +211,27 @@ export async function signInOptions(): Promise<SignInOptions> {
   }
 }
 
-/** Checks a platform token and keeps it for this browser tab. */
+/**
+ * Checks a platform token by trading it for a browser session (POST /api/session): its
+ * cookie signs in new tabs and links too, and the page keeps no token.
+ */
 export async function signIn(value: string): Promise<Session> {
   const v = value.trim();
   if (!v) throw new ApiError('Paste a platform token (it starts with adk_).', 400, 'invalid_argument');
   token = v;
   try {
-    const viewer = await fetchViewer();
-    sessionStorage.setItem(STORAGE_KEY, v);
-    return { token: v, viewer, desktop: false, wsBase: pageWsBase() };
-  } catch (e) {
+    await rest('POST', '/api/session');
+  } finally {
     token = '';
-    throw e;
   }
+  const s = await cookieSession('');
+  if (!s) throw new ApiError('This browser did not keep the session cookie: allow cookies for this site, then sign in again.', 401, 'unauthenticated');
+  return s;
 }
 
 /**
- * Signs out. A token is forgotten; a team mode session is ended on the server
- * (POST /logout), and the answer says where the browser goes next: the provider's
- * sign-out page, or '/'.
+ * Signs out. A token is forgotten; a session is ended on the server (POST /logout),
+ * and the answer says where the browser goes next: the provider's sign-out page, or '/'.
  */
 export async function signOut(s?: Session | null): Promise<string | null> {
   sessionStorage.removeItem(STORAGE_KEY);
@@ -239,7 +248,7 @@ export async function signOut(s?: Session | null): Promise<string | null> {
   return to;
 }
 
-/** Forgets a team mode session that the server ended (signed out elsewhere, removed). */
+/** Forgets a session that the server ended (signed out elsewhere, removed, its token revoked). */
 export function dropSession(): void {
   sessionStorage.removeItem(STORAGE_KEY);
   token = csrf = project = '';
