@@ -29,8 +29,8 @@ const (
 	SearchDocument = "document"
 )
 
-// SearchInput is a project-wide search: the text, and at most Limit results (0: the
-// default).
+// SearchInput is a project-wide search: the text, and at most Limit results (1 to
+// MaxSearchLimit; interfaces give DefaultSearchLimit when the client gives none).
 type SearchInput struct {
 	Query string
 	Limit int
@@ -62,17 +62,14 @@ func (s *Service) Search(ctx context.Context, p *auth.Principal, in SearchInput)
 	if !readTasks && !readMessages {
 		return nil, errs.Forbid("search needs the %s or %s scope, which the caller does not hold", auth.TaskRead, auth.MessagingRead)
 	}
-	q := strings.TrimSpace(in.Query)
+	if n := utf8.RuneCountInString(in.Query); n > MaxSearchQueryChars {
+		return nil, errs.Invalid("q is too long: %d characters, at most %d", n, MaxSearchQueryChars)
+	}
+	q := strings.TrimSpace(in.Query) // what Ctrl+K's box holds may end in a space
 	if q == "" {
 		return nil, errs.Invalid("q is required: the text to search for")
 	}
-	if n := utf8.RuneCountInString(q); n > MaxSearchQueryChars {
-		return nil, errs.Invalid("q is too long: %d characters, at most %d", n, MaxSearchQueryChars)
-	}
 	limit := in.Limit
-	if limit == 0 {
-		limit = DefaultSearchLimit
-	}
 	if limit < 1 || limit > MaxSearchLimit {
 		return nil, errs.Invalid("limit must be between 1 and %d", MaxSearchLimit)
 	}

@@ -65,7 +65,7 @@ func testSearch(t *testing.T, engine string) {
 		t.Fatal(err)
 	}
 
-	got, err := svc.Search(ctx, owner, service.SearchInput{Query: " ticket 399 "})
+	got, err := svc.Search(ctx, owner, service.SearchInput{Query: " ticket 399 ", Limit: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,13 +93,13 @@ func testSearch(t *testing.T, engine string) {
 	if two, err := svc.Search(ctx, owner, service.SearchInput{Query: "ticket 399", Limit: 2}); err != nil || len(two) != 2 || two[0].Type != "document" || two[1].Type != "task" {
 		t.Fatalf("limit 2: %+v, %v", two, err)
 	}
-	if theirs, err := svc.Search(ctx, outsider, service.SearchInput{Query: "ticket 399"}); err != nil || len(theirs) != 2 || theirs[0].Title != "ticket 399 elsewhere" {
+	if theirs, err := svc.Search(ctx, outsider, service.SearchInput{Query: "ticket 399", Limit: 20}); err != nil || len(theirs) != 2 || theirs[0].Title != "ticket 399 elsewhere" {
 		t.Fatalf("the other project's search: %+v, %v", theirs, err)
 	}
 
 	types := func(p *auth.Principal) string {
 		t.Helper()
-		found, err := svc.Search(ctx, p, service.SearchInput{Query: "ticket 399"})
+		found, err := svc.Search(ctx, p, service.SearchInput{Query: "ticket 399", Limit: 20})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,12 +118,12 @@ func testSearch(t *testing.T, engine string) {
 	if got := types(scoped(auth.MessagingRead)); got != "document,message" {
 		t.Fatalf("messaging:read only finds %s, want the document and the message", got)
 	}
-	_, err = svc.Search(ctx, scoped(auth.Admin), service.SearchInput{Query: "ticket"})
+	_, err = svc.Search(ctx, scoped(auth.Admin), service.SearchInput{Query: "ticket", Limit: 20})
 	wantCode(t, err, errs.Forbidden)
 
 	for _, bad := range []service.SearchInput{
-		{Query: ""}, {Query: "   "}, {Query: strings.Repeat("é", 201)},
-		{Query: "x", Limit: 51}, {Query: "x", Limit: -1},
+		{Query: "", Limit: 20}, {Query: "   ", Limit: 20}, {Query: strings.Repeat("é", 201), Limit: 20},
+		{Query: "x", Limit: 51}, {Query: "x", Limit: 0},
 	} {
 		_, err := svc.Search(ctx, owner, bad)
 		wantCode(t, err, errs.InvalidArgument)
