@@ -630,11 +630,24 @@ test('jumper: Ctrl+K finds a task, a conversation and a screen by name', async (
   await page.context().close();
 });
 
-test('search: Ctrl+K finds a message by its words through GET /api/search, with a snippet, and opens its conversation', async () => {
+test('search: the board search box and Ctrl+K find a message by its words through GET /api/search, with a snippet, and open its conversation', async () => {
   const conv = await rest('POST', `/api/projects/${project}/conversations`,
     { name: 'Road works', message: 'Before Friday the zebra crossing on Main Street needs fresh paint, says the council.' });
   const page = await newPage();
   await signIn(page);
+  // The board's search box: no task holds the words, the message is listed beside.
+  await page.getByTestId('board-search').fill('zebra crossing');
+  const beside = page.getByTestId('found-elsewhere').getByRole('link', { name: /Road works/ });
+  await beside.waitFor();
+  expect(await beside.getAttribute('href') === `/conversations/${conv.id}`, `the board's link: ${await beside.getAttribute('href')}`);
+  await expectAccessible(page, 'the board search with messages found');
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 844 });
+    await page.screenshot({ path: join(shots, `search-board-${width}.png`) });
+  }
+  await page.setViewportSize({ width: 1280, height: 844 });
+  await page.getByTestId('board-search').fill('');
+  await page.getByTestId('found-elsewhere').waitFor({ state: 'detached' });
   await page.keyboard.press('Control+k');
   const jumper = page.getByTestId('jumper');
   await jumper.getByRole('combobox').fill('zebra crossing');

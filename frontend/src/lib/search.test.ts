@@ -1,6 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cleanup, fireEvent, render, screen } from '@testing-library/svelte';
 import Jumper from '../components/Jumper.svelte';
+import FoundElsewhere from '../components/FoundElsewhere.svelte';
 import { app } from './state.svelte';
 import { fakeFetch } from './test-helpers';
 
@@ -35,5 +36,24 @@ describe('Jumper (Ctrl+K)', () => {
     await fireEvent.input(screen.getByRole('combobox'), { target: { value: 'zebra' } });
     await vi.waitFor(() => expect(screen.getByRole('alert').textContent).toContain('search needs a read scope'));
     expect(screen.getByText('Nothing matches “zebra”.')).toBeTruthy();
+  });
+});
+
+describe('FoundElsewhere (beside the board search)', () => {
+  afterEach(cleanup);
+
+  it('lists the messages and documents the board search words find, as links; the tasks are on the board', async () => {
+    const calls = fakeFetch(() => ({
+      results: [
+        { type: 'task', id: 399, title: 'Ticket 399', snippet: '', url: '/tasks/399' },
+        { type: 'document', id: 2, title: 'ticket-399.log', snippet: 'Shared by ana in Support', url: '/conversations/4' },
+      ],
+    }));
+    render(FoundElsewhere, { query: 'ticket 399' });
+    const link = await screen.findByRole('link', { name: /ticket-399\.log/ });
+    expect(link.getAttribute('href')).toBe('/conversations/4');
+    expect(link.textContent).toContain('Shared by ana in Support');
+    expect(screen.queryByText('Ticket 399')).toBeNull();
+    expect(calls.map((c) => c.url)).toEqual(['/api/search?q=ticket%20399&limit=20']);
   });
 });
