@@ -55,6 +55,8 @@ func oaSearchScenarios() []oaCase {
 		{name: "search limit too big", method: "GET", path: search + "?q=x&limit=51", auth: "all", req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "search limit not a number", method: "GET", path: search + "?q=x&limit=ten", auth: "all", req: oaInvalid, status: 400, code: "invalid_argument"},
 		{name: "search no credentials", method: "GET", path: search + "?q=x", auth: "none", req: oaInvalid, status: 401, code: "unauthenticated"},
+		// Agents use the project's paths; this one has none (as GET /api/tasks).
+		{name: "search as an agent", method: "GET", path: search + "?q=x", auth: "agent", req: oaInvalid, status: 401, code: "unauthenticated"},
 		{name: "search without a read scope", method: "GET", path: search + "?q=x", auth: "wo", req: oaInvalid, status: 403, code: "forbidden"},
 	}
 }
