@@ -44,7 +44,7 @@ type SearchResult struct {
 	Snippet string `json:"snippet"`
 	URL     string `json:"url"`
 
-	titleMatch bool
+	titleMatch bool // q is in what was searched and is the title: a task's summary, a document's name
 	createdAt  time.Time
 }
 
@@ -52,8 +52,9 @@ type SearchResult struct {
 // summary or details hold every word of the query by prefix, as a task list's q does;
 // messages whose content holds the query, and documents whose name holds it (with
 // messaging:read), ASCII case ignored. Each type gives its newest matches, at most the
-// limit; then the results whose title holds the query come first, newest first within
-// each group, and the limit cuts the whole.
+// limit; then the tasks whose summary and the documents whose name hold the query come
+// first (a message's title, its author and conversation, is not searched), newest first
+// within each group, and the limit cuts the whole.
 func (s *Service) Search(ctx context.Context, p *auth.Principal, in SearchInput) ([]SearchResult, error) {
 	if p == nil {
 		return nil, errs.Unauth("authentication required")
@@ -91,7 +92,7 @@ func (s *Service) Search(ctx context.Context, p *auth.Principal, in SearchInput)
 			}
 			results = append(results, SearchResult{Type: SearchTask, ID: t.ID, Title: t.Summary,
 				Snippet: excerpt(snippet, append([]string{q}, store.TaskSearchTerms(q)...)),
-				URL:     "/tasks/" + strconv.FormatInt(t.ID, 10), createdAt: t.CreatedAt})
+				URL:     "/tasks/" + strconv.FormatInt(t.ID, 10), createdAt: t.CreatedAt, titleMatch: indexFold(t.Summary, q) >= 0})
 		}
 	}
 	if readMessages {
@@ -110,11 +111,9 @@ func (s *Service) Search(ctx context.Context, p *auth.Principal, in SearchInput)
 		}
 		for _, d := range documents {
 			results = append(results, SearchResult{Type: SearchDocument, ID: d.ID, Title: d.Text,
-				Snippet: "Shared by " + d.Author + " in " + conversationTitle(d), URL: conversationURL(d), createdAt: d.CreatedAt})
+				Snippet: "Shared by " + d.Author + " in " + conversationTitle(d), URL: conversationURL(d), createdAt: d.CreatedAt,
+				titleMatch: indexFold(d.Text, q) >= 0})
 		}
-	}
-	for i := range results {
-		results[i].titleMatch = indexFold(results[i].Title, q) >= 0
 	}
 	slices.SortStableFunc(results, func(a, b SearchResult) int {
 		if a.titleMatch != b.titleMatch {

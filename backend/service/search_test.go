@@ -65,6 +65,21 @@ func testSearch(t *testing.T, engine string) {
 		t.Fatal(err)
 	}
 
+	// A message in "Support" that says support, then a task that says it in its details:
+	// only a task's summary and a document's name are titles that rank first, so the task
+	// (newer) comes before the message, whose title "owner in Support" was not searched.
+	if _, err := svc.PostMessage(ctx, owner, conv.UUID, service.PostMessageInput{Message: ptr("support is on it")}, ""); err != nil {
+		t.Fatal(err)
+	}
+	queue, err := svc.CreateTask(ctx, owner, service.CreateTaskInput{Summary: "Printer queue", Details: "ask Support first"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found, err := svc.Search(ctx, owner, service.SearchInput{Query: "support", Limit: 20}); err != nil || len(found) != 2 ||
+		found[0].ID != queue.ID || found[1].Type != "message" || found[1].Snippet != "support is on it" {
+		t.Fatalf("support: %+v, %v; want the task, then the message", found, err)
+	}
+
 	got, err := svc.Search(ctx, owner, service.SearchInput{Query: " ticket 399 ", Limit: 20})
 	if err != nil {
 		t.Fatal(err)

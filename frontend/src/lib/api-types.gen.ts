@@ -248,7 +248,7 @@ export interface paths {
         };
         /**
          * Search the project's tasks, messages and documents
-         * @description One search over what the caller may read in its project: with `task:read`, the tasks whose summary or details hold every word of `q` (by prefix, case and accents ignored, as a task list's `q`); with `messaging:read`, the messages whose content holds `q` as typed and the documents whose name holds it (the case of ASCII letters ignored; a document's content is not searched). A caller without one of the scopes gets no results of its types; without both, 403. Agents are refused (401): their headers name a project only in the project's paths. Each type gives its newest matches, at most `limit`; then results whose title holds `q` (case ignored) come first, newest first within each group, and `limit` cuts the whole.
+         * @description One search over what the caller may read in its project: with `task:read`, the tasks whose summary or details hold every word of `q` (by prefix, case and accents ignored, as a task list's `q`); with `messaging:read`, the messages whose content holds `q` as typed and the documents whose name holds it (the case of ASCII letters ignored; a document's content is not searched). A caller without one of the scopes gets no results of its types; without both, 403. Agents are refused (401): their headers name a project only in the project's paths. Each type gives its newest matches, at most `limit`; then the tasks whose summary and the documents whose name hold `q` (case ignored) come first, newest first within each group, and `limit` cuts the whole.
          */
         get: operations["search"];
         put?: never;
