@@ -634,6 +634,42 @@ test('jumper: Ctrl+K finds a task, a conversation and a screen by name', async (
   await page.context().close();
 });
 
+test('search: the board search box and Ctrl+K find a message by its words through GET /api/search, with a snippet, and open its conversation', async () => {
+  const conv = await rest('POST', `/api/projects/${project}/conversations`,
+    { name: 'Road works', message: 'Before Friday the zebra crossing on Main Street needs fresh paint, says the council.' });
+  const page = await newPage();
+  await signIn(page);
+  // The board's search box: no task holds the words, the message is listed beside.
+  await page.getByTestId('board-search').fill('zebra crossing');
+  const beside = page.getByTestId('found-elsewhere').getByRole('link', { name: /Road works/ });
+  await beside.waitFor();
+  expect(await beside.getAttribute('href') === `/conversations/${conv.id}`, `the board's link: ${await beside.getAttribute('href')}`);
+  await expectAccessible(page, 'the board search with messages found');
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 844 });
+    await page.screenshot({ path: join(shots, `search-board-${width}.png`) });
+  }
+  await page.setViewportSize({ width: 1280, height: 844 });
+  await page.getByTestId('board-search').fill('');
+  await page.getByTestId('found-elsewhere').waitFor({ state: 'detached' });
+  await page.keyboard.press('Control+k');
+  const jumper = page.getByTestId('jumper');
+  await jumper.getByRole('combobox').fill('zebra crossing');
+  const found = jumper.getByRole('option', { name: /Road works/ });
+  await found.waitFor();
+  expect((await found.textContent()).includes('zebra crossing on Main Street'), `the snippet: ${await found.textContent()}`);
+  expect(await found.getAttribute('href') === `/conversations/${conv.id}`, `the link: ${await found.getAttribute('href')}`);
+  await expectAccessible(page, 'the jumper with search results');
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: 844 });
+    await page.screenshot({ path: join(shots, `search-${width}.png`) });
+  }
+  await page.keyboard.press('Enter');
+  await page.getByTestId('messages').getByText('zebra crossing').waitFor();
+  expect(new URL(page.url()).pathname === `/conversations/${conv.id}`, `opened ${page.url()}`);
+  await page.context().close();
+});
+
 test('undo: a move and a delete, each undone from its toast; a delete not undone reaches the server', async () => {
   const page = await newPage();
   await signIn(page);

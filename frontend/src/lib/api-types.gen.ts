@@ -279,6 +279,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the project's tasks, messages and documents
+         * @description One search over what the caller may read in its project: with `task:read`, the tasks whose summary or details hold every word of `q` (by prefix, case and accents ignored, as a task list's `q`); with `messaging:read`, the messages whose content holds `q` as typed and the documents whose name holds it (the case of ASCII letters ignored; a document's content is not searched). A caller without one of the scopes gets no results of its types; without both, 403. Agents are refused (401): their headers name a project only in the project's paths. Each type gives its newest matches, at most `limit`; then the tasks whose summary and the documents whose name hold `q` (case ignored) come first, newest first within each group, and `limit` cuts the whole.
+         */
+        get: operations["search"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/signin": {
         parameters: {
             query?: never;
@@ -1690,6 +1710,22 @@ export interface components {
          * @enum {string}
          */
         TaskSource: "user" | "agent" | "job";
+        SearchResults: {
+            results: components["schemas"]["SearchResult"][];
+        };
+        /** @description One thing a search found. */
+        SearchResult: {
+            /** @enum {string} */
+            type: "task" | "message" | "document";
+            /** @description The task's, message's or document's id. */
+            id: number;
+            /** @description A task's summary; for a message, its author and conversation ("alice in Release"); a document's name. */
+            title: string;
+            /** @description Plain text on one line: about 120 characters of a task's details (its summary when it has none) or of a message, around the first match, with … where it is cut; for a document, who shared it in which conversation. */
+            snippet: string;
+            /** @description The web UI's page of the result, a path: /tasks/{id} for a task, /conversations/{conversationId} for a message or a document. */
+            url: string;
+        };
     };
     responses: {
         /** @description The path is one of this document's, but not with this method (code `method_not_allowed`). Answered for any method a path does not list; the `Allow` header lists those it takes. */
@@ -2571,6 +2607,37 @@ export interface operations {
                     "application/json": components["schemas"]["About"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    search: {
+        parameters: {
+            query: {
+                /** @description The text to search for, 1 to 200 characters; leading and trailing spaces are ignored. Missing, blank or longer: 400. */
+                q: string;
+                /** @description At most this many results, 1 to 50; 20 without it. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The results, best first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchResults"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];

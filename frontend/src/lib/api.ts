@@ -26,6 +26,7 @@ import type {
   NewTask,
   Participant,
   Reaction,
+  SearchResult,
   Skill,
   Status,
   StepStatus,
@@ -408,6 +409,9 @@ export const api = {
     return rest<TaskCounts>('GET', '/api/tasks/counts' + (p.size ? '?' + p.toString().replace(/\+/g, '%20') : ''));
   },
   task: (id: number) => rest<Task>('GET', `/api/tasks/${id}`),
+  /** One search over the project's tasks, messages and documents the caller may read, best first. */
+  search: async (q: string, limit = 20) =>
+    (await rest<{ results: SearchResult[] }>('GET', `/api/search?q=${encodeURIComponent(q)}&limit=${limit}`)).results,
   createTask: (t: NewTask) => rest<Task>('POST', '/api/tasks', t),
   setStatus: (id: number, status: Status) => rest<Task>('PUT', `/api/tasks/${id}/status`, { status } satisfies Body['SetStatusRequest']),
   setAgent: (id: number, agent_id: number | null) => rest<Task>('PUT', `/api/tasks/${id}/agent`, { agent_id } satisfies Body['SetAgentRequest']),

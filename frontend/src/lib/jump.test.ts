@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jumpResults, type JumpSources } from './jump';
+import { jumpResults, withFound, type JumpSources } from './jump';
 
 const src: JumpSources = {
   tasks: [
@@ -31,5 +31,25 @@ describe('jumpResults', () => {
   });
   it('finds nothing for what nothing holds', () => {
     expect(jumpResults('zebra', src)).toEqual([]);
+  });
+});
+
+describe('withFound', () => {
+  it('adds what the server found after what is loaded, without a loaded task twice', () => {
+    const loaded = jumpResults('release', src);
+    const items = withFound(loaded, [
+      { type: 'task', id: 12, title: 'Write the release notes', snippet: '', url: '/tasks/12' },
+      { type: 'task', id: 399, title: 'Ticket 399', snippet: 'the release is blocked', url: '/tasks/399' },
+      { type: 'message', id: 5, title: 'ana in release-planning', snippet: '…ship the release on Friday', url: '/conversations/3' },
+      { type: 'document', id: 2, title: 'release.md', snippet: 'Shared by ana in release-planning', url: '/conversations/3' },
+    ]);
+    expect(items.map((i) => `${i.kind} ${i.path}`)).toEqual([
+      'conversation /conversations/3',
+      'task /board/12',
+      'task /tasks/399',
+      'message /conversations/3',
+      'document /conversations/3',
+    ]);
+    expect(items[3]).toMatchObject({ label: 'ana in release-planning', hint: '…ship the release on Friday' });
   });
 });

@@ -1,8 +1,11 @@
 // The Ctrl+K jumper's matching, over what the page has loaded: tasks, conversations,
-// agents and the screens. (Searching the server, past what is loaded, is GET
-// /api/tasks?q=; this only jumps.)
+// agents and the screens; withFound adds what the server's search (GET /api/search)
+// finds past what is loaded: tasks, messages and documents.
+import { parse } from './router.svelte';
+import type { SearchResult } from './types';
+
 export interface JumpItem {
-  kind: 'task' | 'conversation' | 'agent' | 'screen';
+  kind: 'task' | 'conversation' | 'agent' | 'screen' | 'message' | 'document';
   label: string;
   /** A second line: status, participants... */
   hint: string;
@@ -52,4 +55,18 @@ export function jumpResults(query: string, src: JumpSources, limit = 12): JumpIt
     .sort((a, b) => b[0] - a[0] || a[1].label.length - b[1].label.length)
     .map(([, i]) => i)
     .slice(0, limit);
+}
+
+/**
+ * The loaded matches, then the server's search results as jump items (title, snippet,
+ * link), without the tasks the loaded matches already hold.
+ */
+export function withFound(loaded: JumpItem[], found: SearchResult[]): JumpItem[] {
+  const loadedTasks = new Set(loaded.filter((i) => i.kind === 'task').map((i) => parse(i.path).id));
+  return [
+    ...loaded,
+    ...found
+      .filter((r) => !(r.type === 'task' && loadedTasks.has(r.id)))
+      .map((r): JumpItem => ({ kind: r.type, label: r.title, hint: r.snippet, path: r.url })),
+  ];
 }

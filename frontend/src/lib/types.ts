@@ -19,6 +19,7 @@ export type TaskEvent = S['TaskEvent'];
 export type NewTask = S['CreateTaskRequest'];
 export type Conversation = S['Conversation'];
 export type Message = S['Message'];
+export type SearchResult = S['SearchResult'];
 export type ReactionCount = S['ReactionCount'];
 export type DocumentInfo = S['Document'];
 export type About = S['About'];
