@@ -125,6 +125,20 @@ func (h conversationsHandler) postMessage(c *gin.Context) error {
 	return nil
 }
 
+// markRead serves PUT .../conversations/{conversationId}/read: the caller's read
+// marker moves forward to a message of the conversation.
+func (h conversationsHandler) markRead(c *gin.Context) error {
+	var in service.MarkReadInput
+	if err := bindJSON(c, &in, false); err != nil {
+		return err
+	}
+	if err := h.svc.MarkRead(c.Request.Context(), principal(c), conversationRef(c), in); err != nil {
+		return err
+	}
+	c.Status(http.StatusNoContent)
+	return nil
+}
+
 // listMessages serves GET .../conversations/{conversationId}/messages.
 func (h conversationsHandler) listMessages(c *gin.Context) error {
 	return conversationList(c, h.svc.ListMessages, func(v model.Message) int64 { return v.ID })

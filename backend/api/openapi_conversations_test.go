@@ -240,6 +240,39 @@ func oaConversationScenarios() []oaCase {
 		{name: "messages list unknown conversation", method: "GET", path: convs + "/424242/messages", auth: "mr", status: 404, code: "not_found"},
 		{name: "messages list conversation of another project", method: "GET", path: convs + "/{otherConvUUID}/messages", auth: "mr", status: 404, code: "not_found"},
 
+		// PUT .../conversations/{conversationId}/read
+		{name: "conversation mark read", method: "PUT", path: convs + "/{conv}/read", auth: "mr", body: `{"lastReadMessageId":{convMessage}}`, status: 204,
+			check: func(t *testing.T, h *oaHarness, r *oaResult, ids map[string]int64) {
+				if len(r.body) != 0 {
+					t.Errorf("a 204 with a body: %s", r.body)
+				}
+				h.call(t, oaCase{method: "GET", path: convs, auth: "mr", status: 200, check: func(t *testing.T, h *oaHarness, r *oaResult, _ map[string]int64) {
+					items := r.list(t)
+					if len(items) == 0 || items[0]["lastReadMessageId"].(float64) < float64(h.convMessage) || items[0]["unread"] == nil {
+						t.Errorf("the list does not show the marker at or past %d: %.300s", h.convMessage, r.body)
+					}
+				}}, ids)
+				h.call(t, oaCase{method: "GET", path: convs, auth: "agent", status: 200, check: func(t *testing.T, _ *oaHarness, r *oaResult, _ map[string]int64) {
+					if items := r.list(t); len(items) == 0 || items[0]["unread"] != nil || items[0]["lastReadMessageId"] != nil {
+						t.Errorf("an agent's list shows read markers: %.300s", r.body)
+					}
+				}}, ids)
+			}},
+		{name: "conversation mark read by uuid, ignoring unknown fields", method: "PUT", path: convs + "/{convUUID}/read", auth: "msg", body: `{"lastReadMessageId":{convMessage},"colour":1}`, status: 204},
+		{name: "conversation mark read message of another conversation", method: "PUT", path: convs + "/{conv}/read", auth: "mr", body: `{"lastReadMessageId":{emptyConvMessage}}`, status: 400, code: "invalid_argument"},
+		{name: "conversation mark read message of another project", method: "PUT", path: convs + "/{conv}/read", auth: "mr", body: `{"lastReadMessageId":{otherConvMessage}}`, status: 400, code: "invalid_argument"},
+		{name: "conversation mark read unknown message", method: "PUT", path: convs + "/{conv}/read", auth: "mr", body: `{"lastReadMessageId":999999}`, status: 400, code: "invalid_argument"},
+		{name: "conversation mark read zero", method: "PUT", path: convs + "/{conv}/read", auth: "mr", body: `{"lastReadMessageId":0}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversation mark read wrong type", method: "PUT", path: convs + "/{conv}/read", auth: "mr", body: `{"lastReadMessageId":"1"}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversation mark read missing id", method: "PUT", path: convs + "/{conv}/read", auth: "mr", body: `{}`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversation mark read malformed JSON", method: "PUT", path: convs + "/{conv}/read", auth: "mr", body: `{"lastReadMessageId":`, req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversation mark read without body", method: "PUT", path: convs + "/{conv}/read", auth: "mr", req: oaInvalid, status: 400, code: "invalid_argument"},
+		{name: "conversation mark read no credentials", method: "PUT", path: convs + "/{conv}/read", auth: "none", body: `{"lastReadMessageId":{convMessage}}`, req: oaInvalid, status: 401, code: "unauthenticated"},
+		{name: "conversation mark read without messaging:read", method: "PUT", path: convs + "/{conv}/read", auth: "mw", body: `{"lastReadMessageId":{convMessage}}`, req: oaInvalid, status: 403, code: "forbidden"},
+		{name: "conversation mark read by agent", method: "PUT", path: convs + "/{conv}/read", auth: "agent", body: `{"lastReadMessageId":{convMessage}}`, status: 403, code: "forbidden"},
+		{name: "conversation mark read of another project", method: "PUT", path: convs + "/{otherConv}/read", auth: "mr", body: `{"lastReadMessageId":{otherConvMessage}}`, status: 404, code: "not_found"},
+		{name: "conversation mark read body over 1 MiB", method: "PUT", path: convs + "/{conv}/read", auth: "mr", body: `{"x":"` + huge + `"}`, req: oaUnchecked, status: 413, code: "payload_too_large"},
+
 		// GET .../conversations/{conversationId}/tasks
 		{name: "conversation tasks", method: "GET", path: convs + "/{conv}/tasks", auth: "all", status: 200, check: linked},
 		{name: "conversation tasks by uuid as agent", method: "GET", path: convs + "/{convUUID}/tasks", auth: "agent", status: 200, check: linked},

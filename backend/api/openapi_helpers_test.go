@@ -54,7 +54,8 @@ type oaCase struct {
 	// {agent} {otherAgent} {other} (a task of the other project), {origin} (the
 	// server's own origin); conversations: {conv} and {convUUID} (with three messages,
 	// three documents and three linked tasks), {emptyConv} (one message, nothing else),
-	// {otherConv} and {otherConvUUID} (of the other project); documents: {doc}
+	// {otherConv} and {otherConvUUID} (of the other project), {convMessage},
+	// {emptyConvMessage} and {otherConvMessage} (their first messages); documents: {doc}
 	// (notes.txt in {conv}), {docUnicode} (résumé.txt in {conv}), {otherDoc} (in
 	// {otherConv}); and fresh tasks made for the case alone: {task} (Todo, three pending
 	// steps, assigned to the agent), {waiting} (Waiting, waiting_version 1), {done}
@@ -129,10 +130,12 @@ type oaHarness struct {
 	otherConv             *model.Conversation // of the other project
 	doc, docUnicode       int64               // documents of conv
 	otherDoc              int64               // a document of otherConv
-	tokens                map[string]string   // name -> value
-	scopes                map[string][]string // value -> scopes
-	agentHeaders          map[string]http.Header
-	covered               map[string]bool // "METHOD /path status" answered
+	// The first message of conv, of emptyConv (its only one) and of otherConv.
+	convMessage, emptyConvMessage, otherConvMessage int64
+	tokens                                          map[string]string   // name -> value
+	scopes                                          map[string][]string // value -> scopes
+	agentHeaders                                    map[string]http.Header
+	covered                                         map[string]bool // "METHOD /path status" answered
 	// Team mode is on: people's browser sessions (oaSession) for the session cookie's
 	// operations; cookies are the session values the document's cookie scheme accepts.
 	madeSession, otherSession *oaSession // Dana's made at start; Eve's
@@ -295,6 +298,14 @@ func (h *oaHarness) conversationFixtures(t *testing.T) {
 	conversation(owner, "spare", "a third conversation")
 	h.otherConv = conversation(otherOwner, "secret", "secret")
 	h.otherDoc = share(otherOwner, h.otherConv, "secret.txt")
+	firstMessage := func(p *auth.Principal, c *model.Conversation) int64 {
+		msgs, _, err := svc.ListMessages(ctx, p, c.UUID, service.PageInput{Limit: 1})
+		if err != nil || len(msgs) != 1 {
+			t.Fatalf("first message: %v, %v", msgs, err)
+		}
+		return msgs[0].ID
+	}
+	h.convMessage, h.emptyConvMessage, h.otherConvMessage = firstMessage(owner, h.conv), firstMessage(owner, h.emptyConv), firstMessage(otherOwner, h.otherConv)
 }
 
 // freshTask makes a task of the project: task (Todo with three pending steps, assigned
@@ -389,6 +400,7 @@ func (h *oaHarness) authenticate(_ context.Context, in *openapi3filter.Authentic
 }
 
 var oaPlaceholder = regexp.MustCompile(`\{(project|otherProject|agent|otherAgent|other|origin|conv|convUUID|emptyConv|otherConv|otherConvUUID|` +
+	`convMessage|emptyConvMessage|otherConvMessage|` +
 	`freshSession|session|otherSession|` +
 	`doc|docUnicode|otherDoc|task|waiting|done|unassigned|taskETag|waitingETag)\}`)
 
@@ -431,6 +443,12 @@ func (h *oaHarness) call(t *testing.T, c oaCase, ids map[string]int64) *oaResult
 				return h.conv.UUID
 			case "emptyConv":
 				return strconv.FormatInt(h.emptyConv.ID, 10)
+			case "convMessage":
+				return strconv.FormatInt(h.convMessage, 10)
+			case "emptyConvMessage":
+				return strconv.FormatInt(h.emptyConvMessage, 10)
+			case "otherConvMessage":
+				return strconv.FormatInt(h.otherConvMessage, 10)
 			case "otherConv":
 				return strconv.FormatInt(h.otherConv.ID, 10)
 			case "otherConvUUID":

@@ -501,6 +501,8 @@ func (g *oaGen) fieldPool(name string) []any {
 	switch name {
 	case "agent_id", "agentId":
 		return []any{float64(g.h.agent.ID), float64(g.h.agent.ID), float64(g.h.otherAgent.ID), nil}
+	case "lastReadMessageId":
+		return []any{float64(g.h.convMessage), float64(g.h.emptyConvMessage), float64(g.h.otherConvMessage)}
 	case "waiting_version":
 		return []any{0.0, 1.0, 2.0, nil}
 	case "index":
@@ -576,6 +578,15 @@ func (g *oaGen) body(r *oaPropRequest, path string, rb *openapi3.RequestBody, br
 			break
 		}
 		v = g.value(schema, "", 0)
+	}
+	// A read marker takes, most often, a message of the conversation in the path.
+	if obj, ok := v.(map[string]any); ok && strings.HasSuffix(path, "/read") && g.chance(0.7) {
+		id := func(v int64) string { return strconv.FormatInt(v, 10) }
+		first := map[string]int64{id(g.h.conv.ID): g.h.convMessage, g.h.conv.UUID: g.h.convMessage,
+			id(g.h.emptyConv.ID): g.h.emptyConvMessage, id(g.h.otherConv.ID): g.h.otherConvMessage}
+		if m, ok := first[r.pathValues["conversationId"]]; ok {
+			obj["lastReadMessageId"] = float64(m)
+		}
 	}
 	if broken {
 		v = g.breakValue(r, schema, v)

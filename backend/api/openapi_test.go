@@ -56,6 +56,7 @@ func oaBrokenScenarios() []oaCase {
 		internal("conversation get", "GET", "/api/projects/{project}/conversations/1", "agent", ""),
 		internal("messages list", "GET", "/api/projects/{project}/conversations/1/messages", "mr", ""),
 		internal("message post", "POST", "/api/projects/{project}/conversations/1/messages", "agent", `{"message":"m"}`),
+		internal("conversation mark read", "PUT", "/api/projects/{project}/conversations/1/read", "mr", `{"lastReadMessageId":1}`),
 		internal("conversation tasks", "GET", "/api/projects/{project}/conversations/1/tasks", "all", ""),
 		internal("documents list", "GET", "/api/projects/{project}/conversations/1/documents", "mr", ""),
 		{name: "document upload", method: "POST", path: "/api/projects/{project}/conversations/1/documents", auth: "mw", body: upload, header: uploadHeader, status: 500, code: "internal"},

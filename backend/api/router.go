@@ -125,6 +125,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	project.GET("/conversations/:conversationId", handle(conv.get))
 	project.POST("/conversations/:conversationId/messages", handle(conv.postMessage))
 	project.GET("/conversations/:conversationId/messages", handle(conv.listMessages))
+	project.PUT("/conversations/:conversationId/read", handle(conv.markRead))
 	project.GET("/conversations/:conversationId/tasks", handle(conv.tasks))
 	project.POST("/conversations/:conversationId/documents", handle(conv.uploadDocument))
 	project.GET("/conversations/:conversationId/documents", handle(conv.listDocuments))

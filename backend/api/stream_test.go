@@ -99,6 +99,11 @@ func testStreamedListsSameBytes(t *testing.T, engine string) {
 		}
 	}
 
+	reader, err := svc.Authenticate(ctx, service.Credentials{Where: service.WhereREST, Authorization: "Bearer " + token})
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	// The old path: the whole list read at once, encoded at once.
 	wholeTasks := func(in service.ListTasksInput) []byte {
 		tasks, _, err := svc.ListTasksJSON(ctx, owner, in)
@@ -136,7 +141,7 @@ func testStreamedListsSameBytes(t *testing.T, engine string) {
 		{"/api/tasks?agent_id=" + strconv.FormatInt(agent.ID, 10), wholeTasks(service.ListTasksInput{AgentID: &agent.ID})},
 		{"/api/tasks?after_id=300", wholeTasks(service.ListTasksInput{PageInput: service.PageInput{AfterID: 300}})},
 		{"/api/tasks?status=Done&after_id=1000000", []byte("[]")},
-		{base + "/conversations", marshal(first(svc.ListConversations(ctx, owner, service.PageInput{})))},
+		{base + "/conversations", marshal(first(svc.ListConversations(ctx, reader, service.PageInput{})))}, // its read markers are the token's
 		{base + "/conversations/" + ref + "/messages", marshal(first(svc.ListMessages(ctx, owner, ref, service.PageInput{})))},
 		{base + "/conversations/" + ref + "/tasks", marshal(first(svc.ConversationTasks(ctx, owner, ref, service.PageInput{})))},
 		{base + "/conversations/" + ref + "/documents", []byte("[]")},

@@ -495,9 +495,13 @@ func testConversations(t *testing.T, engine string) {
 		t.Fatalf("bad participant kind: %s", r.raw)
 	}
 
-	var convs []conv
-	do(t, env, tok, `{ conversations(first: 10) { id uuid name participants createdAt } }`, nil).ok(t).into(t, "conversations", &convs)
-	if len(convs) != 1 {
+	var convs []struct {
+		conv
+		Unread, LastReadMessageID *int64
+	}
+	do(t, env, tok, `{ conversations(first: 10) { id uuid name participants createdAt unread lastReadMessageId } }`, nil).ok(t).into(t, "conversations", &convs)
+	// The caller wrote every message, so read them all (service tests count unread ones).
+	if len(convs) != 1 || convs[0].Unread == nil || *convs[0].Unread != 0 || convs[0].LastReadMessageID == nil || *convs[0].LastReadMessageID == 0 {
 		t.Fatalf("conversations = %+v", convs)
 	}
 	do(t, env, tok, `{ conversation(id: "`+c.UUID+`") { id } }`, nil).ok(t).into(t, "conversation", &c)

@@ -348,6 +348,10 @@ var conversationType = gql.NewObject(gql.ObjectConfig{Name: "Conversation", Desc
 	})},
 	"participants": &gql.Field{Type: listOf(gql.String), Description: "Participants' names, in the order they joined.", Resolve: field(func(c model.Conversation) any { return c.Participants })},
 	"createdAt":    timeField("When the conversation was created", func(c model.Conversation) time.Time { return c.CreatedAt }, false),
+	"lastReadMessageId": &gql.Field{Type: gql.Int, Description: "In the conversations list, the caller's read marker: the last message they read, 0 for none. null for agents and elsewhere.",
+		Resolve: field(func(c model.Conversation) any { return int64Ptr(c.LastReadMessageID) })},
+	"unread": &gql.Field{Type: gql.Int, Description: "In the conversations list, how many messages come after the caller's read marker. null for agents and elsewhere.",
+		Resolve: field(func(c model.Conversation) any { return int64Ptr(c.Unread) })},
 }})
 
 var participantType = gql.NewObject(gql.ObjectConfig{Name: "Participant", Description: "A user or an agent taking part in a conversation.", Fields: gql.Fields{

@@ -21,6 +21,10 @@ type Conversation struct {
 	// Participants are the participants' names, in the order they joined.
 	Participants []string  `json:"participants"`
 	CreatedAt    time.Time `json:"createdAt"`
+	// The caller's read marker (the last message they read, 0 for none) and how many
+	// messages come after it: set in lists for people, absent for agents.
+	LastReadMessageID *int64 `json:"lastReadMessageId,omitempty"`
+	Unread            *int64 `json:"unread,omitempty"`
 }
 
 // Participant is a user or an agent taking part in a conversation.

@@ -219,6 +219,9 @@ func (s *Service) CreateConversation(ctx context.Context, p *auth.Principal, in 
 			if err := tx.AppendEvent(ctx, p.ProjectID, EventMessageCreated, m, now); err != nil {
 				return nil, internal("record event", err)
 			}
+			if err := s.markRead(ctx, tx, p, m.ConversationID, m.ID, now); err != nil {
+				return nil, err
+			}
 			return c, nil
 		})
 		return err
@@ -242,8 +245,9 @@ func (s *Service) GetConversation(ctx context.Context, p *auth.Principal, ref st
 	return s.loadConversation(ctx, r, p.ProjectID, id)
 }
 
-// ListConversations lists the principal's project's conversations, oldest first. more
-// says whether conversations remain after the last one.
+// ListConversations lists the principal's project's conversations, oldest first, each
+// with the caller's read marker and unread count (people only). more says whether
+// conversations remain after the last one.
 func (s *Service) ListConversations(ctx context.Context, p *auth.Principal, in PageInput) (convs []model.Conversation, more bool, err error) {
 	if err := require(p, auth.MessagingRead); err != nil {
 		return nil, false, err
@@ -251,9 +255,13 @@ func (s *Service) ListConversations(ctx context.Context, p *auth.Principal, in P
 	if err := in.validate(); err != nil {
 		return nil, false, err
 	}
-	convs, more, err = s.store.Read().Conversations(ctx, store.ConversationFilter{ProjectID: p.ProjectID, AfterID: in.AfterID, Limit: in.Limit})
+	r := s.store.Read()
+	convs, more, err = r.Conversations(ctx, store.ConversationFilter{ProjectID: p.ProjectID, AfterID: in.AfterID, Limit: in.Limit})
 	if err != nil {
 		return nil, false, internal("list conversations", err)
+	}
+	if err := addReadStates(ctx, r, p, convs); err != nil {
+		return nil, false, err
 	}
 	return convs, more, nil
 }
@@ -295,6 +303,9 @@ func (s *Service) PostMessage(ctx context.Context, p *auth.Principal, ref string
 			}
 			if err := tx.AppendEvent(ctx, p.ProjectID, EventMessageCreated, m, now); err != nil {
 				return nil, internal("record event", err)
+			}
+			if err := s.markRead(ctx, tx, p, m.ConversationID, m.ID, now); err != nil {
+				return nil, err
 			}
 			return m, nil
 		})

@@ -247,6 +247,53 @@ test('conversation: send a message and add a reaction', async () => {
   await page.context().close();
 });
 
+test('unread: the list counts another person\'s messages, the thread marks where they start, and seeing its end reads them (at 1280 and 390 px)', async () => {
+  // Another person: a token nobody made has its own read marker.
+  const other = cli(['token', 'create', '--project', project, '--name', 'colleague', '--data', data, '--scopes', 'messaging:read,messaging:write']);
+  const as = async (tok, method, path, body) => {
+    const res = await fetch(url + path, { method, headers: { Authorization: 'Bearer ' + tok, 'Content-Type': 'application/json' }, body: body && JSON.stringify(body) });
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return res.status === 204 ? null : res.json();
+  };
+  const convs = `/api/projects/${project}/conversations`;
+  for (const [width, height] of [[1280, 800], [390, 844]]) {
+    const unread = await as(other, 'POST', convs, { name: `unread-${width}`, message: 'First, read already' });
+    const [first] = await as(other, 'GET', `${convs}/${unread.id}/messages`);
+    await rest('PUT', `${convs}/${unread.id}/read`, { lastReadMessageId: first.id }); // the viewer read the first message on another device
+    await as(other, 'POST', `${convs}/${unread.id}/messages`, { message: 'Second: new to you' });
+    await as(other, 'POST', `${convs}/${unread.id}/messages`, { message: 'Third: new too' });
+    await as(other, 'POST', convs, { name: `later-${width}`, message: 'Opened first, as the newest' });
+
+    const ctx = await browser.newContext({ viewport: { width, height } });
+    const page = await ctx.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
+    await page.goto(url + '/');
+    await page.getByLabel('Platform token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('conn').getByText('Live').waitFor({ state: 'attached' }); // hidden on a phone
+    await page.goto(url + '/conversations');
+    const row = page.getByRole('link', { name: new RegExp(`unread-${width}`) });
+    await row.getByTestId('unread').filter({ hasText: '2' }).waitFor();
+    await page.screenshot({ path: join(shots, `unread-list-${width}.png`) });
+    await row.click();
+    const line = page.getByTestId('new-line');
+    await line.waitFor();
+    const next = await line.evaluate((el) => el.nextElementSibling?.textContent ?? '');
+    expect(next.includes('Second: new to you'), `the New line comes before: ${next}`);
+    await page.screenshot({ path: join(shots, `unread-thread-${width}.png`) });
+    await row.getByTestId('unread').waitFor({ state: 'detached' });
+    // The marker is the person's: the REST token (the same person) sees it read.
+    for (let i = 0; ; i++) {
+      const c = (await rest('GET', convs)).find((x) => x.id === unread.id);
+      if (c.unread === 0) break;
+      if (i > 50) throw new Error(`still unread on the server: ${JSON.stringify(c)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await expectAccessible(page, `unread counts and the New line at ${width} px`);
+    await ctx.close();
+  }
+});
+
 test('tokens: create, value shown once, revoke', async () => {
   const page = await newPage();
   await signIn(page);

@@ -752,7 +752,7 @@ export interface paths {
         };
         /**
          * List the conversations of a project
-         * @description Lists the project's conversations, oldest first (ascending `id`), each with its participants' names. Without `limit` the whole list is returned; with `limit`, at most that many, and while more remain the answer carries `Link: <...>; rel="next"` (as for tasks). For users with a token of the project and for agents with their headers; a `projectId` that is not the caller's project answers 404. Needs the `messaging:read` scope (agents hold it).
+         * @description Lists the project's conversations, oldest first (ascending `id`), each with its participants' names and, for a person, their read marker (`lastReadMessageId`) and `unread` count (see `PUT .../read`). Without `limit` the whole list is returned; with `limit`, at most that many, and while more remain the answer carries `Link: <...>; rel="next"` (as for tasks). For users with a token of the project and for agents with their headers; a `projectId` that is not the caller's project answers 404. Needs the `messaging:read` scope (agents hold it).
          */
         get: operations["listConversations"];
         put?: never;
@@ -829,6 +829,34 @@ export interface paths {
          *     Needs the `messaging:write` scope (agents hold it).
          */
         post: operations["postMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/projects/{projectId}/conversations/{conversationId}/read": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's orchestration namespace (`SERVICE_NAMESPACE`). Agents send it; it plays no part in authentication. */
+                "X-Task-Namespace"?: components["parameters"]["TaskNamespace"];
+            };
+            path: {
+                /** @description The project id, an opaque string (clients must not parse it). It must be the caller's project: another one answers 404 for tokens, and fails the digest check (401) for agent headers. */
+                projectId: components["parameters"]["ProjectId"];
+                /** @description The conversation: its integer `id` or its `uuid`, as the conversation shows them. An unknown conversation, one of another project, or a value that is neither an id nor a uuid answers 404 (the segment is looked up as given, never refused with 400). */
+                conversationId: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Move the caller's read marker
+         * @description Moves the caller's read marker in the conversation forward to `lastReadMessageId`, a message of this conversation. The marker is a person's, the same on every device: a signed-in user's session, a token they made and that token's browser session share it; a token nobody made has its own; the local owner is one person. It never moves back: a message at or before the marker changes nothing (still 204). Posting a message moves the poster's marker to it, so a person's own messages are never unread to them. The conversations list shows the marker and the `unread` count (messages after it). Agents authenticate but have no read markers (403). Needs the `messaging:read` scope.
+         */
+        put: operations["markConversationRead"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1377,6 +1405,29 @@ export interface components {
              * @description RFC 3339, UTC.
              */
             createdAt: string;
+            /**
+             * Format: int64
+             * @description In the conversations list, for a person: the last message they read in it (0 for none). Absent for agents and in other answers.
+             */
+            lastReadMessageId?: number;
+            /**
+             * Format: int64
+             * @description In the conversations list, for a person: how many messages come after their read marker. Absent for agents and in other answers.
+             */
+            unread?: number;
+        };
+        /**
+         * @description The body of `PUT .../conversations/{conversationId}/read`.
+         * @example {
+         *       "lastReadMessageId": 42
+         *     }
+         */
+        MarkReadInput: {
+            /**
+             * Format: int64
+             * @description A message of this conversation: the caller has read it and everything before it.
+             */
+            lastReadMessageId: number;
         };
         /** @description A new conversation and its first message. The text comes as `message` or as its synonym `content` (one of them is required; when both are given they must be the same text, else 400). Unknown fields are ignored. */
         CreateConversationRequest: {
@@ -3826,6 +3877,70 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+            507: components["responses"]["InsufficientStorage"];
+        };
+    };
+    markConversationRead: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's orchestration namespace (`SERVICE_NAMESPACE`). Agents send it; it plays no part in authentication. */
+                "X-Task-Namespace"?: components["parameters"]["TaskNamespace"];
+            };
+            path: {
+                /** @description The project id, an opaque string (clients must not parse it). It must be the caller's project: another one answers 404 for tokens, and fails the digest check (401) for agent headers. */
+                projectId: components["parameters"]["ProjectId"];
+                /** @description The conversation: its integer `id` or its `uuid`, as the conversation shows them. An unknown conversation, one of another project, or a value that is neither an id nor a uuid answers 404 (the segment is looked up as given, never refused with 400). */
+                conversationId: components["parameters"]["ConversationId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MarkReadInput"];
+            };
+        };
+        responses: {
+            /** @description The marker is at or past the message; no body. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (code `invalid_argument`): malformed JSON, not one JSON object, a missing or non-positive `lastReadMessageId`, or the id of a message that is not in this conversation (another conversation's, another project's, or none). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The caller lacks `messaging:read`, or is an agent (agents have no read markers) (code `forbidden`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such conversation in the caller's project (by id or uuid), a conversation of another project, or a `projectId` that is not the caller's (code `not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -81,11 +81,15 @@ export type Conversation = {
   /** When the conversation was created (RFC 3339, UTC) */
   createdAt: Scalars['String']['output'];
   id: Scalars['Int']['output'];
+  /** In the conversations list, the caller's read marker: the last message they read, 0 for none. null for agents and elsewhere. */
+  lastReadMessageId: Maybe<Scalars['Int']['output']>;
   /** null for a conversation created without a name. */
   name: Maybe<Scalars['String']['output']>;
   /** Participants' names, in the order they joined. */
   participants: Array<Scalars['String']['output']>;
   projectId: Scalars['ID']['output'];
+  /** In the conversations list, how many messages come after the caller's read marker. null for agents and elsewhere. */
+  unread: Maybe<Scalars['Int']['output']>;
   uuid: Scalars['String']['output'];
 };
 

@@ -18,6 +18,7 @@ import type {
   TaskEvent,
 } from './types';
 import { STATUSES, waitingText } from './types';
+import { firstUnreadId, readTo, withMessage } from './unread';
 import type { ConnState } from './events';
 
 function newer(a: Task | undefined, b: Task): boolean {
@@ -127,6 +128,9 @@ export class AppState {
   linkedTasks = $state.raw<Task[] | null>(null);
   /** The viewer's own reactions in the thread, as `messageId:emoji`, so that a chip toggles. */
   myReactions = $state.raw<Set<string>>(new Set());
+  /** The first message that was unread when the thread opened: the "New" line goes before it (null: none). */
+  threadNewFrom = $state<number | null>(null);
+  private threadNewKnown = false;
   /** The project's skills (task:read). */
   skills = $state.raw<Skill[]>([]);
   /** Set by a budget.exceeded event: the banner says it until dismissed. */
@@ -514,6 +518,11 @@ export class AppState {
       case 'conversation.created':
         this.addConversation(d as Conversation);
         break;
+      case 'message.created': {
+        const m = d as Message;
+        this.conversations = this.conversations.map((c) => (c.id === m.conversationId ? withMessage(c, m.id, this.isMe(m.authorType, m.author)) : c));
+        break;
+      }
       case 'participant.added':
       case 'participant.removed': {
         const { conversationId, participant: p } = d as ParticipantEvent;
@@ -583,6 +592,26 @@ export class AppState {
     this.threadLoading = false;
     this.participants = this.documents = this.linkedTasks = null;
     this.myReactions = new Set();
+    this.threadNewFrom = null;
+    this.threadNewKnown = false;
+  }
+
+  /**
+   * The viewer sees the open thread's end: their read marker moves to its last message
+   * (PUT .../read), once. The first time, it notes where the "New" line goes.
+   */
+  async markThreadRead(): Promise<void> {
+    const c = this.conversations.find((x) => x.id === this.threadId);
+    const last = this.thread.at(-1);
+    if (!this.session || !c || !last || this.threadLoading) return;
+    if (!this.threadNewKnown) {
+      this.threadNewKnown = true;
+      this.threadNewFrom = c.unread ? firstUnreadId(this.thread, c.lastReadMessageId) : null;
+    }
+    const read = readTo(c, last.id);
+    if (!read) return;
+    this.conversations = this.conversations.map((x) => (x.id === c.id ? read : x));
+    await api.markRead(this.session, c.id, last.id).catch((e) => this.onError(e));
   }
 
   /** One load for the open thread: its answer is applied, then the events that came while loads were in flight. */
@@ -664,8 +693,9 @@ export class AppState {
     this.thread = [...this.thread, m].sort((a, b) => a.id - b.id);
   }
 
+  /** A new conversation joins the list; nothing in it is read yet (its first message's event counts it). */
   private addConversation(c: Conversation): void {
-    if (!this.conversations.some((x) => x.id === c.id)) this.conversations = [...this.conversations, c];
+    if (!this.conversations.some((x) => x.id === c.id)) this.conversations = [...this.conversations, { ...c, lastReadMessageId: c.lastReadMessageId ?? 0, unread: c.unread ?? 0 }];
   }
 
   private addDocument(d: DocumentInfo): void {
@@ -706,6 +736,8 @@ export class AppState {
     const id = this.threadId;
     if (!this.session || id === null) return;
     const m = await api.postMessage(this.session, id, text);
+    // The server moved the poster's read marker to their message.
+    this.conversations = this.conversations.map((c) => (c.id === id ? withMessage(c, m.id, true) : c));
     if (this.threadId === id) this.addMessage(m);
   }
 
