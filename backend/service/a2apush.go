@@ -1,7 +1,6 @@
 package service
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -10,9 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/a2aproject/a2a-go/a2a"
@@ -21,7 +18,6 @@ import (
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/store"
-	"github.com/agentdesk/agentdesk/backend/version"
 )
 
 // A2A push notification configs: an A2A client asks to be told of a task's changes at a
@@ -333,21 +329,13 @@ func taskEventOf(e model.Event) int64 {
 // and, when the config asks for it, its credentials as a Bearer token. It returns why
 // the attempt failed, "" when it succeeded (2xx).
 func (s *Service) sendPush(ctx context.Context, c *store.PushConfig, seq int64, body []byte) string {
-	id := WebhookMessageID(c.ProjectID, seq)
-	ts := s.clock().Unix()
-	sig, err := SignWebhook(c.Secret, id, ts, body)
+	req, badRequest, err := s.signedPost(ctx, c.URL, c.Secret, WebhookMessageID(c.ProjectID, seq), "agentdesk-a2a", body)
 	if err != nil {
 		return err.Error()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
-	if err != nil {
-		return "bad request: " + err.Error()
+	if badRequest != "" {
+		return badRequest
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "agentdesk-a2a/"+version.Version)
-	req.Header.Set("webhook-id", id)
-	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
-	req.Header.Set("webhook-signature", sig)
 	req.Header.Set("X-A2A-Notification-Token", c.Token)
 	if cfg := pushConfigOf(c); cfg.Auth != nil && cfg.Auth.Credentials != "" &&
 		slices.ContainsFunc(cfg.Auth.Schemes, func(s string) bool { return strings.EqualFold(s, "bearer") }) {

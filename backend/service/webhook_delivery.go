@@ -303,6 +303,29 @@ func (s *Service) nextWebhookEvent(ctx context.Context, r store.Reader, w *model
 	}
 }
 
+// signedPost is a POST of body to url, signed as Standard Webhooks says (webhook-id,
+// webhook-timestamp, webhook-signature with secret): webhook deliveries and A2A push
+// notifications both go out this way. userAgent names the sender. A secret that cannot
+// sign is an internal error; a URL that makes no request is the attempt's failure
+// (badRequest, its text what the attempt records).
+func (s *Service) signedPost(ctx context.Context, url, secret, id, userAgent string, body []byte) (req *http.Request, badRequest string, err error) {
+	ts := s.clock().Unix()
+	sig, err := SignWebhook(secret, id, ts, body)
+	if err != nil {
+		return nil, "", internal("sign webhook", err)
+	}
+	req, err = http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, "bad request: " + err.Error(), nil
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", userAgent+"/"+version.Version)
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("webhook-signature", sig)
+	return req, "", nil
+}
+
 // sendWebhook POSTs the event frame, exactly as /api/events sends it, signed, and
 // describes the outcome (its Attempt is left for the caller).
 func (s *Service) sendWebhook(ctx context.Context, w *model.Webhook, e model.Event) (*model.WebhookDelivery, error) {
@@ -310,24 +333,16 @@ func (s *Service) sendWebhook(ctx context.Context, w *model.Webhook, e model.Eve
 	if err != nil {
 		return nil, internal("encode event", err)
 	}
-	id := WebhookMessageID(e.ProjectID, e.Seq)
-	ts := s.clock().Unix()
-	sig, err := SignWebhook(w.Secret, id, ts, body)
+	req, badRequest, err := s.signedPost(ctx, w.URL, w.Secret, WebhookMessageID(e.ProjectID, e.Seq), "agentdesk-webhooks", body)
 	if err != nil {
-		return nil, internal("sign webhook", err)
+		return nil, err
 	}
 	d := &model.WebhookDelivery{WebhookID: w.ID, Seq: e.Seq, EventType: e.Type}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
-	if err != nil {
-		d.Error = "bad request: " + err.Error()
+	if badRequest != "" {
+		d.Error = badRequest
 		d.At = s.clock()
 		return d, nil
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "agentdesk-webhooks/"+version.Version)
-	req.Header.Set("webhook-id", id)
-	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
-	req.Header.Set("webhook-signature", sig)
 	start := time.Now()
 	resp, err := s.webhookClient.Do(req)
 	if err != nil {
