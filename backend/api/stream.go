@@ -128,7 +128,5 @@ func appendJSONOf[T any](buf []byte, v T) ([]byte, error) {
 	return append(buf, b...), err
 }
 
-// appendEncodedTask appends a task's JSON, encoded already (from the task cache).
-func appendEncodedTask(buf []byte, t model.EncodedTask) ([]byte, error) {
-	return append(buf, t.JSON...), nil
-}
+// appendTask appends a task's JSON (model/taskjson.go).
+func appendTask(buf []byte, t model.Task) ([]byte, error) { return t.AppendJSON(buf) }

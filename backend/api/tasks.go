@@ -49,12 +49,11 @@ func (h tasksHandler) list(c *gin.Context) error {
 		}
 		in.AssignedMe = true
 	}
-	in.Streamed = page.Limit == 0
-	read := func(pg service.PageInput) ([]model.EncodedTask, bool, error) {
+	read := func(pg service.PageInput) ([]model.Task, bool, error) {
 		in.PageInput = pg
-		return h.svc.ListTasksJSON(c.Request.Context(), principal(c), in)
+		return h.svc.ListTasks(c.Request.Context(), principal(c), in)
 	}
-	return answerList(c, page, read, func(t model.EncodedTask) int64 { return t.ID }, appendEncodedTask)
+	return answerList(c, page, read, func(t model.Task) int64 { return t.ID }, appendTask)
 }
 
 // searchQuery is the optional q of a task list: present, it must not be empty.

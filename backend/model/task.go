@@ -1,7 +1,6 @@
 package model
 
 import (
-	"encoding/json"
 	"strconv"
 	"time"
 )
@@ -101,12 +100,6 @@ type Task struct {
 // and every change bumps the version, so a tag names one state of one task.
 func TaskETag(id, version int64) string {
 	return `"` + strconv.FormatInt(id, 10) + "." + strconv.FormatInt(version, 10) + `"`
-}
-
-// EncodedTask is a task as REST lists send it: its id and its JSON, ready to send.
-type EncodedTask struct {
-	ID   int64
-	JSON json.RawMessage
 }
 
 // StepIDsPerTask is how many step ids each task has: a step's id is derived from its

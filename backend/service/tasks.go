@@ -196,20 +196,12 @@ type ListTasksInput struct {
 	Query string
 	// Desc lists newest first; AfterID then pages towards older tasks.
 	Desc bool
-	// Streamed: a page of a whole list sent row by row; it does not fill the task cache.
-	Streamed bool
 }
 
 // ListTasks lists the principal's project's tasks, oldest first, without conversations.
 // more says whether tasks remain after the last one.
 func (s *Service) ListTasks(ctx context.Context, p *auth.Principal, in ListTasksInput) (tasks []model.Task, more bool, err error) {
 	return listTasks(ctx, s, p, in, store.Reader.Tasks)
-}
-
-// ListTasksJSON is ListTasks for callers that send the tasks as JSON (REST): each task
-// comes encoded, from the store's cache when it can.
-func (s *Service) ListTasksJSON(ctx context.Context, p *auth.Principal, in ListTasksInput) (tasks []model.EncodedTask, more bool, err error) {
-	return listTasks(ctx, s, p, in, store.Reader.TasksJSON)
 }
 
 // listTasks checks a task list's input and reads it with read.
@@ -245,7 +237,7 @@ func taskFilter(p *auth.Principal, in ListTasksInput) (store.TaskFilter, error) 
 	if err := checkTaskSearch(in.Query); err != nil {
 		return store.TaskFilter{}, err
 	}
-	f := store.TaskFilter{Query: in.Query, ProjectID: p.ProjectID, Status: in.Status, AgentID: in.AgentID, AfterID: in.AfterID, Limit: in.Limit, Desc: in.Desc, Streamed: in.Streamed}
+	f := store.TaskFilter{Query: in.Query, ProjectID: p.ProjectID, Status: in.Status, AgentID: in.AgentID, AfterID: in.AfterID, Limit: in.Limit, Desc: in.Desc}
 	if in.AssignedMe {
 		if p.Kind != auth.KindAgent {
 			return store.TaskFilter{}, errs.Invalid("assigned=me is for agents; filter by agent_id instead")

@@ -15,7 +15,6 @@ func (t *Tx) UpdateAgentProfile(ctx context.Context, a *model.Agent) error {
 // DeleteAgent removes an agent of the project. The database unassigns its tasks, takes
 // it out of its conversations and keeps its messages (without the agent link).
 func (t *Tx) DeleteAgent(ctx context.Context, projectID string, id int64) error {
-	t.everyTaskChanged() // its tasks lose their agent
 	// Its tasks change (agent_id null), so their versions go up (migration 00012).
 	if _, err := t.exec(ctx, `UPDATE tasks SET version = version + 1 WHERE project_id = $1 AND agent_id = $2`, projectID, id); err != nil {
 		return err

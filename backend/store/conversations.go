@@ -146,10 +146,9 @@ func (r Reader) Conversations(ctx context.Context, f ConversationFilter) (convs 
 	return convs, more, prows.Err()
 }
 
-// insertParticipant makes p a participant of the conversation; added is false when it
-// already was one (a participant is identified by its kind and name). Writes call
-// AddParticipant (batchreads.go).
-func (t *Tx) insertParticipant(ctx context.Context, conversationID int64, p model.Participant) (added bool, err error) {
+// AddParticipant makes p a participant of the conversation; added is false when it
+// already was one (a participant is identified by its kind and name).
+func (t *Tx) AddParticipant(ctx context.Context, conversationID int64, p model.Participant) (added bool, err error) {
 	res, err := t.exec(ctx,
 		`INSERT INTO conversation_participants (conversation_id, kind, name, agent_id, created_at) VALUES ($1, $2, $3, $4, $5)
 		 ON CONFLICT (conversation_id, kind, name) DO NOTHING`,

@@ -24,7 +24,7 @@ import (
 //     token is used, unless a look began less than foreignLookEvery ago; under load the
 //     writer's own commits look that often. So a server notices another process's commit
 //     within foreignLookEvery; and since every writer acknowledges a batch that changed
-//     a token no sooner than foreignLookEvery after its commit (write.go), a revocation
+//     a token no sooner than foreignLookEvery after its commit (Store.Write), a revocation
 //     counts in every process by the time its caller hears it succeeded.
 //
 // On PostgreSQL, where several servers share the database, the same rule holds with the

@@ -73,13 +73,11 @@ func (t *Tx) UpdateSkill(ctx context.Context, s *model.Skill) error {
 	if err != nil {
 		return err
 	}
-	t.everyTaskChanged() // tasks show the names of the skills they require
 	return t.bumpTasksRequiring(ctx, s.ID)
 }
 
 // DeleteSkill removes a skill of the project; agents lose it and tasks stop requiring it.
 func (t *Tx) DeleteSkill(ctx context.Context, projectID string, id int64) error {
-	t.everyTaskChanged()
 	if err := t.bumpTasksRequiring(ctx, id); err != nil {
 		return err
 	}
@@ -191,7 +189,6 @@ func (r Reader) SkillsByName(ctx context.Context, projectID string, names []stri
 
 // SetTaskSkills records the skills a task requires.
 func (t *Tx) SetTaskSkills(ctx context.Context, taskID int64, skillIDs []int64) error {
-	t.taskChanged(taskID)
 	for _, id := range skillIDs {
 		if _, err := t.exec(ctx, `INSERT INTO task_skills (task_id, skill_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, taskID, id); err != nil {
 			return err

@@ -135,11 +135,9 @@ func statementVerb(query string) string {
 // statementContext is the context a statement runs with. Inside a write it cannot be
 // cancelled: the writer checked the request's context before starting the write, and
 // from then on the write completes or fails as a whole. (It also spares the driver a
-// goroutine per statement, which it starts to watch a cancellable context.) There too, the
-// batch forgets the rows it kept that query may change (batchreads.go).
+// goroutine per statement, which it starts to watch a cancellable context.)
 func (r Reader) statementContext(ctx context.Context, query string) context.Context {
 	if r.batch != nil {
-		r.kept.forgetChangedBy(statementVerb(query), query)
 		return context.WithoutCancel(ctx)
 	}
 	return ctx

@@ -81,9 +81,8 @@ type Store struct {
 	horizon               eventHorizon
 	beforeSync            atomic.Pointer[func(events []model.Event) error] // tests: runs before each fsync with the events it covers; an error stands for the fsync's
 	beforeCommit          atomic.Pointer[func()]                           // tests: runs (once) before a PostgreSQL batch's COMMIT
-	taskCache             taskCache
-	tokens                tokenCache      // credcache.go
-	credentials           credentialCount // the last count of token changes read (credcache.go)
+	tokens                tokenCache                                       // credcache.go
+	credentials           credentialCount                                  // the last count of token changes read (credcache.go)
 	// PostgreSQL, several servers (pgmulti.go): the writer connection's backend pid, the
 	// listener for the other servers' commits, the pool holding webhook locks.
 	writerPID *atomic.Uint32
@@ -176,7 +175,6 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		writeStmts:      newStmtCache(writer),
 	}
 	s.watch, err = openForeignWatch(path, opts.Synchronous, func() {
-		s.taskCache.invalidate(nil, true)
 		s.tokens.clear()
 	})
 	if err != nil {
@@ -348,7 +346,7 @@ func (s *Store) Backup(ctx context.Context, path string) (err error) {
 
 // Read gives the queries that run on the read pool.
 func (s *Store) Read() Reader {
-	return Reader{q: s.reader, cache: s.readStmts, tasks: &s.taskCache, horizon: &s.horizon, watch: s.watch, pg: s.pg}
+	return Reader{q: s.reader, cache: s.readStmts, horizon: &s.horizon, watch: s.watch, pg: s.pg}
 }
 
 // Timestamps are stored as fixed-width UTC text, so that they sort as strings.

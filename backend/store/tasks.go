@@ -79,7 +79,6 @@ func decodeSteps(taskID int64, raw string) ([]model.Step, error) {
 // version, setting task.Version. Every change of a task ends with it (service.saveTask),
 // so a write that also changes the steps or the conversation bumps the version once.
 func (t *Tx) UpdateTask(ctx context.Context, task *model.Task) error {
-	t.taskChanged(task.ID)
 	err := t.queryRow(ctx,
 		`UPDATE tasks SET agent_id = $1, summary = $2, details = $3, status = $4, task_type = $5, waiting_details = $6, waiting_version = $7, updated_at = $8,
 		 version = version + 1 WHERE id = $9 AND project_id = $10 RETURNING version`,
@@ -103,7 +102,6 @@ func (t *Tx) TaskVersion(ctx context.Context, projectID string, id int64) (int64
 
 // UpdateStepStatus sets the status of the step at position (0-based) of a task.
 func (t *Tx) UpdateStepStatus(ctx context.Context, taskID int64, position int, status string) error {
-	t.taskChanged(taskID)
 	return t.execOne(ctx, updateStepStatus, status, position, taskID)
 }
 
@@ -114,7 +112,6 @@ var updateStepStatus = postgresSQL(`UPDATE tasks SET steps = json_set(steps, '$[
 
 // AppendTaskMessage adds an entry to a task's conversation.
 func (t *Tx) AppendTaskMessage(ctx context.Context, taskID int64, m model.TaskMessage) error {
-	t.taskChanged(taskID)
 	const insert = `INSERT INTO task_messages (task_id, role, content, created_at, author, question) VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''))`
 	_, err := t.exec(ctx, insert, taskID, m.Role, m.Content, fmtTime(m.CreatedAt), m.Author, m.Question)
 	return err
@@ -122,7 +119,6 @@ func (t *Tx) AppendTaskMessage(ctx context.Context, taskID int64, m model.TaskMe
 
 // DeleteTask removes a task of the project with its steps and conversation.
 func (t *Tx) DeleteTask(ctx context.Context, projectID string, id int64) error {
-	t.taskChanged(id)
 	return t.execOne(ctx, `DELETE FROM tasks WHERE id = $1 AND project_id = $2`, id, projectID)
 }
 
@@ -134,13 +130,6 @@ func (t *Tx) DeleteTasksWithStatus(ctx context.Context, projectID, status string
 		q = `DELETE FROM tasks WHERE id IN (SELECT id FROM tasks WHERE project_id = $1 AND status = $2 ORDER BY id LIMIT $3) RETURNING id`
 	}
 	ids, err := t.ids(ctx, q, projectID, status, limit)
-	if len(ids) > 100 {
-		// Many at once (Clear done, 5,000 a write): the task cache starts over rather than
-		// keep a change record for each id (taskcache.go), up to a million of them.
-		t.everyTaskChanged()
-	} else {
-		t.taskChanged(ids...)
-	}
 	return ids, err
 }
 
@@ -159,10 +148,6 @@ type TaskFilter struct {
 	// Desc lists newest first: AfterID then means the page after it in that order
 	// (smaller ids), 0 the newest.
 	Desc bool
-	// Streamed marks a page of a whole list sent row by row (TasksJSON): it reads from
-	// the task cache but does not fill it, since a long list would only push out the
-	// pages that clients ask for again and again.
-	Streamed bool
 }
 
 // page completes selectFrom (over tasks t) into the query of f's page, oldest first, with
@@ -537,7 +522,6 @@ func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, mo
 
 // UpdateSteps replaces a task's steps (titles and statuses, in position order).
 func (t *Tx) UpdateSteps(ctx context.Context, taskID int64, steps []model.Step) error {
-	t.taskChanged(taskID)
 	raw, err := encodeSteps(steps)
 	if err != nil {
 		return err

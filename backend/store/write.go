@@ -52,6 +52,8 @@ type job struct {
 	// Times it was put back because waiting for its project's lock deadlocked
 	// (PostgreSQL; batch.lockFailed).
 	retries int
+	// Its batch changed a token: set by the writer before the write is answered.
+	credentialsMoved bool
 }
 
 // maxLockRetries bounds how often a write goes back after its project's lock
@@ -69,17 +71,7 @@ type Tx struct {
 	by     Author
 	events []model.Event
 	audit  []eventAudit // who made each event, and its object (activity.go)
-	// The tasks this write changed (or all of them): the task lists' cache forgets them
-	// once the batch commits (taskcache.go).
-	changedTasks    []int64
-	allTasksChanged bool
 }
-
-// taskChanged marks tasks whose cached list JSON must be dropped.
-func (t *Tx) taskChanged(ids ...int64) { t.changedTasks = append(t.changedTasks, ids...) }
-
-// everyTaskChanged marks a change that may alter any task, e.g. an agent's deletion.
-func (t *Tx) everyTaskChanged() { t.allTasksChanged = true }
 
 // Write runs fn in a write transaction and returns once that transaction has committed
 // and is durable (or fn's error). Concurrent writes are committed together, each in a
@@ -104,7 +96,14 @@ func (s *Store) Write(ctx context.Context, by Author, fn func(*Tx) error) error 
 	}
 	s.closeMu.RUnlock()
 	// Once submitted, wait for the outcome even if ctx ends: the write may commit.
-	return <-j.done
+	err := <-j.done
+	if j.credentialsMoved {
+		// A token changed (credcache.go). Other processes' token caches notice this
+		// commit within foreignLookEvery: answered no sooner, a revocation counts
+		// everywhere once its caller hears of it. The caller waits; the writer goes on.
+		time.Sleep(foreignLookEvery)
+	}
+	return err
 }
 
 func (s *Store) writeLoop() {
@@ -159,13 +158,10 @@ type batch struct {
 	// PostgreSQL: the projects whose lock the batch holds, each with its last event seq
 	// as read under the lock (or notRead), which b.seqs overrides once the batch has
 	// numbered events of the project (Tx.projectSeq).
-	locked          map[string]int64
-	savepoint       bool      // PostgreSQL: savepoint w is there (batch.run)
-	kept            *keptRows // agents and budgets its writes looked up (batchreads.go)
-	queue           []*job    // writes to run before those of the channel
-	again           []*job    // writes put back for the next batch, not run (beginPostgres)
-	changedTasks    []int64
-	allTasksChanged bool
+	locked    map[string]int64
+	savepoint bool   // PostgreSQL: savepoint w is there (batch.run)
+	queue     []*job // writes to run before those of the channel
+	again     []*job // writes put back for the next batch, not run (beginPostgres)
 	// The count of token changes moved (read before the commit on SQLite, with it on
 	// PostgreSQL): the writes are acknowledged foreignLookEvery later (credcache.go).
 	credentialsMoved bool
@@ -183,7 +179,7 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 		return nil
 	}
 	start := time.Now()
-	b := &batch{pg: s.pg, seqs: map[string]int64{}, queue: queue, kept: &keptRows{}}
+	b := &batch{pg: s.pg, seqs: map[string]int64{}, queue: queue}
 	var err error
 	if s.pg {
 		// BEGIN goes with the first write's statements (batch.beginPostgres).
@@ -274,7 +270,6 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 	if err := s.commit(ctx, b, writerVersion); err != nil {
 		// Let the read caches forget whatever the batch may have changed.
 		s.horizon.restore(prevSeqs)
-		s.taskCache.invalidate(nil, true)
 		s.tokens.clear()
 		var refused notCommitted
 		if errors.As(err, &refused) {
@@ -294,14 +289,11 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 		return b.putBack()
 	}
 	s.noteCommitted() // diskfull.go
-	s.taskCache.invalidate(b.changedTasks, b.allTasksChanged)
-	if !s.pg { // PostgreSQL read the count with its COMMIT (commitPostgres)
+	if !s.pg {        // PostgreSQL read the count with its COMMIT (commitPostgres)
 		b.credentialsMoved = s.sawCredentialChanges(credChanges, committing)
 	}
-	if b.credentialsMoved { // a token changed (credcache.go)
-		// Other processes' token caches notice this commit within foreignLookEvery:
-		// acknowledged no sooner, a revocation counts everywhere once its caller hears of it.
-		time.Sleep(foreignLookEvery)
+	for _, j := range b.jobs {
+		j.credentialsMoved = b.credentialsMoved
 	}
 	commitTook := time.Since(committing)
 	s.execNanos.Add(int64(committing.Sub(start)))
@@ -356,7 +348,7 @@ func (b *batch) run(ctx context.Context, j *job) error {
 	// What a failed write leaves as it was.
 	seqs, locked := maps.Clone(b.seqs), maps.Clone(b.locked)
 	// The savepoint statements are prepared once, like the writes' own (stmts.go).
-	r := Reader{q: b.tx, batch: b.stmts, kept: b.kept}
+	r := Reader{q: b.tx, batch: b.stmts}
 	if _, err := r.exec(ctx, "SAVEPOINT w"); err != nil {
 		b.jobs = append(b.jobs, j)
 		b.results = append(b.results, err)
@@ -381,19 +373,11 @@ func (b *batch) run(ctx context.Context, j *job) error {
 		b.events = append(b.events, t.events...)
 		b.audit = append(b.audit, t.audit...)
 	}
-	b.forgetMarks(t)
 	*result = err
 	if _, err := r.exec(ctx, "RELEASE w"); err != nil {
 		return fmt.Errorf("release savepoint: %w", err)
 	}
 	return nil
-}
-
-// forgetMarks passes on a write's marks of changed tasks, even a rolled-back write's:
-// forgetting is always safe.
-func (b *batch) forgetMarks(t *Tx) {
-	b.changedTasks = append(b.changedTasks, t.changedTasks...)
-	b.allTasksChanged = b.allTasksChanged || t.allTasksChanged
 }
 
 // runPostgres is run on PostgreSQL. As on SQLite, the write runs in a savepoint of its
@@ -410,10 +394,9 @@ func (b *batch) runPostgres(ctx context.Context, j *job) error {
 	if again {
 		return nil // j did not run: it goes to the next batch
 	}
-	r := Reader{q: b.q, batch: b.stmts, kept: b.kept, pg: true} // after beginPostgres: b.q may be new
+	r := Reader{q: b.q, batch: b.stmts, pg: true} // after beginPostgres: b.q may be new
 	t := &Tx{Reader: r, b: b, by: j.by}
 	err = runJob(j, t)
-	b.forgetMarks(t)
 	if err == nil {
 		b.jobs = append(b.jobs, j)
 		b.results = append(b.results, nil)
@@ -580,8 +563,6 @@ type Reader struct {
 	q     queryer
 	cache *stmtCache  // prepared statements of the read pool
 	batch *batchStmts // prepared statements of the write batch, inside a write
-	kept  *keptRows   // inside a write: the rows the batch keeps (batchreads.go)
-	tasks *taskCache  // on the read pool: the tasks lists have read
 	// On the read pool: how far event reads may go (durable.go).
 	horizon *eventHorizon
 	// On the read pool: notices other processes' commits before a cache is read

@@ -541,3 +541,16 @@ func testRefusedEventsFailTheBatch(t *testing.T, engine string) {
 		t.Fatalf("the next write: %v", err)
 	}
 }
+
+// runBehindItsBack runs a statement in the batch's transaction but not through the
+// write's Tx: a change the batch does not know of, as no other writer
+// can make one.
+func runBehindItsBack(t *testing.T, tx *Tx, query string, args ...any) {
+	t.Helper()
+	if tx.b.pg {
+		query = postgresText(query)
+	}
+	if _, err := tx.b.q.ExecContext(context.Background(), query, args...); err != nil {
+		t.Error(err)
+	}
+}
