@@ -1,14 +1,13 @@
 // Package audit names who made a change, and through which interface (Actor). The
 // service passes the actor of each write to the store (store.Author), which records it
-// in every event row the write appends (the activity trail is filled from them). The
-// context names the interface of a request (WithVia), and the actor of what the command
-// line and the scheduler do without a principal of their own (From).
+// in every event row the write appends (the activity trail is filled from them): the
+// principal's, or the service's own (service.Options.Actor). Nothing of it travels in a
+// context, but one mark: the background runner's reads are left out of the store's
+// count of reads (WithVia, ViaOf).
 package audit
 
 import (
 	"context"
-
-	"github.com/agentdesk/agentdesk/backend/auth"
 )
 
 // The interfaces a change can come through.
@@ -35,7 +34,6 @@ const (
 )
 
 type viaKey struct{}
-type principalKey struct{}
 
 // WithVia records the interface a request came through.
 func WithVia(ctx context.Context, via string) context.Context {
@@ -50,11 +48,6 @@ func ViaFor(base, clientHeader string) string {
 	return base
 }
 
-// WithPrincipal records the caller a request acts for.
-func WithPrincipal(ctx context.Context, p *auth.Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
-}
-
 // System is the actor of a change no principal asked for.
 var System = Actor{Kind: KindSystem, Name: "system", Via: ViaInternal}
 
@@ -65,20 +58,8 @@ type Actor struct {
 	Via  string
 }
 
-// From reads the actor of ctx; without one it is the system, through "internal". The
-// interface is the principal's own (where it authenticated) when it has one, else the
-// context's.
-func From(ctx context.Context) Actor {
-	a := System
-	p, _ := ctx.Value(principalKey{}).(*auth.Principal)
-	if p != nil {
-		a.Kind, a.Name = string(p.Kind), p.Name
-	}
-	if v, _ := ctx.Value(viaKey{}).(string); v != "" {
-		a.Via = v
-	}
-	if p != nil && p.Via != "" {
-		a.Via = p.Via
-	}
-	return a
+// ViaOf is the interface WithVia gave ctx, or "".
+func ViaOf(ctx context.Context) string {
+	v, _ := ctx.Value(viaKey{}).(string)
+	return v
 }

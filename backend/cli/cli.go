@@ -394,8 +394,7 @@ func runCommand(args []string, dataDir string, stdout, stderr io.Writer) error {
 // noticed at once instead of filling a second, empty database.
 // With --db (or AGENTDESK_DB) it opens that PostgreSQL database instead.
 func withService(fs *flag.FlagSet, dataDir string, stderr io.Writer, fn func(ctx context.Context, svc *service.Service) error) error {
-	// The activity trail records every change a command makes as the local owner's, via the CLI.
-	ctx := audit.WithVia(audit.WithPrincipal(context.Background(), auth.Owner("")), audit.ViaCLI)
+	ctx := context.Background()
 	loc := dbLocation(fs)
 	fresh := loc.Engine == store.SQLite && server.IsNewDatabase(dataDir)
 	st, err := store.OpenLocation(ctx, loc, server.DBPath(dataDir), store.Options{})
@@ -409,7 +408,9 @@ func withService(fs *flag.FlagSet, dataDir string, stderr io.Writer, fn func(ctx
 	if fresh {
 		fmt.Fprintln(stderr, server.NewDatabaseNote(dataDir))
 	}
-	svc := service.New(st, service.Options{})
+	// The activity trail records every change a command makes as the local owner's, via the CLI.
+	owner := auth.Owner("")
+	svc := service.New(st, service.Options{Actor: audit.Actor{Kind: string(owner.Kind), Name: owner.Name, Via: audit.ViaCLI}})
 	err = svc.EnsureDefaultProject(ctx)
 	if err == nil {
 		err = fn(ctx, svc)

@@ -209,7 +209,7 @@ func (s *Service) CancelA2ATask(ctx context.Context, p *auth.Principal, agentNam
 		return nil, err
 	}
 	var task *model.Task
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		t, err := s.a2aTask(ctx, tx.Reader, p, agentName, id)
 		if err != nil {
 			return err

@@ -88,7 +88,7 @@ func (s *Service) SetA2APushConfig(ctx context.Context, p *auth.Principal, agent
 		auth = string(b)
 	}
 	var out *A2APushConfig
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		if _, err := s.a2aTask(ctx, tx.Reader, p, agentName, taskID); err != nil {
 			return err
 		}
@@ -173,7 +173,7 @@ func (s *Service) DeleteA2APushConfig(ctx context.Context, p *auth.Principal, ag
 	if err := require(p, auth.TaskWrite); err != nil {
 		return err
 	}
-	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		if _, err := s.a2aTask(ctx, tx.Reader, p, agentName, taskID); err != nil {
 			return err
 		}
@@ -226,7 +226,7 @@ func (s *Service) DeliverA2APush(ctx context.Context, id int64, render PushBody)
 	if err != nil || !found {
 		if err == nil && seq > c.Cursor {
 			c.Cursor = seq
-			err = s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error { return ignoreMissing(tx.UpdatePushConfig(ctx, c)) })
+			err = s.store.Write(ctx, s.author(nil), func(tx *store.Tx) error { return ignoreMissing(tx.UpdatePushConfig(ctx, c)) })
 		}
 		return false, err
 	}
@@ -262,7 +262,7 @@ func (s *Service) DeliverA2APush(ctx context.Context, id int64, render PushBody)
 		c.NextAttemptAt = &next
 		dropped = !now.Before(deadline)
 	}
-	err = s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error {
+	err = s.store.Write(ctx, s.author(nil), func(tx *store.Tx) error {
 		if dropped {
 			return ignoreMissing(tx.DeletePushConfig(ctx, c.ProjectID, c.TaskID, c.ConfigID))
 		}

@@ -132,7 +132,7 @@ func (s *Service) RegisterRemoteAgent(ctx context.Context, p *auth.Principal, in
 	now := s.clock()
 	agent := &model.Agent{ProjectID: p.ProjectID, Name: in.Name, CreatedAt: now,
 		DisplayName: truncate(card.Name, MaxAgentDisplayNameLen), Description: truncate(card.Description, MaxAgentDescriptionLen)}
-	err = s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err = s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		if _, err := s.project(ctx, tx.Reader, p.ProjectID); err != nil {
 			return err
 		}
@@ -452,7 +452,7 @@ func (s *Service) ApplyRemoteEvent(ctx context.Context, projectID string, taskID
 	if err != nil || t.AgentID == nil {
 		return false, err
 	}
-	err = s.store.Write(ctx, author(ctx, remotePrincipal(t)), func(tx *store.Tx) error {
+	err = s.store.Write(ctx, s.author(remotePrincipal(t)), func(tx *store.Tx) error {
 		ends = false
 		rt, t, err := s.loadRemoteTask(ctx, tx, projectID, taskID)
 		if err != nil || rt == nil {
@@ -588,7 +588,7 @@ func remotePrincipal(t *model.Task) *auth.Principal {
 // RemoteAttemptUnfinished records an attempt whose answer or stream ended while the
 // remote agent still worked: it is asked again RemotePoll later.
 func (s *Service) RemoteAttemptUnfinished(ctx context.Context, projectID string, taskID int64) error {
-	return s.store.Write(ctx, store.Author{Project: projectID, Actor: audit.From(ctx)}, func(tx *store.Tx) error {
+	return s.store.Write(ctx, store.Author{Project: projectID, Actor: s.actor}, func(tx *store.Tx) error {
 		rt, _, err := s.loadRemoteTask(ctx, tx, projectID, taskID)
 		if err != nil || rt == nil {
 			return err
@@ -603,7 +603,7 @@ func (s *Service) RemoteAttemptUnfinished(ctx context.Context, projectID string,
 // conversation: it is tried again after RemoteBackoff; after the last, the task fails
 // and nothing more is sent.
 func (s *Service) RemoteAttemptFailed(ctx context.Context, projectID string, taskID int64, cause string) error {
-	return s.store.Write(ctx, store.Author{Project: projectID, Actor: audit.From(ctx)}, func(tx *store.Tx) error {
+	return s.store.Write(ctx, store.Author{Project: projectID, Actor: s.actor}, func(tx *store.Tx) error {
 		rt, t, err := s.loadRemoteTask(ctx, tx, projectID, taskID)
 		if err != nil || rt == nil {
 			return err

@@ -62,7 +62,7 @@ func (s *Service) Activity(ctx context.Context, p *auth.Principal, in ActivityIn
 func (s *Service) IndexActivity(ctx context.Context) error {
 	behind, err := s.store.Read().ActivityBehind(ctx)
 	for behind && err == nil {
-		err = s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) (err error) {
+		err = s.store.Write(ctx, s.author(nil), func(tx *store.Tx) (err error) {
 			behind, err = tx.IndexActivity(ctx, 10_000)
 			return err
 		})
@@ -80,7 +80,7 @@ func (s *Service) PruneActivity(ctx context.Context, before time.Time) (int64, e
 	var total int64
 	for {
 		var n int64
-		err := s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) (err error) {
+		err := s.store.Write(ctx, s.author(nil), func(tx *store.Tx) (err error) {
 			n, err = tx.PruneActivity(ctx, before, 5000)
 			return err
 		})

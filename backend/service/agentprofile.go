@@ -46,7 +46,7 @@ func (s *Service) UpdateAgent(ctx context.Context, p *auth.Principal, id int64, 
 	}
 	now := s.clock()
 	var out *model.Agent
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		a, err := s.loadAgent(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err
@@ -77,7 +77,7 @@ func (s *Service) DeleteAgent(ctx context.Context, p *auth.Principal, id int64) 
 		return err
 	}
 	now := s.clock()
-	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		a, err := s.loadAgent(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err

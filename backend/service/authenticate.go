@@ -172,14 +172,14 @@ func BearerToken(header string) (string, error) {
 // which every write takes as an argument: the store records the actor in each event of
 // the write, and on PostgreSQL takes the project's lock before running it. The actor is
 // the principal, through the interface it came by. A principal that came through no
-// interface (Via "": made in code, by the CLI or a test), or none, leaves the actor the
-// context names (audit.From: the CLI's owner, the scheduler, or the system).
-func author(ctx context.Context, p *auth.Principal) store.Author {
+// interface (Via "": made in code, by the CLI or a test), or none, is the service's own
+// actor (Options.Actor: the system, or the local owner through the CLI).
+func (s *Service) author(p *auth.Principal) store.Author {
 	if p == nil {
-		return store.Author{Actor: audit.From(ctx)}
+		return store.Author{Actor: s.actor}
 	}
 	if p.Via == "" {
-		return store.Author{Project: p.ProjectID, Actor: audit.From(ctx)}
+		return store.Author{Project: p.ProjectID, Actor: s.actor}
 	}
 	return store.Author{Project: p.ProjectID, Actor: audit.Actor{Kind: string(p.Kind), Name: p.Name, Via: p.Via}}
 }

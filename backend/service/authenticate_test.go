@@ -294,10 +294,13 @@ func testServiceStampsTheActor(t *testing.T, engine string) {
 	create(ctx, ui)
 	create(ctx, gql)
 	create(ctx, agent)
-	create(ctx, w.owner)                                                                   // made in code, without an interface: the context's actor (none: the system)
-	create(audit.WithVia(audit.WithPrincipal(ctx, auth.Owner("")), audit.ViaCLI), w.owner) // as the CLI does
-	// Another principal in the context does not change who acted.
-	create(audit.WithVia(audit.WithPrincipal(ctx, w.owner), audit.ViaInternal), gql)
+	create(ctx, w.owner) // made in code, without an interface: the service's own actor (the system)
+	// A service whose own actor is the CLI's (as a command's is) stamps that instead.
+	cli := service.New(w.svc.Store(), service.Options{Actor: audit.Actor{Kind: "owner", Name: "owner", Via: audit.ViaCLI}})
+	if _, err := cli.CreateTask(ctx, w.owner, service.CreateTaskInput{Summary: "x"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	create(ctx, gql)
 
 	got, err := w.svc.Activity(ctx, w.owner, service.ActivityInput{ObjectType: "task", Limit: 10})
 	if err != nil {

@@ -196,7 +196,7 @@ func (s *Service) CreateConversation(ctx context.Context, p *auth.Principal, in 
 		Name    *string `json:"name"`
 	}{text, name}
 	var conv *model.Conversation
-	err = s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) (err error) {
+	err = s.store.Write(ctx, s.author(p), func(tx *store.Tx) (err error) {
 		conv, _, err = idempotent(ctx, tx, p, idemKey, "create-conversation", input, now, func() (*model.Conversation, error) {
 			c := &model.Conversation{UUID: newUUID(), ProjectID: p.ProjectID, Name: name, CreatedAt: now}
 			if err := tx.InsertConversation(ctx, c); err != nil {
@@ -281,7 +281,7 @@ func (s *Service) PostMessage(ctx context.Context, p *auth.Principal, ref string
 	}
 	now := s.clock()
 	var msg *model.Message
-	err = s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err = s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		convID, err := s.conversationID(ctx, tx, p.ProjectID, ref)
 		if err != nil {
 			return err
@@ -509,7 +509,7 @@ func (s *Service) changeParticipants(ctx context.Context, p *auth.Principal, ref
 	}
 	now := s.clock()
 	var conv *model.Conversation
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		convID, err := s.conversationID(ctx, tx, p.ProjectID, ref)
 		if err != nil {
 			return err
@@ -569,7 +569,7 @@ func (s *Service) react(ctx context.Context, p *auth.Principal, messageID int64,
 	}
 	now := s.clock()
 	var msg *model.Message
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		var err error
 		if msg, err = s.loadMessage(ctx, tx.Reader, p.ProjectID, messageID); err != nil {
 			return err
@@ -674,7 +674,7 @@ func (s *Service) ShareDocument(ctx context.Context, p *auth.Principal, ref stri
 	}
 	actor := actorOf(p)
 	doc.UploadedBy = actor.Name
-	err = s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err = s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		convID, err := s.conversationID(ctx, tx, p.ProjectID, ref)
 		if err != nil {
 			return err

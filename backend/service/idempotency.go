@@ -30,7 +30,7 @@ func writeOnce[T any](ctx context.Context, s *Service, p *auth.Principal, key, o
 	op func(tx *store.Tx, now time.Time) (T, error)) (T, error) {
 	now := s.clock()
 	var result T
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) (err error) {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) (err error) {
 		result, _, err = idempotent(ctx, tx, p, key, operation, input, now, func() (T, error) { return op(tx, now) })
 		return err
 	})

@@ -227,7 +227,7 @@ func (s *Service) CreateJob(ctx context.Context, p *auth.Principal, in JobInput)
 		return nil, errs.Invalid("name, cron and summary are required")
 	}
 	var j *model.Job
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		j = &model.Job{ProjectID: p.ProjectID, Timezone: "UTC", CatchUp: model.CatchUpSkip, Steps: []string{}, CreatedAt: now, UpdatedAt: now}
 		if err := s.applyJobInput(ctx, tx.Reader, j, in); err != nil {
 			return err
@@ -255,7 +255,7 @@ func (s *Service) changeJob(ctx context.Context, p *auth.Principal, id int64, ev
 	}
 	now := s.clock()
 	var j *model.Job
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		var err error
 		if j, err = s.loadJob(ctx, tx.Reader, p.ProjectID, id); err != nil {
 			return err
@@ -311,7 +311,7 @@ func (s *Service) DeleteJob(ctx context.Context, p *auth.Principal, id int64) er
 		return err
 	}
 	now := s.clock()
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		j, err := s.loadJob(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err
@@ -438,7 +438,7 @@ func (s *Service) RunJobNow(ctx context.Context, p *auth.Principal, id int64) (*
 	}
 	now := s.clock()
 	var run *model.JobRun
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		j, err := s.loadJob(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err
@@ -504,7 +504,7 @@ func (s *Service) RunDueJobsHeld(ctx context.Context, now, startedAt time.Time) 
 	var errsOut []error
 	for i := range due {
 		j := &due[i]
-		err := s.store.Write(ctx, author(ctx, jobPrincipal(j)), func(tx *store.Tx) error {
+		err := s.store.Write(ctx, s.author(jobPrincipal(j)), func(tx *store.Tx) error {
 			// Still due, and (PostgreSQL) claimed for this write: another server's
 			// scheduler cannot run it too.
 			cur, err := tx.ClaimDueJob(ctx, j.ProjectID, j.ID, now)

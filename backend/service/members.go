@@ -119,7 +119,7 @@ func (s *Service) AddMember(ctx context.Context, p *auth.Principal, in AddMember
 	}
 	now := s.clock()
 	var out *model.Member
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		if _, err := s.project(ctx, tx.Reader, p.ProjectID); err != nil {
 			return err
 		}
@@ -219,7 +219,7 @@ func (s *Service) SetMemberRole(ctx context.Context, p *auth.Principal, userID i
 	}
 	now := s.clock()
 	var out *model.Member
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		m, err := s.loadMember(ctx, tx.Reader, p.ProjectID, userID)
 		if err != nil {
 			return err
@@ -282,7 +282,7 @@ func (s *Service) RemoveMember(ctx context.Context, p *auth.Principal, userID in
 		return err
 	}
 	now := s.clock()
-	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		m, err := s.loadMember(ctx, tx.Reader, p.ProjectID, userID)
 		if err != nil {
 			return err

@@ -34,7 +34,7 @@ func (s *Service) flushAgentsSeen(ctx context.Context) error {
 	if len(seen) == 0 {
 		return nil
 	}
-	return s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error { return tx.TouchAgents(ctx, seen) })
+	return s.store.Write(ctx, s.author(nil), func(tx *store.Tx) error { return tx.TouchAgents(ctx, seen) })
 }
 
 // withSeen sets the agents' last contact to what the service knows and has not written yet.

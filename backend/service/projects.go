@@ -31,7 +31,7 @@ var (
 // and the insert share one write transaction.
 func (s *Service) EnsureDefaultProject(ctx context.Context) error {
 	now := s.clock()
-	return s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(nil), func(tx *store.Tx) error {
 		if err := tx.InsertOwner(ctx, "owner", now); err != nil {
 			return internal("create owner", err)
 		}
@@ -80,7 +80,7 @@ func (s *Service) CreateProject(ctx context.Context, p *auth.Principal, name, na
 		return nil, errs.Invalid("namespace %q is not valid: use 1 to 63 lowercase letters, digits and dashes, starting and ending with a letter or digit", namespace)
 	}
 	var out *model.Project
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) (err error) {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) (err error) {
 		out, err = insertProject(ctx, tx, name, namespace, s.clock())
 		return err
 	})
@@ -136,7 +136,7 @@ func (s *Service) CreateAgent(ctx context.Context, p *auth.Principal, name strin
 		return nil, errs.Invalid("agent name %q is not valid: use 1 to 64 letters, digits, dots, dashes and underscores, starting with a letter or digit", name)
 	}
 	a := &model.Agent{ProjectID: p.ProjectID, Name: name, CreatedAt: s.clock()}
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		if _, err := s.project(ctx, tx.Reader, p.ProjectID); err != nil {
 			return err
 		}
@@ -201,7 +201,7 @@ func (s *Service) RotateProjectSecret(ctx context.Context, p *auth.Principal) (*
 	}
 	now := s.clock()
 	var out *model.Project
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		pr, err := s.project(ctx, tx.Reader, p.ProjectID)
 		if err != nil {
 			return err

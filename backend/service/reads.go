@@ -52,7 +52,7 @@ func (s *Service) MarkRead(ctx context.Context, p *auth.Principal, ref string, i
 		return errs.Invalid("lastReadMessageId must be the id of a message of the conversation, a positive integer")
 	}
 	now := s.clock()
-	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		convID, err := s.conversationID(ctx, tx, p.ProjectID, ref)
 		if err != nil {
 			return err

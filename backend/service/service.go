@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentdesk/agentdesk/backend/audit"
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/model"
@@ -21,6 +22,7 @@ import (
 type Service struct {
 	store *store.Store
 	now   func() time.Time
+	actor audit.Actor // Options.Actor
 
 	usedMu sync.Mutex
 	used   map[int64]time.Time // token id -> last use not yet written (FlushTokenUse)
@@ -62,6 +64,10 @@ type Options struct {
 	// addresses (--webhooks-allow-private; the desktop window). Off, they reach the
 	// public internet only (webhook_network.go).
 	WebhooksAllowPrivate bool
+	// Actor is who makes the changes no principal asks for (background work, sign-ins)
+	// or that a principal made in code asks for: zero is the system; a command of the
+	// CLI makes them as the local owner, through the CLI.
+	Actor audit.Actor
 }
 
 // IdempotencyKeyTTL is how long an Idempotency-Key is remembered (the contract says at
@@ -79,7 +85,10 @@ func New(st *store.Store, opts Options) *Service {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.vector = newKnowledge(st, s.clock, opts.Embedder)
+	if s.actor = opts.Actor; s.actor == (audit.Actor{}) {
+		s.actor = audit.System
+	}
+	s.vector = newKnowledge(st, s.clock, s.author, opts.Embedder)
 	return s
 }
 
@@ -97,7 +106,7 @@ func (s *Service) Store() *store.Store { return s.store }
 // PruneIdempotencyKeys forgets the Idempotency-Keys older than IdempotencyKeyTTL.
 func (s *Service) PruneIdempotencyKeys(ctx context.Context) error {
 	before := s.clock().Add(-IdempotencyKeyTTL)
-	return s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(nil), func(tx *store.Tx) error {
 		_, err := tx.PruneIdempotencyKeys(ctx, before)
 		return err
 	})
@@ -163,7 +172,7 @@ func (s *Service) PruneEventsBefore(ctx context.Context, p *auth.Principal, befo
 	if p == nil || p.Kind != auth.KindOwner {
 		return errs.Forbid("only the local owner can prune events")
 	}
-	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		_, err := tx.PruneEvents(ctx, before)
 		return err
 	})

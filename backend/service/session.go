@@ -37,7 +37,7 @@ func (s *Service) StartDesktopSession(ctx context.Context, p *auth.Principal) (*
 	value := auth.NewTokenValue()
 	now := s.clock()
 	var out *DesktopSession
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		projects, err := tx.Projects(ctx)
 		if err != nil {
 			return internal("list projects", err)
@@ -80,7 +80,7 @@ func (s *Service) EndDesktopSession(ctx context.Context, p *auth.Principal, sess
 	if sess == nil {
 		return nil
 	}
-	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		if err := tx.RevokeToken(ctx, sess.ProjectID, sess.TokenID, s.clock()); err != nil {
 			return internal("revoke the desktop session token", err)
 		}

@@ -67,7 +67,7 @@ func (s *Service) EndOwnSession(ctx context.Context, p *auth.Principal, id int64
 	if err != nil {
 		return false, err
 	}
-	err = s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err = s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		err := tx.EndUserSession(ctx, p.UserID, id, s.clock())
 		if errors.Is(err, store.ErrNotFound) {
 			return errs.Missing("session %d not found among your sessions", id)
@@ -86,7 +86,7 @@ func (s *Service) EndAllSessions(ctx context.Context, p *auth.Principal) error {
 	if _, err := s.ownSession(ctx, p); err != nil {
 		return err
 	}
-	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		if err := tx.EndUserSessions(ctx, p.UserID, s.clock()); err != nil {
 			return internal("end sessions", err)
 		}

@@ -73,7 +73,7 @@ func (s *Service) CreateSkill(ctx context.Context, p *auth.Principal, name, desc
 	}
 	now := s.clock()
 	sk := &model.Skill{ProjectID: p.ProjectID, Name: name, Description: description, CreatedAt: now, UpdatedAt: now}
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		if err := tx.InsertSkill(ctx, sk); errors.Is(err, store.ErrDuplicate) {
 			return errs.Conflicting("a skill named %q already exists in this project", name)
 		} else if err != nil {
@@ -114,7 +114,7 @@ func (s *Service) UpdateSkill(ctx context.Context, p *auth.Principal, id int64, 
 	}
 	now := s.clock()
 	var sk *model.Skill
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		var err error
 		if sk, err = s.loadSkill(ctx, tx.Reader, p.ProjectID, id); err != nil {
 			return err
@@ -146,7 +146,7 @@ func (s *Service) DeleteSkill(ctx context.Context, p *auth.Principal, id int64) 
 		return err
 	}
 	now := s.clock()
-	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		sk, err := s.loadSkill(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err
@@ -175,7 +175,7 @@ func (s *Service) SetAgentSkill(ctx context.Context, p *auth.Principal, agentID,
 	now := s.clock()
 	var agent *model.Agent
 	var skills []model.Skill
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		a, err := tx.Agent(ctx, p.ProjectID, agentID)
 		if errors.Is(err, store.ErrNotFound) {
 			return errs.Missing("agent %d not found", agentID)

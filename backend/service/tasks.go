@@ -267,7 +267,7 @@ type TaskCounts struct {
 func (s *Service) IndexTaskSearch(ctx context.Context) error {
 	behind, err := s.store.Read().TaskSearchBehind(ctx)
 	for behind && err == nil {
-		err = s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) (err error) {
+		err = s.store.Write(ctx, s.author(nil), func(tx *store.Tx) (err error) {
 			behind, err = tx.IndexTaskSearch(ctx, 5000)
 			return err
 		})
@@ -333,7 +333,7 @@ func (s *Service) updateTask(ctx context.Context, p *auth.Principal, id int64, i
 		return nil, err
 	}
 	var task *model.Task
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		var err error
 		if task, err = s.loadTask(ctx, tx.Reader, p.ProjectID, id); err != nil {
 			return err
@@ -529,7 +529,7 @@ func (s *Service) DeleteTask(ctx context.Context, p *auth.Principal, id int64, i
 		return err
 	}
 	now := s.clock()
-	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		if ifMatch != nil {
 			version, err := tx.TaskVersion(ctx, p.ProjectID, id)
 			if err != nil {
@@ -558,7 +558,7 @@ func (s *Service) DeleteDoneTasks(ctx context.Context, p *auth.Principal) (int, 
 	for {
 		now := s.clock()
 		var n int
-		err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+		err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 			ids, err := tx.DeleteTasksWithStatus(ctx, p.ProjectID, model.StatusDone, deleteDoneBatch)
 			if err != nil {
 				return internal("delete done tasks", err)

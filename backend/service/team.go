@@ -42,7 +42,7 @@ func (s *Service) Now() time.Time { return s.clock() }
 // cookie is refused like an expired one.
 func (s *Service) PruneSessions(ctx context.Context) error {
 	now := s.clock()
-	return s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(nil), func(tx *store.Tx) error {
 		_, err := tx.PruneSessions(ctx, now.Add(-SessionIdle), now.Add(-SessionMaxAge))
 		return err
 	})
@@ -61,7 +61,7 @@ func (s *Service) BeginLogin(ctx context.Context, addr, state, nonce, verifier s
 		return err
 	}
 	s.logins.count(addr, now)
-	return s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(nil), func(tx *store.Tx) error {
 		if err := tx.PruneLogins(ctx, now.Add(-LoginMaxAge)); err != nil {
 			return internal("forget old logins", err)
 		}
@@ -85,7 +85,7 @@ func (s *Service) BeginLogin(ctx context.Context, addr, state, nonce, verifier s
 // forgets it: a state (and so its code) is good once, for LoginMaxAge.
 func (s *Service) TakeLogin(ctx context.Context, state string) (nonce, verifier string, err error) {
 	var at time.Time
-	err = s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error {
+	err = s.store.Write(ctx, s.author(nil), func(tx *store.Tx) error {
 		var err error
 		nonce, verifier, at, err = tx.TakeLogin(ctx, state)
 		if errors.Is(err, store.ErrNotFound) {
@@ -153,7 +153,7 @@ func (s *Service) SignIn(ctx context.Context, id Identity) (string, error) {
 	name = truncate(name, MaxUserNameLen)
 	value := auth.NewSessionValue()
 	now := s.clock()
-	err := s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(nil), func(tx *store.Tx) error {
 		userID, err := tx.UserByOIDC(ctx, id.Issuer, id.Subject)
 		switch {
 		case err == nil: // known: refresh email and name (unless the email is another user's)
@@ -284,7 +284,7 @@ func (s *Service) sessionPrincipal(ctx context.Context, value, projectID string)
 		return nil, err
 	}
 	if now := s.clock(); now.Sub(sess.LastSeenAt) >= touchEvery {
-		err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error { return tx.TouchSession(ctx, sess.ID, now) })
+		err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error { return tx.TouchSession(ctx, sess.ID, now) })
 		if err != nil && !store.IsDiskFull(err) { // on a full disk, reads go on untouched
 			return nil, internal("record session use", err)
 		}
@@ -425,7 +425,7 @@ func (s *Service) EndSession(ctx context.Context, p *auth.Principal) (idToken st
 	if err != nil {
 		return "", internal("look up session", err)
 	}
-	err = s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err = s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		if err := tx.EndSession(ctx, sess.ID, s.clock()); err != nil {
 			return internal("end session", err)
 		}
@@ -448,7 +448,7 @@ func (s *Service) EndReplacedSession(ctx context.Context, value string) error {
 	if err != nil {
 		return internal("look up session", err)
 	}
-	return s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(nil), func(tx *store.Tx) error {
 		if err := tx.EndSession(ctx, sess.ID, s.clock()); err != nil {
 			return internal("end session", err)
 		}

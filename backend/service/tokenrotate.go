@@ -24,7 +24,7 @@ func (s *Service) RotateToken(ctx context.Context, p *auth.Principal, id int64) 
 	now := s.clock()
 	value := auth.NewTokenValue()
 	var out *model.Token
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		old, err := tx.Token(ctx, p.ProjectID, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return errs.Missing("token %d not found", id)

@@ -68,7 +68,7 @@ func (s *Service) CreateToken(ctx context.Context, p *auth.Principal, in CreateT
 	value := auth.NewTokenValue()
 	tok := &model.Token{ProjectID: p.ProjectID, Name: in.Name, Type: in.Type, Scopes: scopes,
 		Hint: auth.TokenHint(value), CreatedAt: now, ExpiresAt: in.ExpiresAt}
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		if _, err := s.project(ctx, tx.Reader, p.ProjectID); err != nil {
 			return err
 		}
@@ -234,7 +234,7 @@ func (s *Service) FlushTokenUse(ctx context.Context) error {
 	if len(used) == 0 {
 		return nil
 	}
-	err := s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error { return tx.TouchTokens(ctx, used) })
+	err := s.store.Write(ctx, s.author(nil), func(tx *store.Tx) error { return tx.TouchTokens(ctx, used) })
 	if err != nil {
 		// Not written (a full disk, say): kept for the next flush, unless a later use
 		// has come meanwhile.
@@ -274,7 +274,7 @@ func (s *Service) RevokeToken(ctx context.Context, p *auth.Principal, id int64) 
 		return err
 	}
 	now := s.clock()
-	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		err := tx.RevokeToken(ctx, p.ProjectID, id, now)
 		if errors.Is(err, store.ErrNotFound) {
 			return errs.Missing("token %d not found", id)

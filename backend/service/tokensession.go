@@ -37,7 +37,7 @@ func (s *Service) StartTokenSession(ctx context.Context, p *auth.Principal, user
 	value := auth.NewSessionValue()
 	agent := []rune(strings.ToValidUTF8(userAgent, ""))
 	agent = agent[:min(len(agent), MaxUserAgentLen)]
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		if err := tx.InsertTokenSession(ctx, auth.HashToken(value), p.TokenID, auth.RandomString(43), string(agent), address, s.clock()); err != nil {
 			return internal("create session", err)
 		}
@@ -72,7 +72,7 @@ func (s *Service) tokenSessionPrincipal(ctx context.Context, hash []byte) (*auth
 	}
 	s.noteTokenUse(p.TokenID, now)
 	if now.Sub(sess.LastSeenAt) >= touchEvery {
-		err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error { return tx.TouchTokenSession(ctx, sess.ID, now) })
+		err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error { return tx.TouchTokenSession(ctx, sess.ID, now) })
 		if err != nil && !store.IsDiskFull(err) { // on a full disk, reads go on untouched
 			return nil, internal("record session use", err)
 		}
@@ -91,7 +91,7 @@ func (s *Service) endTokenSession(ctx context.Context, p *auth.Principal, hash [
 	if err != nil {
 		return internal("look up session", err)
 	}
-	return s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		if err := tx.EndTokenSession(ctx, sess.ID, s.clock()); err != nil {
 			return internal("end session", err)
 		}

@@ -158,7 +158,7 @@ func (s *Service) SetBudget(ctx context.Context, p *auth.Principal, monthlyUSD *
 	}
 	now := s.clock()
 	var st *BudgetStatus
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		if err := tx.SetBudget(ctx, p.ProjectID, micros, now); err != nil {
 			return internal("set budget", err)
 		}

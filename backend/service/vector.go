@@ -63,16 +63,17 @@ const (
 type Knowledge struct {
 	store    *store.Store
 	clock    func() time.Time
+	author   func(*auth.Principal) store.Author // Service.author
 	embedder Embedder
 	indexes  *indexCache
 }
 
 // newKnowledge returns the knowledge bases over st; a nil embedder is the built-in one.
-func newKnowledge(st *store.Store, clock func() time.Time, e Embedder) *Knowledge {
+func newKnowledge(st *store.Store, clock func() time.Time, author func(*auth.Principal) store.Author, e Embedder) *Knowledge {
 	if e == nil {
 		e = vector.HashEmbedder{}
 	}
-	return &Knowledge{store: st, clock: clock, embedder: e, indexes: newIndexCache()}
+	return &Knowledge{store: st, clock: clock, author: author, embedder: e, indexes: newIndexCache()}
 }
 
 // Knowledge is the service's knowledge bases, which REST /api/vector and GraphQL call.
@@ -122,7 +123,7 @@ func (k *Knowledge) CreateSpace(ctx context.Context, p *auth.Principal, in Creat
 		}
 	}
 	sp := &model.VectorSpace{ProjectID: p.ProjectID, Name: name, Description: desc, AgentIDs: []int64{}, CreatedAt: k.clock()}
-	err := k.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := k.store.Write(ctx, k.author(p), func(tx *store.Tx) error {
 		if err := tx.InsertVectorSpace(ctx, sp); errors.Is(err, store.ErrDuplicate) {
 			return errs.Conflicting("a space named %q already exists in this project", name)
 		} else if err != nil {
@@ -172,7 +173,7 @@ func (k *Knowledge) DeleteSpace(ctx context.Context, p *auth.Principal, id int64
 	if err := requireVector(p, auth.VectorWrite); err != nil {
 		return err
 	}
-	err := k.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := k.store.Write(ctx, k.author(p), func(tx *store.Tx) error {
 		err := tx.DeleteVectorSpace(ctx, p.ProjectID, id)
 		if errors.Is(err, store.ErrNotFound) {
 			return errs.Missing("space %d not found", id)
@@ -204,7 +205,7 @@ func (k *Knowledge) setLink(ctx context.Context, p *auth.Principal, spaceID, age
 		return nil, err
 	}
 	var sp *model.VectorSpace
-	err := k.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := k.store.Write(ctx, k.author(p), func(tx *store.Tx) error {
 		if _, err := k.space(ctx, tx.Reader, p, spaceID); err != nil {
 			return err
 		}

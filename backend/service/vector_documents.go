@@ -93,7 +93,7 @@ func (k *Knowledge) AddDocument(ctx context.Context, p *auth.Principal, spaceID 
 		rows[i] = store.VectorChunkInput{Text: t, Vector: vector.Encode(v)}
 	}
 	doc := &model.VectorDocument{SpaceID: sp.ID, Name: name, MimeType: mimeType, Size: size, CreatedAt: k.clock()}
-	err = k.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err = k.store.Write(ctx, k.author(p), func(tx *store.Tx) error {
 		cur, err := k.space(ctx, tx.Reader, p, spaceID) // it may have changed since
 		if err != nil {
 			return err
@@ -241,7 +241,7 @@ func (k *Knowledge) DeleteDocument(ctx context.Context, p *auth.Principal, space
 	if err := requireVector(p, auth.VectorWrite); err != nil {
 		return err
 	}
-	err := k.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := k.store.Write(ctx, k.author(p), func(tx *store.Tx) error {
 		if _, err := k.space(ctx, tx.Reader, p, spaceID); err != nil {
 			return err
 		}

@@ -167,7 +167,7 @@ func (s *Service) deliverWebhook(ctx context.Context, id int64) (more bool, err 
 	}
 	if e == nil {
 		if skipTo > w.Cursor {
-			err := s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error { return ignoreMissing(tx.AdvanceWebhook(ctx, w.ID, skipTo)) })
+			err := s.store.Write(ctx, s.author(nil), func(tx *store.Tx) error { return ignoreMissing(tx.AdvanceWebhook(ctx, w.ID, skipTo)) })
 			if err != nil {
 				return false, internal("advance webhook", err)
 			}
@@ -183,7 +183,7 @@ func (s *Service) deliverWebhook(ctx context.Context, id int64) (more bool, err 
 	}
 	now := s.clock()
 	var disabled *model.Webhook // by this attempt, logged once it is stored
-	err = s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error {
+	err = s.store.Write(ctx, s.author(nil), func(tx *store.Tx) error {
 		cur, err := tx.WebhookByID(ctx, w.ID)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil // deleted meanwhile
@@ -415,7 +415,7 @@ func (s *Service) Redeliver(ctx context.Context, p *auth.Principal, deliveryID i
 		return nil, err
 	}
 	d.Attempt = 0
-	err = s.store.Write(context.WithoutCancel(ctx), author(ctx, p), func(tx *store.Tx) error {
+	err = s.store.Write(context.WithoutCancel(ctx), s.author(p), func(tx *store.Tx) error {
 		if err := tx.InsertWebhookDelivery(ctx, d); err != nil {
 			return err
 		}

@@ -164,7 +164,7 @@ func (s *Service) CreateWebhook(ctx context.Context, p *auth.Principal, in Webho
 	if err := s.checkWebhookURL(ctx, w.URL); err != nil {
 		return nil, err
 	}
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		last, err := tx.LastEventSeq(ctx, p.ProjectID)
 		if err != nil {
 			return internal("read the event seq", err)
@@ -213,7 +213,7 @@ func (s *Service) UpdateWebhook(ctx context.Context, p *auth.Principal, id int64
 	}
 	now := s.clock()
 	var w *model.Webhook
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		var err error
 		if w, err = s.loadWebhook(ctx, tx.Reader, p.ProjectID, id); err != nil {
 			return err
@@ -244,7 +244,7 @@ func (s *Service) DeleteWebhook(ctx context.Context, p *auth.Principal, id int64
 		return err
 	}
 	now := s.clock()
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		w, err := s.loadWebhook(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err
@@ -302,7 +302,7 @@ func (s *Service) TestWebhook(ctx context.Context, p *auth.Principal, id int64) 
 	}
 	now := s.clock()
 	var seq int64
-	err := s.store.Write(ctx, author(ctx, p), func(tx *store.Tx) error {
+	err := s.store.Write(ctx, s.author(p), func(tx *store.Tx) error {
 		w, err := s.loadWebhook(ctx, tx.Reader, p.ProjectID, id)
 		if err != nil {
 			return err
@@ -337,7 +337,7 @@ const WebhookDeliveryRetention = 7 * 24 * time.Hour
 // PruneWebhookDeliveries forgets the attempts older than WebhookDeliveryRetention.
 func (s *Service) PruneWebhookDeliveries(ctx context.Context) error {
 	before := s.clock().Add(-WebhookDeliveryRetention)
-	return s.store.Write(ctx, author(ctx, nil), func(tx *store.Tx) error {
+	return s.store.Write(ctx, s.author(nil), func(tx *store.Tx) error {
 		_, err := tx.PruneWebhookDeliveries(ctx, before)
 		return err
 	})

@@ -10,7 +10,7 @@ import (
 // jobs, whose context says audit.ViaJob) runs it: its reads come once a second, at any
 // moment, and would land inside a test's count of one request's queries.
 func (r Reader) count(ctx context.Context) {
-	if r.batch == nil && r.cache != nil && audit.From(ctx).Via != audit.ViaJob {
+	if r.batch == nil && r.cache != nil && audit.ViaOf(ctx) != audit.ViaJob {
 		r.cache.queries.Add(1)
 	}
 }
