@@ -2,15 +2,19 @@
 // Todo tasks assigned to it, works through their steps, asks the human when a step
 // title ends with "?", and finishes the task Done (or Failed). What to do next is read
 // from the task itself on every pass, so the agent can be stopped and restarted at any
-// point without redoing or skipping work.
+// point without redoing or skipping work. A person who mentions it in a conversation
+// ("@worker") gets a short reply there.
 package agentrun
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -110,8 +114,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 }
 
-// follow keeps the event stream open, waking the worker on every task change, and
-// reports whether the stream is up. It resumes with since, so nothing is missed.
+// follow keeps the event stream open, waking the worker on every task change and
+// answering mentions, and reports whether the stream is up. It resumes with since, so nothing is missed.
 func (a *Agent) follow(ctx context.Context, wake chan<- struct{}, streaming chan<- bool) {
 	since := int64(-1)
 	report := func(up bool) {
@@ -132,6 +136,7 @@ func (a *Agent) follow(ctx context.Context, wake chan<- struct{}, streaming chan
 			}
 			continue
 		}
+		a.log.Debug("event stream open", "since", since)
 		report(true)
 		for {
 			e, err := stream.Next()
@@ -139,6 +144,9 @@ func (a *Agent) follow(ctx context.Context, wake chan<- struct{}, streaming chan
 				break
 			}
 			since = stream.Last
+			if e.Type == "message.created" {
+				a.answerMention(ctx, e.Data)
+			}
 			if strings.HasPrefix(e.Type, "task.") || e.Type == "stream.reset" {
 				select {
 				case wake <- struct{}{}:
@@ -148,6 +156,28 @@ func (a *Agent) follow(ctx context.Context, wake chan<- struct{}, streaming chan
 		}
 		stream.Close()
 		report(false)
+	}
+}
+
+// answerMention replies in the conversation when a person's new message mentions the
+// agent. Messages of agents get no reply, so that two agents never answer each other
+// forever.
+func (a *Agent) answerMention(ctx context.Context, data json.RawMessage) {
+	var m model.Message
+	if err := json.Unmarshal(data, &m); err != nil {
+		a.log.Warn("unreadable message event", "err", err)
+		return
+	}
+	if m.AuthorType != model.ActorUser || !slices.ContainsFunc(m.Mentions, func(mn model.Mention) bool {
+		return mn.Kind == model.ActorAgent && mn.Name == a.cfg.Name
+	}) {
+		return
+	}
+	a.log.Info("mentioned; replying", "conversation", m.ConversationID, "message", m.ID, "by", m.Author)
+	reply := fmt.Sprintf("Hi %s, %s here: I read your message. I work on the tasks assigned to me; assign me one on the board and I will pick it up.",
+		m.Author, a.cfg.Name)
+	if _, err := a.api.SendMessage(ctx, "", strconv.FormatInt(m.ConversationID, 10), reply); err != nil && ctx.Err() == nil {
+		a.log.Warn("could not reply to a mention", "conversation", m.ConversationID, "err", err)
 	}
 }
 

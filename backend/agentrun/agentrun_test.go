@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/client"
@@ -75,3 +76,71 @@ func testAgentRespectsAChangeMeanwhile(t *testing.T, engine string) {
 			got.Status, got.Conversation, got.Steps[0].Status)
 	}
 }
+
+// TestAgentAnswersWhenMentioned runs the agent against a real server: a person's message
+// that mentions it gets a short reply in that conversation; a message that does not, or
+// that mentions another agent, or an agent's own message mentioning it, gets none.
+func TestAgentAnswersWhenMentioned(t *testing.T) {
+	env := testenv.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := env.Project
+	owner := auth.Owner(p.ID)
+	env.Agent(t, p.ID, "worker")
+	other := env.Agent(t, p.ID, "other")
+	project, err := env.Service.Project(ctx, owner, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs testenv.SyncBuffer
+	a := New(Config{URL: env.URL, ProjectID: p.ID, Digest: client.AgentDigest(p.ID, project.TokenSecret), Name: "worker",
+		Poll: time.Hour, Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	// Wait until its stream is open: live events only reach it from then on.
+	for !strings.Contains(logs.String(), "event stream open") {
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	person := &auth.Principal{Kind: auth.KindToken, ProjectID: p.ID, Name: "ann", Scopes: auth.AgentScopes}
+	conv, err := env.Service.CreateConversation(ctx, person, service.CreateConversationInput{Message: ptr("hello all")}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(who *auth.Principal, text string) {
+		if _, err := env.Service.PostMessage(ctx, who, conv.UUID, service.PostMessageInput{Message: &text}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	post(auth.Agent(p.ID, other.ID, "other"), "@worker, from one agent to another")
+	post(person, "@other, are you there?")
+	post(person, "@worker can you help with the release?")
+
+	var msgs []model.Message
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if msgs, _, err = env.Service.ListMessages(ctx, owner, conv.UUID, service.PageInput{}); err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) >= 5 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // room for a wrong second reply to show up
+	if msgs, _, err = env.Service.ListMessages(ctx, owner, conv.UUID, service.PageInput{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(msgs) != 5 {
+		t.Fatalf("%d messages %+v; want the four posted and one reply\nagent log:\n%s", len(msgs), msgs, logs.String())
+	}
+	reply := msgs[4]
+	if reply.Author != "worker" || reply.AuthorType != model.ActorAgent || !strings.Contains(reply.Content, "Hi ann, worker here") {
+		t.Fatalf("last message %+v, want the worker's short reply to ann", reply)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

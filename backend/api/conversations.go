@@ -54,9 +54,13 @@ func pageInput(c *gin.Context) (service.PageInput, error) {
 }
 
 // setNextLink points the Link header at the page after the item lastID.
-func setNextLink(c *gin.Context, lastID int64) {
+func setNextLink(c *gin.Context, lastID int64) { setPageLink(c, "after_id", lastID) }
+
+// setPageLink points the Link header at the next page: this request with param set to
+// the last item's id.
+func setPageLink(c *gin.Context, param string, lastID int64) {
 	q := c.Request.URL.Query()
-	q.Set("after_id", strconv.FormatInt(lastID, 10))
+	q.Set(param, strconv.FormatInt(lastID, 10))
 	next := url.URL{Path: c.Request.URL.Path, RawQuery: q.Encode()}
 	c.Header("Link", "<"+next.String()+`>; rel="next"`)
 }

@@ -37,6 +37,7 @@ func oaBrokenScenarios() []oaCase {
 		internal("about", "GET", "/api/about", "ro", ""),
 		internal("me", "GET", "/api/me", "ro", ""),
 		internal("search", "GET", "/api/search?q=x", "all", ""),
+		internal("mentions", "GET", "/api/projects/{project}/mentions", "mr", ""),
 		internal("get", "GET", "/api/tasks/1", "ro", ""),
 		internal("delete", "DELETE", "/api/tasks/1", "wo", ""),
 		internal("status", "PUT", "/api/tasks/1/status", "wo", `{"status":"Done"}`),
@@ -84,7 +85,7 @@ func testOpenAPIScenarios(t *testing.T, engine string) {
 
 	h := newOAHarness(t, engine, router, covered)
 	names := map[string]bool{}
-	for _, c := range slices.Concat(oaScenarios(), oaConversationScenarios(), oaEventScenarios(), oaServiceScenarios(), oaVectorScenarios(), oaSessionScenarios(), oaSearchScenarios()) {
+	for _, c := range slices.Concat(oaScenarios(), oaConversationScenarios(), oaEventScenarios(), oaServiceScenarios(), oaVectorScenarios(), oaSessionScenarios(), oaSearchScenarios(), oaMentionScenarios()) {
 		if names[c.name] {
 			t.Fatalf("two scenarios are called %q", c.name)
 		}

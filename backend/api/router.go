@@ -130,6 +130,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	project.POST("/conversations/:conversationId/documents", handle(conv.uploadDocument))
 	project.GET("/conversations/:conversationId/documents", handle(conv.listDocuments))
 	project.GET("/conversations/:conversationId/documents/:docId", handle(conv.downloadDocument))
+	project.GET("/mentions", handle(conv.mentions)) // mentions.go
 
 	// Knowledge bases, for data tokens only (vector.go).
 	vectorRoutes(r, svc)

@@ -116,6 +116,16 @@ func (b builder) query() *gql.Object {
 				msgs, _, err := svc.ListMessages(p.Context, pr, argString(p.Args, "conversationId"), page)
 				return msgs, err
 			})},
+		"mentions": &gql.Field{Type: listOf(messageType), Description: "The messages that mention the caller (the agent, or the person behind the caller), newest first; page with first and before.",
+			Args: gql.FieldConfigArgument{
+				"first":  {Type: gql.Int, Description: "At most this many messages, 1 to 1000 (default 100)."},
+				"before": {Type: gql.Int, Description: "Only messages older than this message id (the last id of the previous page)."},
+			},
+			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
+				first, before := firstBefore(p.Args)
+				msgs, _, err := svc.Mentions(p.Context, pr, service.MentionsInput{Limit: first, BeforeID: before})
+				return msgs, err
+			})},
 		"participants": &gql.Field{Type: listOf(participantType), Description: "A conversation's participants, in the order they joined.",
 			Args: gql.FieldConfigArgument{"conversationId": {Type: nnID}},
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {

@@ -366,6 +366,14 @@ var reactionCountType = gql.NewObject(gql.ObjectConfig{Name: "ReactionCount", De
 	"count": &gql.Field{Type: nnInt, Resolve: field(func(r model.ReactionCount) any { return r.Count })},
 }})
 
+var mentionType = gql.NewObject(gql.ObjectConfig{Name: "Mention", Description: "A member or an agent of the project named with @ in a message.", Fields: gql.Fields{
+	"kind":    &gql.Field{Type: nnString, Description: "user or agent.", Resolve: field(func(m model.Mention) any { return m.Kind })},
+	"name":    &gql.Field{Type: nnString, Description: "The member's name as the project shows it, or the agent's name.", Resolve: field(func(m model.Mention) any { return m.Name })},
+	"userId":  &gql.Field{Type: gql.Int, Description: "The member, for people.", Resolve: field(func(m model.Mention) any { return int64Ptr(m.UserID) })},
+	"agentId": &gql.Field{Type: gql.Int, Description: "The agent, for agents.", Resolve: field(func(m model.Mention) any { return int64Ptr(m.AgentID) })},
+	"text":    &gql.Field{Type: nnString, Description: "How the message named them, @ included.", Resolve: field(func(m model.Mention) any { return m.Text })},
+}})
+
 var messageType = gql.NewObject(gql.ObjectConfig{Name: "Message", Description: "A message of a conversation.", Fields: gql.Fields{
 	"id":             &gql.Field{Type: nnInt, Resolve: field(func(m model.Message) any { return m.ID })},
 	"conversationId": &gql.Field{Type: nnInt, Resolve: field(func(m model.Message) any { return m.ConversationID })},
@@ -378,6 +386,12 @@ var messageType = gql.NewObject(gql.ObjectConfig{Name: "Message", Description: "
 			return []model.ReactionCount{}
 		}
 		return m.Reactions
+	})},
+	"mentions": &gql.Field{Type: listOf(mentionType), Description: "The members and agents the content names with @, in the order first named (found when it was posted).", Resolve: field(func(m model.Message) any {
+		if m.Mentions == nil {
+			return []model.Mention{}
+		}
+		return m.Mentions
 	})},
 	"createdAt": timeField("When the message was posted", func(m model.Message) time.Time { return m.CreatedAt }, false),
 }})

@@ -45,7 +45,21 @@ type Message struct {
 	AgentID   *int64          `json:"agentId,omitempty"`
 	Content   string          `json:"content"`
 	Reactions []ReactionCount `json:"reactions"` // per emoji, in the order each emoji was first used
-	CreatedAt time.Time       `json:"createdAt"`
+	// Mentions are the members and agents the content names with "@", in the order
+	// first named; found once, when the message was posted.
+	Mentions  []Mention `json:"mentions"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// Mention is a project member or agent named with "@" in a message.
+type Mention struct {
+	Kind    string `json:"kind"` // user or agent
+	Name    string `json:"name"` // the member's or the agent's name
+	UserID  *int64 `json:"userId,omitempty"`
+	AgentID *int64 `json:"agentId,omitempty"`
+	// Text is how the message named them, "@" included ("@worker", "@Ann Lee"), so that
+	// a reader can highlight it.
+	Text string `json:"text"`
 }
 
 // ReactionCount is how many actors reacted to a message with one emoji.

@@ -210,8 +210,8 @@ func (s *Service) CreateConversation(ctx context.Context, p *auth.Principal, in 
 			c.Participants = []string{actor.Name}
 			m := &model.Message{ConversationID: c.ID, Author: actor.Name, AuthorType: actor.Kind, AgentID: actor.AgentID,
 				Content: text, Reactions: []model.ReactionCount{}, CreatedAt: now}
-			if err := tx.InsertMessage(ctx, m); err != nil {
-				return nil, internal("store message", err)
+			if err := insertMessage(ctx, tx, p.ProjectID, m); err != nil {
+				return nil, err
 			}
 			if err := tx.AppendEvent(ctx, p.ProjectID, EventConversationCreated, c, now); err != nil {
 				return nil, internal("record event", err)
@@ -298,8 +298,8 @@ func (s *Service) PostMessage(ctx context.Context, p *auth.Principal, ref string
 			}
 			m := &model.Message{ConversationID: convID, Author: actor.Name, AuthorType: actor.Kind, AgentID: actor.AgentID,
 				Content: text, Reactions: []model.ReactionCount{}, CreatedAt: now}
-			if err := tx.InsertMessage(ctx, m); err != nil {
-				return nil, internal("store message", err)
+			if err := insertMessage(ctx, tx, p.ProjectID, m); err != nil {
+				return nil, err
 			}
 			if err := tx.AppendEvent(ctx, p.ProjectID, EventMessageCreated, m, now); err != nil {
 				return nil, internal("record event", err)

@@ -31,8 +31,13 @@ type convWorld struct {
 
 func newConvWorld(t *testing.T, engine string) *convWorld {
 	t.Helper()
+	return worldOf(t, openService(t, engine))
+}
+
+// worldOf is newConvWorld on svc.
+func worldOf(t *testing.T, svc *service.Service) *convWorld {
+	t.Helper()
 	ctx := context.Background()
-	svc := openService(t, engine)
 	p, err := svc.CreateProject(ctx, auth.Owner(""), "p", "")
 	if err != nil {
 		t.Fatal(err)

@@ -200,8 +200,8 @@ func (r Reader) Participants(ctx context.Context, conversationID int64) ([]model
 // InsertMessage stores a new message and sets its id.
 func (t *Tx) InsertMessage(ctx context.Context, m *model.Message) error {
 	res, err := t.insert(ctx,
-		`INSERT INTO messages (conversation_id, author, author_type, agent_id, content, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-		m.ConversationID, m.Author, m.AuthorType, m.AgentID, m.Content, fmtTime(m.CreatedAt))
+		`INSERT INTO messages (conversation_id, author, author_type, agent_id, content, created_at, mentions) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		m.ConversationID, m.Author, m.AuthorType, m.AgentID, m.Content, fmtTime(m.CreatedAt), mentionsJSON(m.Mentions))
 	if err != nil {
 		return err
 	}
@@ -209,13 +209,16 @@ func (t *Tx) InsertMessage(ctx context.Context, m *model.Message) error {
 	return err
 }
 
-const messageColumns = `m.id, m.conversation_id, m.author, m.author_type, m.agent_id, m.content, m.created_at`
+const messageColumns = `m.id, m.conversation_id, m.author, m.author_type, m.agent_id, m.content, m.created_at, m.mentions`
 
 func scanMessage(row interface{ Scan(...any) error }) (*model.Message, error) {
 	var m model.Message
 	var agentID sql.NullInt64
-	var created string
-	if err := row.Scan(&m.ID, &m.ConversationID, &m.Author, &m.AuthorType, &agentID, &m.Content, &created); err != nil {
+	var created, mentions string
+	if err := row.Scan(&m.ID, &m.ConversationID, &m.Author, &m.AuthorType, &agentID, &m.Content, &created, &mentions); err != nil {
+		return nil, err
+	}
+	if err := parseMentions(mentions, &m); err != nil {
 		return nil, err
 	}
 	if agentID.Valid {

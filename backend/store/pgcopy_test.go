@@ -349,7 +349,7 @@ func copyFillEveryTable(t *testing.T) string {
 	conv, err := svc.CreateConversation(ctx, owner, service.CreateConversationInput{Name: str("design"), Message: str("hello, 世界")}, "")
 	must("CreateConversation", err)
 	ref := fmt.Sprint(conv.ID)
-	msg, err := svc.PostMessage(ctx, owner, ref, service.PostMessageInput{Message: str("second")}, "key-1")
+	msg, err := svc.PostMessage(ctx, owner, ref, service.PostMessageInput{Message: str("second, @builder")}, "key-1") // fills message_mentions
 	must("PostMessage", err)
 	_, err = svc.AddReaction(ctx, owner, msg.ID, "👍")
 	must("AddReaction", err)

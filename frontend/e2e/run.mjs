@@ -294,6 +294,57 @@ test('unread: the list counts another person\'s messages, the thread marks where
   }
 });
 
+test('mentions: "@wo" suggests the worker, the message highlights it and the worker replies; the Inbox lists the mentions of the viewer (at 1280 and 390 px)', async () => {
+  // Another person: a token nobody made (like the UI's, the local owner's, whom the project shows as "owner").
+  const colleague = cli(['token', 'create', '--project', project, '--name', 'teammate', '--data', data, '--scopes', 'messaging:read,messaging:write']);
+  const convs = `/api/projects/${project}/conversations`;
+  for (const [width, height] of [[1280, 800], [390, 844]]) {
+    const conv = await rest('POST', convs, { name: `mentions-${width}`, message: 'Who can look at the logs?' });
+    const ctx = await browser.newContext({ viewport: { width, height } });
+    const page = await ctx.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
+    await page.goto(url + '/');
+    await page.getByLabel('Platform token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('conn').getByText('Live').waitFor({ state: 'attached' }); // hidden on a phone
+    await page.goto(url + `/conversations/${conv.id}`);
+    await page.getByTestId('message').filter({ hasText: 'Who can look at the logs?' }).waitFor();
+
+    const composer = page.getByTestId('composer');
+    await composer.click();
+    await composer.pressSequentially('Can you check them, @wo');
+    const option = page.getByTestId('mention-option').filter({ hasText: 'worker' });
+    await option.waitFor();
+    await page.screenshot({ path: join(shots, `mention-suggest-${width}.png`) });
+    await option.click();
+    await composer.pressSequentially('please?');
+    expect((await composer.inputValue()) === 'Can you check them, @worker please?', `the composer holds: ${await composer.inputValue()}`);
+    await composer.press('Control+Enter');
+    const sent = page.getByTestId('message').filter({ hasText: 'Can you check them' });
+    await sent.locator('.mention', { hasText: '@worker' }).waitFor();
+    // The reference agent hears of it on its event stream and answers in the conversation.
+    await page.getByTestId('message').filter({ hasText: 'worker here' }).waitFor({ timeout: 15000 });
+    await page.screenshot({ path: join(shots, `mention-thread-${width}.png`) });
+
+    // Mentioned by someone else: the Inbox's Mentions list shows it, live.
+    await page.goto(url + '/inbox');
+    await page.getByRole('heading', { name: 'Mentions' }).waitFor();
+    const res = await fetch(url + `${convs}/${conv.id}/messages`, {
+      method: 'POST', headers: { Authorization: 'Bearer ' + colleague, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ message: `@owner, the logs at ${width} px are clean; @nobody is plain text` }),
+    });
+    if (!res.ok) throw new Error(`post a mention: ${res.status} ${await res.text()}`);
+    const item = page.getByTestId('mention-item').filter({ hasText: `the logs at ${width} px are clean` });
+    await item.locator('.mention', { hasText: '@owner' }).waitFor();
+    expect((await item.locator('.mention').count()) === 1, '@nobody is not highlighted');
+    await page.screenshot({ path: join(shots, `inbox-mentions-${width}.png`) });
+    await expectAccessible(page, `the Inbox's mentions at ${width} px`);
+    await item.getByRole('link').click();
+    await page.waitForURL(url + `/conversations/${conv.id}`);
+    await ctx.close();
+  }
+});
+
 test('tokens: create, value shown once, revoke', async () => {
   const page = await newPage();
   await signIn(page);

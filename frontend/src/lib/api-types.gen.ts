@@ -957,6 +957,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/projects/{projectId}/mentions": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The agent's orchestration namespace (`SERVICE_NAMESPACE`). Agents send it; it plays no part in authentication. */
+                "X-Task-Namespace"?: components["parameters"]["TaskNamespace"];
+            };
+            path: {
+                /** @description The project id, an opaque string (clients must not parse it). It must be the caller's project: another one answers 404 for tokens, and fails the digest check (401) for agent headers. */
+                projectId: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the messages that mention the caller
+         * @description Lists the messages of the project whose `mentions` name the caller, newest first (descending `id`): an agent, or the person behind the caller (a signed-in person; a token's maker; a token nobody made, such as the CLI's, is the local owner's). Pages with `limit` and `before_id`; the `Link` header points at the older page. Needs the `messaging:read` scope (agents hold it).
+         */
+        get: operations["listMentions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1465,6 +1491,7 @@ export interface components {
          *           "count": 2
          *         }
          *       ],
+         *       "mentions": [],
          *       "createdAt": "2026-01-05T09:41:12.5Z"
          *     }
          */
@@ -1485,11 +1512,39 @@ export interface components {
             content: string;
             /** @description Reaction counts, one per emoji, in the order each emoji was first used; empty when there is none. */
             reactions: components["schemas"]["ReactionCount"][];
+            /** @description The project's members and agents the content names with `@`, each once, in the order first named; found once, when the message was posted (docs/rest.md, "Mentions"). Empty when there is none. */
+            mentions: components["schemas"]["Mention"][];
             /**
              * Format: date-time
              * @description RFC 3339, UTC.
              */
             createdAt: string;
+        } & unknown;
+        /**
+         * @description A member or an agent of the project named with `@` in a message.
+         * @example {
+         *       "kind": "agent",
+         *       "name": "worker",
+         *       "agentId": 1,
+         *       "text": "@worker"
+         *     }
+         */
+        Mention: {
+            kind: components["schemas"]["ActorKind"];
+            /** @description The member's name as the project shows it, or the agent's name. */
+            name: string;
+            /**
+             * Format: int64
+             * @description The member; present exactly when `kind` is `user`.
+             */
+            userId?: number;
+            /**
+             * Format: int64
+             * @description The agent; present exactly when `kind` is `agent`.
+             */
+            agentId?: number;
+            /** @description How the message named them, `@` included (`@worker`, `@Ann Lee`, `@ann.lee`): a reader highlights it. */
+            text: string;
         } & unknown;
         /** @description How many actors reacted to a message with one emoji. */
         ReactionCount: {
@@ -1594,6 +1649,7 @@ export interface components {
          *         "agentId": 1,
          *         "content": "The summary is ready.",
          *         "reactions": [],
+         *         "mentions": [],
          *         "createdAt": "2026-01-05T09:41:12.5Z"
          *       }
          *     }
@@ -4120,6 +4176,53 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such document in this conversation (a document of another conversation included), no such conversation, or a conversation or project not the caller's (code `not_found`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listMentions: {
+        parameters: {
+            query?: {
+                /** @description At most this many messages, 1 to 1000; 50 without it. */
+                limit?: number;
+                /** @description Only messages with an id less than this one: the cursor of the next (older) page, from the `Link` header. Negative values answer 400. */
+                before_id?: number;
+            };
+            header?: {
+                /** @description The agent's orchestration namespace (`SERVICE_NAMESPACE`). Agents send it; it plays no part in authentication. */
+                "X-Task-Namespace"?: components["parameters"]["TaskNamespace"];
+            };
+            path: {
+                /** @description The project id, an opaque string (clients must not parse it). It must be the caller's project: another one answers 404 for tokens, and fails the digest check (401) for agent headers. */
+                projectId: components["parameters"]["ProjectId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The messages that mention the caller, newest first, with their reaction counts. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description A `projectId` that is not the caller's (code `not_found`). */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -441,6 +441,8 @@ export const api = {
     rest<Conversation>('POST', `${P(s)}/conversations`, { message, name: name || undefined }),
   messages: (s: Session, c: number) => rest<Message[]>('GET', `${P(s)}/conversations/${c}/messages?limit=1000`),
   postMessage: (s: Session, c: number, message: string) => rest<Message>('POST', `${P(s)}/conversations/${c}/messages`, { message }),
+  /** The messages that mention the viewer, newest first. */
+  mentions: (s: Session) => rest<Message[]>('GET', `${P(s)}/mentions?limit=50`),
   markRead: (s: Session, c: number, lastReadMessageId: number) => rest<void>('PUT', `${P(s)}/conversations/${c}/read`, { lastReadMessageId }),
   linkedTasks: (s: Session, c: number) => rest<Task[]>('GET', `${P(s)}/conversations/${c}/tasks`),
   documents: (s: Session, c: number) => rest<DocumentInfo[]>('GET', `${P(s)}/conversations/${c}/documents`),

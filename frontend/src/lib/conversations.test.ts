@@ -13,7 +13,7 @@ function conv(id: number, participants: string[] = ['ui']): Conversation {
   return { id, uuid: `00000000-0000-4000-8000-00000000000${id}`, projectId: 'p', name: `c${id}`, participants, createdAt: '2026-01-01T00:00:00Z' };
 }
 function msg(id: number, over: Partial<Message> = {}): Message {
-  return { id, conversationId: 3, author: 'ui', authorType: 'user', content: `message ${id}`, reactions: [], createdAt: '2026-01-01T00:00:00Z', ...over };
+  return { id, conversationId: 3, author: 'ui', authorType: 'user', content: `message ${id}`, reactions: [], mentions: [], createdAt: '2026-01-01T00:00:00Z', ...over };
 }
 function doc(id: number): DocumentInfo {
   return { id, conversationId: 3, name: `d${id}.txt`, mimeType: 'text/plain', size: 10, uploadedBy: 'ui', createdAt: '2026-01-01T00:00:00Z', url: `${P}/3/documents/${id}` };

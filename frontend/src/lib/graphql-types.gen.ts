@@ -205,6 +205,20 @@ export type MemberRole =
   /** Scopes task:read, messaging:read: reads tasks and conversations. */
   | 'viewer';
 
+/** A member or an agent of the project named with @ in a message. */
+export type Mention = {
+  /** The agent, for agents. */
+  agentId: Maybe<Scalars['Int']['output']>;
+  /** user or agent. */
+  kind: Scalars['String']['output'];
+  /** The member's name as the project shows it, or the agent's name. */
+  name: Scalars['String']['output'];
+  /** How the message named them, @ included. */
+  text: Scalars['String']['output'];
+  /** The member, for people. */
+  userId: Maybe<Scalars['Int']['output']>;
+};
+
 /** A message of a conversation. */
 export type Message = {
   agentId: Maybe<Scalars['Int']['output']>;
@@ -217,6 +231,8 @@ export type Message = {
   /** When the message was posted (RFC 3339, UTC) */
   createdAt: Scalars['String']['output'];
   id: Scalars['Int']['output'];
+  /** The members and agents the content names with @, in the order first named (found when it was posted). */
+  mentions: Array<Mention>;
   /** Counts per emoji, loaded with the messages (no query per message). */
   reactions: Array<ReactionCount>;
 };
@@ -710,6 +726,8 @@ export type Query = {
   jobs: Array<Job>;
   /** The project's users and their roles, in the order they joined (any platform scope). */
   members: Array<Member>;
+  /** The messages that mention the caller (the agent, or the person behind the caller), newest first; page with first and before. */
+  mentions: Array<Message>;
   /** A conversation's messages, oldest first, with reaction counts. */
   messages: Array<Message>;
   /** A conversation's participants, in the order they joined. */
@@ -795,6 +813,12 @@ export type QueryJobRunsArgs = {
   before?: InputMaybe<Scalars['Int']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
   jobId: Scalars['Int']['input'];
+};
+
+
+export type QueryMentionsArgs = {
+  before?: InputMaybe<Scalars['Int']['input']>;
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 

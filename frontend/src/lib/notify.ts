@@ -15,28 +15,12 @@ export interface Note {
   tag: string;
 }
 
-/** The names a message may mention the person by: the viewer's, and in team mode the person's name and email (and its local part). */
-export function mentionNames(s: Session | null): string[] {
-  if (!s) return [];
-  const names = [s.viewer.name, s.user?.name, s.user?.email, s.user?.email?.split('@')[0]];
-  return [...new Set(names.filter((n): n is string => !!n && n.trim() !== '').map((n) => n.trim().toLowerCase()))];
-}
-
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** Whether text mentions one of names as @name: not inside a word or an email address, and not a prefix of a longer name. */
-export function mentions(text: string, names: string[]): boolean {
-  return names.some((n) => new RegExp(`(^|[^\\w@.])@${escape(n)}(?![\\w-]|\\.\\w)`, 'i').test(text));
-}
-
 export function waitingNote(t: { id: number; summary: string } & Parameters<typeof waitingText>[0]): Note {
   return { title: `Waiting: ${t.summary}`, body: waitingText(t) || 'An agent needs your answer.', path: `/tasks/${t.id}`, tag: `task-${t.id}` };
 }
 
-/** The notification for a new message, or null when it does not mention the person or is their own. */
-export function mentionNote(m: Pick<Message, 'id' | 'conversationId' | 'author' | 'authorType' | 'content'>, s: Session | null): Note | null {
-  if (!s || (m.authorType === 'user' && m.author === s.viewer.name)) return null;
-  if (!mentions(m.content, mentionNames(s))) return null;
+/** The notification for a new message that mentions the person (the server says whom a message mentions: AppState.onMentioned). */
+export function mentionNote(m: Pick<Message, 'id' | 'conversationId' | 'author' | 'content'>): Note {
   const body = m.content.length > 200 ? m.content.slice(0, 199) + '…' : m.content;
   return { title: `${m.author} mentioned you`, body, path: `/conversations/${m.conversationId}`, tag: `message-${m.id}` };
 }

@@ -5,6 +5,7 @@ import type {
   Agent,
   Conversation,
   DocumentInfo,
+  Member,
   Message,
   NewTask,
   Participant,
@@ -20,6 +21,7 @@ import type {
 import { STATUSES, waitingText } from './types';
 import { firstUnreadId, readTo, withMessage } from './unread';
 import type { ConnState } from './events';
+import type { Mentionable } from './mentions';
 
 function newer(a: Task | undefined, b: Task): boolean {
   if (!a) return true;
@@ -117,6 +119,17 @@ export class AppState {
   agents = $state.raw<Agent[]>([]);
   conversations = $state.raw<Conversation[]>([]);
   conversationsLoaded = $state(false);
+  /** The project's members: with the agents, whom a message can mention (@name). */
+  members = $state.raw<Member[]>([]);
+  mentionables = $derived<Mentionable[]>([
+    ...this.agents.map((a) => ({ kind: 'agent' as const, name: a.name })),
+    ...this.members.map((m) => ({ kind: 'user' as const, name: m.name, alias: m.email?.split('@')[0] })),
+  ]);
+  /** The messages that mention the viewer, newest first (the server decides whom a message mentions). */
+  mentions = $state.raw<Message[]>([]);
+  mentionsLoaded = $state(false);
+  /** Called when a new message mentions the viewer (the notification). */
+  onMentioned: (m: Message) => void = () => {};
   conn = $state<ConnState>('connecting');
   /** The conversation on screen (null: none) and what the Conversations screen shows of it. */
   threadId = $state<number | null>(null);
@@ -177,6 +190,8 @@ export class AppState {
         }),
       );
       if (this.threadId !== null) jobs.push(this.openThread(this.threadId));
+      jobs.push(api.members().then((m) => (this.members = m)));
+      jobs.push(this.loadMentions());
     }
     const results = await Promise.allSettled(jobs);
     const failed = results.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
@@ -408,6 +423,9 @@ export class AppState {
     this.agentCounts = new Map();
     this.conversations = [];
     this.conversationsLoaded = false;
+    this.members = [];
+    this.mentions = [];
+    this.mentionsLoaded = false;
     this.closeThread();
   }
 
@@ -521,6 +539,7 @@ export class AppState {
       case 'message.created': {
         const m = d as Message;
         this.conversations = this.conversations.map((c) => (c.id === m.conversationId ? withMessage(c, m.id, this.isMe(m.authorType, m.author)) : c));
+        if (m.mentions?.length && !this.isMe(m.authorType, m.author)) this.mentionedMaybe(m).catch(() => {});
         break;
       }
       case 'participant.added':
@@ -538,6 +557,21 @@ export class AppState {
       if (this.view.loads) this.view.pending.push(e); // applied again on top of the answers in flight
       this.applyThreadEvent(e);
     }
+  }
+
+  // ---- mentions ----
+
+  async loadMentions(): Promise<void> {
+    if (!this.session) return;
+    this.mentions = await api.mentions(this.session);
+    this.mentionsLoaded = true;
+  }
+
+  /** A new message mentions someone: the server's list says whether it is the viewer (then the Inbox shows it, and onMentioned tells). */
+  private async mentionedMaybe(m: Message): Promise<void> {
+    const known = new Set(this.mentions.map((x) => x.id));
+    await this.loadMentions();
+    if (!known.has(m.id) && this.mentions.some((x) => x.id === m.id)) this.onMentioned(m);
   }
 
   // ---- conversations ----

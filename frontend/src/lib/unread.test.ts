@@ -12,7 +12,7 @@ function conv(id: number, lastReadMessageId?: number, unread?: number): Conversa
   return { id, uuid: `u${id}`, projectId: 'p', name: `c${id}`, participants: ['ui'], createdAt: '2026-01-01T00:00:00Z', lastReadMessageId, unread };
 }
 function msg(id: number, over: Partial<Message> = {}): Message {
-  return { id, conversationId: 3, author: 'worker', authorType: 'agent', agentId: 7, content: `m${id}`, reactions: [], createdAt: '2026-01-01T00:00:00Z', ...over };
+  return { id, conversationId: 3, author: 'worker', authorType: 'agent', agentId: 7, content: `m${id}`, reactions: [], mentions: [], createdAt: '2026-01-01T00:00:00Z', ...over };
 }
 let seq = 0;
 function ev(type: string, data: unknown): StreamEvent {
