@@ -35,7 +35,9 @@
 //   - get: GET /api/tasks/{id} of random ids of the read project, the same two ways.
 //
 // After the rounds come -rounds runs of the event fan-out phase (-subscribers WebSocket
-// subscribers; 0 skips it).
+// subscribers; 0 skips it; fanout.go): p50 and p99 from each event's "at" to its
+// receipt by each subscriber, and the server's CPU per delivery
+// (fanout_server_cpu_us_per_delivery).
 //
 // For every throughput phase it reports successful requests per second, and how the
 // machine's cores were split: the load generator's own CPU time (getrusage
@@ -494,14 +496,15 @@ func run(ctx context.Context, cfg config) int {
 	if cfg.subscribers > 0 {
 		logf("\nevent fan-out")
 		for round := 1; round <= cfg.rounds && ctx.Err() == nil; round++ {
-			p50, p99, err := l.fanout(cfg.subscribers, 100, 50, fan.token, fanStreams)
+			p50, p99, cpu, err := l.fanout(cfg.subscribers, 100, 50, fan.token, fanStreams)
 			if err != nil {
 				r.check(fmt.Sprintf("round %d fan-out", round), phase{errors: 1, errSamples: []string{err.Error()}}, "fanout_p50_ms", "fanout_p99_ms")
 				continue
 			}
 			r.add("fanout_p50_ms", p50)
 			r.add("fanout_p99_ms", p99)
-			logf("  %d subscribers, 100 events at 50/s: p50 %.2f ms  p99 %.2f ms", cfg.subscribers, p50, p99)
+			r.add("fanout_server_cpu_us_per_delivery", cpu)
+			logf("  %d subscribers, 100 events at 50/s: p50 %.2f ms  p99 %.2f ms  server CPU %.2f µs a delivery", cfg.subscribers, p50, p99, cpu)
 		}
 	}
 	rssEnd, peak, err := srv.memory()
