@@ -1,5 +1,6 @@
 #!/bin/sh
-# Interleaved A/B of two agentdesk binaries, writes only: OLD NEW OLD NEW ... , one JSON
+# Interleaved A/B of two agentdesk binaries, writes only (the floor's creates beside
+# each: floor.go): OLD NEW OLD NEW ... , one JSON
 # summary line per run. PAIRS (3), DURATION (5s), INSTANCES (1) and PG (a PostgreSQL
 # server URL without a database, e.g. postgres://postgres@127.0.0.1:55432: each run
 # gets a new empty database on it; unset: SQLite) tune it.
@@ -23,7 +24,7 @@ while [ "$i" -lt "$pairs" ]; do
 		fi
 		"$bench" -bin "$bin" ${db:+-db "$db"} -instances "$instances" -writes-only -rounds 1 \
 			-duration "$duration" -subscribers 0 -vector-chunks 0 2>/dev/null | tail -1 |
-			python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(sys.argv[1], " ".join("%s=%s" % (k, d.get(k)) for k in ("creates_per_s", "callbacks_per_s", "messages_per_s", "server_cpu_us_per_create")))' "$side"
+			python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(sys.argv[1], " ".join("%s=%s" % (k, d.get(k)) for k in ("creates_per_s", "floor_creates_per_s", "creates_share_of_floor", "callbacks_per_s", "messages_per_s", "server_cpu_us_per_create", "floor_server_cpu_us_per_create")))' "$side"
 		[ -n "$db" ] && psql "$PG/postgres" -qc "DROP DATABASE $name" >/dev/null
 	done
 	i=$((i + 1))

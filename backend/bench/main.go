@@ -15,6 +15,11 @@
 //   - creates: POST /api/tasks (summary, details, three steps, an assigned agent; 201
 //     expected) from -clients concurrent clients for -duration, into project
 //     "bench-writes";
+//   - the floor's creates: the same creates, as many clients, as long, against the
+//     floor server (floor.go), a minimal server of the bench's own that does what a
+//     create needs and no more (-floor=false leaves it out); odd rounds time agentdesk
+//     first, even rounds the floor. creates_share_of_floor is agentdesk's creates per
+//     second over the floor's in the same round (the target: at least 0.6);
 //   - messages: POST /api/projects/{id}/conversations/{c}/messages (201) from -clients
 //     clients into one conversation of "bench-writes";
 //   - callbacks: POST /api/agent_callback/{id} with the agent headers (200), each client
@@ -30,7 +35,9 @@
 //   - get: GET /api/tasks/{id} of random ids of the read project, the same two ways.
 //
 // After the rounds come -rounds runs of the event fan-out phase (-subscribers WebSocket
-// subscribers; 0 skips it).
+// subscribers; 0 skips it; fanout.go): p50 and p99 from each event's "at" to its
+// receipt by each subscriber, and the server's CPU per delivery
+// (fanout_server_cpu_us_per_delivery).
 //
 // For every throughput phase it reports successful requests per second, and how the
 // machine's cores were split: the load generator's own CPU time (getrusage
@@ -77,6 +84,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -103,6 +111,7 @@ type config struct {
 	db           string        // --db of the server and the command line: "" is SQLite in the data directory
 	instances    int           // servers on the database (2 needs -db): requests alternate between them
 	writesOnly   bool          // only the write phases (creates, messages, callbacks)
+	floor        bool          // run the floor server's creates beside agentdesk's (floor.go)
 	vectorChunks int           // chunks of the knowledge-base phase (vector.go); 0 skips it
 	scale        int           // tasks of the scale mode's big project (scale.go); 0: the usual rounds
 	scaleSmall   int           // tasks of the scale mode's small project, its baseline
@@ -129,6 +138,9 @@ func main() {
 	flag.IntVar(&cfg.instances, "instances", 1, "servers sharing the -db database (1 or 2): the timed requests and the fan-out's subscribers alternate between them; CPU and RSS figures are the first server's, but for servers_cpu_us_per_create and the machine figures")
 	flag.BoolVar(&cfg.keepDataDirs, "keep", false, "keep the data directory (and server.log) instead of removing it")
 	flag.BoolVar(&cfg.writesOnly, "writes-only", false, "run only the write phases (creates, messages, callbacks), e.g. to tune the write path")
+	flag.BoolVar(&cfg.floor, "floor", true, "each round, also time the creates of a minimal server of the bench's own (floor.go) and report agentdesk's as a share of them")
+	floorServe := flag.String("floor-serve", "", "(used by the bench itself) serve as the floor server on this address")
+	floorData := flag.String("floor-data", "", "(used by the bench itself) the floor server's data directory")
 	var sc soakConfig
 	flag.DurationVar(&sc.duration, "soak", 0, "run the soak instead (soak.go): the mixed load at a steady rate for this long, e.g. 1h")
 	flag.IntVar(&sc.rate, "soak-rate", 500, "the soak's requests per second, all kinds together")
@@ -144,6 +156,13 @@ func main() {
 		(cfg.synchronous != "full" && cfg.synchronous != "normal") {
 		fmt.Fprintln(os.Stderr, "bench: bad arguments; see go run ./backend/bench -help")
 		os.Exit(2)
+	}
+	if *floorServe != "" {
+		if err := serveFloor(*floorServe, *floorData, cfg.synchronous); err != nil {
+			logf("floor server: %v", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if cfg.writesOnly {
 		cfg.subscribers, cfg.vectorChunks = 0, 0
@@ -309,13 +328,52 @@ func run(ctx context.Context, cfg config) int {
 	}
 	var callbackSeq atomic.Int64
 
+	// The floor (floor.go): a minimal server on the same machine, its creates timed
+	// beside agentdesk's in every round.
+	var floorCreates func() phase
+	if cfg.floor {
+		floorDir := filepath.Join(dir, "floor")
+		self, err := os.Executable()
+		if err == nil {
+			err = os.Mkdir(floorDir, 0o755)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		floorSrv := &server{bin: self, dir: floorDir, floorToken: "floor-" + strconv.FormatUint(rand.Uint64(), 16)}
+		if err := floorSrv.start(ctx, cfg.synchronous); err != nil {
+			return fail(fmt.Errorf("the floor server: %w", err))
+		}
+		defer func() {
+			if _, err := floorSrv.stop(); err != nil {
+				logf("bench: the floor server: %v", err)
+			}
+		}()
+		logf("the floor server (floor.go) serving on %s (pid %d)", floorSrv.url(), floorSrv.pid())
+		fl := newLoader(floorSrv.url())
+		fl.servers = []*server{floorSrv}
+		newFloorWrite := createBody(&seq, floorAgent)
+		floorCreates = func() phase {
+			p := fl.throughput(ctx, floorSrv, cfg.clients, cfg.duration, func() error {
+				return fl.do("POST", "/api/tasks", floorSrv.floorToken, newFloorWrite(), http.StatusCreated)
+			})
+			logThroughput("the floor: POST /api/tasks", cfg.clients, p)
+			return p
+		}
+	}
+
 	for round := 1; round <= cfg.rounds; round++ {
 		if ctx.Err() != nil {
 			return fail(ctx.Err())
 		}
 		logf("\nround %d of %d", round, cfg.rounds)
 
-		// a. creates
+		// a. creates, and the floor's beside them: agentdesk first in odd rounds, the floor
+		// first in even ones, so that neither always has the other's after-effects.
+		var floor phase
+		if floorCreates != nil && round%2 == 0 {
+			floor = floorCreates()
+		}
 		p := l.throughput(ctx, srv, cfg.clients, cfg.duration, func() error {
 			return l.do("POST", "/api/tasks", writes.token, newWrite(), http.StatusCreated)
 		})
@@ -332,6 +390,15 @@ func run(ctx context.Context, cfg config) int {
 			r.add("postgres_cpu_us_per_create", p.machine.postgresUS)
 		}
 		r.check(fmt.Sprintf("round %d creates", round), p, "creates_per_s")
+		if floorCreates != nil {
+			if round%2 == 1 {
+				floor = floorCreates()
+			}
+			r.add("floor_creates_per_s", floor.rps)
+			r.add("floor_server_cpu_us_per_create", floor.serverCPUPerRequest())
+			r.add("creates_share_of_floor", p.rps/floor.rps)
+			r.check(fmt.Sprintf("round %d the floor's creates", round), floor, "floor_creates_per_s", "creates_share_of_floor")
+		}
 		rssUnderLoad = max(rssUnderLoad, p.maxRSSMiB)
 
 		// a2. messages posted to one conversation
@@ -429,14 +496,15 @@ func run(ctx context.Context, cfg config) int {
 	if cfg.subscribers > 0 {
 		logf("\nevent fan-out")
 		for round := 1; round <= cfg.rounds && ctx.Err() == nil; round++ {
-			p50, p99, err := l.fanout(cfg.subscribers, 100, 50, fan.token, fanStreams)
+			p50, p99, cpu, err := l.fanout(cfg.subscribers, 100, 50, fan.token, fanStreams)
 			if err != nil {
 				r.check(fmt.Sprintf("round %d fan-out", round), phase{errors: 1, errSamples: []string{err.Error()}}, "fanout_p50_ms", "fanout_p99_ms")
 				continue
 			}
 			r.add("fanout_p50_ms", p50)
 			r.add("fanout_p99_ms", p99)
-			logf("  %d subscribers, 100 events at 50/s: p50 %.2f ms  p99 %.2f ms", cfg.subscribers, p50, p99)
+			r.add("fanout_server_cpu_us_per_delivery", cpu)
+			logf("  %d subscribers, 100 events at 50/s: p50 %.2f ms  p99 %.2f ms  server CPU %.2f µs a delivery", cfg.subscribers, p50, p99, cpu)
 		}
 	}
 	rssEnd, peak, err := srv.memory()
@@ -555,6 +623,7 @@ func target(name string, v float64, clients int) string {
 	}
 	goals := map[string]goal{
 		"creates_per_s":              {true, 7000},
+		"creates_share_of_floor":     {true, 0.6},
 		"messages_per_s":             {true, 5000},
 		"callbacks_per_s":            {true, 5000},
 		"list50_p50_ms":              {false, 0.3},

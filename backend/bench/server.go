@@ -32,6 +32,9 @@ type server struct {
 	logFile  *os.File
 	poll     time.Duration // how often start polls /healthz (50 ms when 0)
 	args     []string      // more arguments of --serve, e.g. --activity-retention
+	// floorToken set: bin is this bench's own binary, run as the floor server (floor.go)
+	// with this token, instead of agentdesk.
+	floorToken string
 	// db is the server's and the command line's --db, given as AGENTDESK_DB (so that a
 	// password in it does not show in the process list); "" is SQLite in dir.
 	db string
@@ -39,6 +42,9 @@ type server struct {
 
 // env is the environment of the binary's processes.
 func (s *server) env() []string {
+	if s.floorToken != "" {
+		return append(os.Environ(), floorTokenEnv+"="+s.floorToken)
+	}
 	if s.db == "" {
 		return nil // the bench's own
 	}
@@ -159,7 +165,11 @@ func (s *server) startOn(ctx context.Context, addr, synchronous string) error {
 	}
 	s.logFile = logFile
 	s.addr = addr
-	s.cmd = exec.Command(s.bin, append([]string{"--serve", "--addr", addr, "--data", s.dir, "--synchronous", synchronous}, s.args...)...)
+	args := append([]string{"--serve", "--addr", addr, "--data", s.dir, "--synchronous", synchronous}, s.args...)
+	if s.floorToken != "" {
+		args = []string{"-floor-serve", addr, "-floor-data", s.dir, "-synchronous", synchronous}
+	}
+	s.cmd = exec.Command(s.bin, args...)
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	s.cmd.Env = s.env()
 	if err := s.cmd.Start(); err != nil {

@@ -53,8 +53,9 @@ type Hub struct {
 
 	mu       sync.Mutex
 	projects map[string]*feed
-	watches  map[*Watch]struct{}
-	sockets  map[credential]int // open watches per credential (MaxSocketsPerCredential)
+	// The open watches by credential: checked once per credential however many sockets
+	// share it, and at most MaxSocketsPerCredential each.
+	credentials map[credential]map[*Watch]struct{}
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -76,6 +77,8 @@ type Message struct {
 	Type     string
 	JSON     []byte
 	Prepared *websocket.PreparedMessage
+	Frame    []byte // a live event's whole WebSocket frame, for the fan-out's writes (direct.go)
+	written  int    // bytes of Frame the fan-out wrote already; the socket's goroutine writes the rest
 }
 
 // Watch is a connection's hold on the credential it authenticated with. The hub checks
@@ -139,60 +142,59 @@ func (h *Hub) Watch(p *auth.Principal) (*Watch, error) {
 	c := credentialOf(p)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.sockets[c] >= MaxSocketsPerCredential {
+	watches := h.credentials[c]
+	if len(watches) >= MaxSocketsPerCredential {
 		return nil, errs.Limited(socketsRetryAfter, "this credential already holds %d open event stream and GraphQL WebSocket connections, the most one may; close one, or use a credential of its own for each client", MaxSocketsPerCredential)
 	}
+	if watches == nil {
+		watches = map[*Watch]struct{}{}
+		h.credentials[c] = watches
+	}
 	w := &Watch{Principal: p, ended: make(chan struct{})}
-	h.watches[w] = struct{}{}
-	h.sockets[c]++
+	watches[w] = struct{}{}
 	return w, nil
 }
 
 // Unwatch forgets a watch; its credential may open another socket. Forgetting one
 // twice changes nothing.
 func (h *Hub) Unwatch(w *Watch) {
+	c := credentialOf(w.Principal)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if _, ok := h.watches[w]; !ok {
-		return
-	}
-	delete(h.watches, w)
-	c := credentialOf(w.Principal)
-	if h.sockets[c]--; h.sockets[c] <= 0 {
-		delete(h.sockets, c)
+	watches := h.credentials[c]
+	delete(watches, w)
+	if len(watches) == 0 {
+		delete(h.credentials, c)
 	}
 }
 
-// checkCredentials ends the watches whose credential no longer authenticates.
+// checkCredentials ends the watches whose credential no longer authenticates: each
+// credential is checked once, however many sockets share it (a fan-out of one token).
 func (h *Hub) checkCredentials(ctx context.Context) {
 	if h.check == nil {
 		return
 	}
 	h.mu.Lock()
-	list := make([]*Watch, 0, len(h.watches))
-	for w := range h.watches {
-		list = append(list, w)
+	held := make(map[credential]*auth.Principal, len(h.credentials))
+	for c, watches := range h.credentials {
+		for w := range watches {
+			held[c] = w.Principal // any of them: they authenticated with the same
+			break
+		}
 	}
 	h.mu.Unlock()
-	// Many sockets may share a credential (a fan-out of one token): each is checked once.
-	ended := map[credential]string{} // "" when it holds
-	for _, w := range list {
-		if w.Reason() != "" {
+	for c, p := range held {
+		// Only a refusal ends a stream; the database being busy or closing does not.
+		err := h.check(ctx, p)
+		if errs.CodeOf(err) != errs.Unauthenticated {
 			continue
 		}
-		p := w.Principal
-		c := credentialOf(p)
-		reason, checked := ended[c]
-		if !checked {
-			// Only a refusal ends a stream; the database being busy or closing does not.
-			if err := h.check(ctx, p); errs.CodeOf(err) == errs.Unauthenticated {
-				_, reason = errs.Public(err)
-			}
-			ended[c] = reason
-		}
-		if reason != "" {
+		_, reason := errs.Public(err)
+		h.mu.Lock()
+		for w := range h.credentials[c] {
 			w.end(reason)
 		}
+		h.mu.Unlock()
 	}
 }
 
@@ -207,6 +209,17 @@ type Subscriber struct {
 	// at or below it are not sent again.
 	Skip int64
 	once sync.Once
+
+	// The socket's writes (direct.go): out is held by whoever writes on it. Under out:
+	// writeDirect, set while the socket's goroutine follows live events on an open
+	// socket (nil otherwise), and dealt, how many of the messages handed to it through
+	// C it has written or passed over. queued is how many were handed (under h.mu).
+	// last is the seq the client has the events up to.
+	out         sync.Mutex
+	writeDirect writeNowFunc
+	dealt       int64
+	queued      int64
+	last        atomic.Int64
 
 	// The replay: the stored events in (since, upTo], or reset instead.
 	since, upTo int64
@@ -252,7 +265,7 @@ func New(opts Options) *Hub {
 		opts.MaxReplays = max(2, runtime.NumCPU())
 	}
 	h := &Hub{opts: opts, wake: make(chan struct{}, 1), replays: make(chan struct{}, opts.MaxReplays),
-		projects: map[string]*feed{}, watches: map[*Watch]struct{}{}, sockets: map[credential]int{}, closing: make(chan struct{})}
+		projects: map[string]*feed{}, credentials: map[credential]map[*Watch]struct{}{}, closing: make(chan struct{})}
 	h.writeTimeout.Store(int64(writeTimeout))
 	return h
 }
@@ -386,9 +399,20 @@ func (h *Hub) fanOut(projectID string, msgs []*Message) {
 		if m.Seq <= f.last {
 			continue
 		}
+		to := make([]*Subscriber, 0, len(f.subs))
 		for sub := range f.subs {
 			if Allowed(sub.Principal, m.Type) && sub.Watch.Reason() == "" {
-				h.send(f, sub, m)
+				to = append(to, sub)
+			}
+		}
+		// Written on each idle socket at once (direct.go); what is not written goes
+		// through the socket's goroutine.
+		for i, n := range writeEach(to, m) {
+			switch {
+			case n <= 0:
+				h.send(f, to[i], m)
+			case n < len(m.Frame):
+				h.send(f, to[i], m.rest(n))
 			}
 		}
 		f.last = m.Seq
@@ -400,6 +424,7 @@ func (h *Hub) fanOut(projectID string, msgs []*Message) {
 func (h *Hub) send(f *feed, sub *Subscriber, m *Message) {
 	select {
 	case sub.C <- m:
+		sub.queued++
 	default:
 		delete(f.subs, sub)
 		sub.once.Do(func() { close(sub.Gone) })
@@ -416,7 +441,7 @@ func (h *Hub) drop(sub *Subscriber) {
 func encode(e model.Event) *Message {
 	raw, _ := json.Marshal(e)
 	pm, _ := websocket.NewPreparedMessage(websocket.TextMessage, raw)
-	return &Message{Seq: e.Seq, Type: e.Type, JSON: raw, Prepared: pm}
+	return &Message{Seq: e.Seq, Type: e.Type, JSON: raw, Prepared: pm, Frame: textFrame(raw)}
 }
 
 // encodeOnce encodes an event sent to one subscriber (a replay): no prepared frame.

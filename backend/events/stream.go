@@ -159,7 +159,21 @@ func (h *Hub) Serve(ctx context.Context, conn *websocket.Conn, st *Stream) {
 		st.sub = sub
 	}
 	sub := st.sub
-	last := sub.From()
+	sub.last.Store(sub.From())
+	// Whoever writes on the socket holds sub.out (direct.go); once this goroutine stops,
+	// the fan-out writes on it no more.
+	stopDirect := func() {
+		sub.out.Lock()
+		sub.writeDirect = nil
+		sub.out.Unlock()
+	}
+	defer stopDirect() // before conn.Close
+	finish := func(err error) {
+		sub.out.Lock()
+		sub.writeDirect = nil
+		h.end(conn, err, sub.last.Load(), watch)
+		sub.out.Unlock()
+	}
 
 	// A write is never cut short by its deadline while the client may still read: a
 	// frame cut in the middle leaves no way to send the close frame. A write that takes
@@ -173,35 +187,49 @@ func (h *Hub) Serve(ctx context.Context, conn *websocket.Conn, st *Stream) {
 	stall.Stop()
 	defer stall.Stop()
 	timeout := time.Duration(h.writeTimeout.Load())
+	// write sends m, with sub.out held.
 	write := func(m *Message) error {
 		if m.Seq <= sub.Skip && m.Type != "stream.reset" {
 			return nil
 		}
-		if err := sub.stopped(); err != nil {
+		// A frame the fan-out began is finished first, whatever follows.
+		if err := sub.stopped(); err != nil && m.written == 0 {
 			return err
 		}
 		stall.Reset(timeout)
 		conn.SetWriteDeadline(time.Now().Add(timeout + closeGrace))
 		var err error
-		if m.Prepared != nil {
+		switch {
+		case m.written > 0:
+			_, err = conn.NetConn().Write(m.Frame[m.written:])
+		case m.Prepared != nil:
 			err = conn.WritePreparedMessage(m.Prepared)
-		} else {
+		default:
 			err = conn.WriteMessage(websocket.TextMessage, m.JSON)
 		}
 		stall.Stop()
 		if err != nil {
 			return err
 		}
-		last = m.Seq
+		sub.last.Store(m.Seq)
 		if gaveUp.Load() {
 			return errStalled
 		}
 		return nil
 	}
-	if err := h.Replay(ctx, sub, write); err != nil {
-		h.end(conn, err, last, watch)
+	err := h.Replay(ctx, sub, func(m *Message) error {
+		sub.out.Lock()
+		defer sub.out.Unlock()
+		return write(m)
+	})
+	if err != nil {
+		finish(err)
 		return
 	}
+	// Following live events: the fan-out may write on the socket itself from now on.
+	sub.out.Lock()
+	sub.writeDirect = nonBlockingWriter(conn.NetConn())
+	sub.out.Unlock()
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
 	for {
@@ -216,12 +244,17 @@ func (h *Hub) Serve(ctx context.Context, conn *websocket.Conn, st *Stream) {
 		case <-sub.Gone:
 			err = errStalled
 		case m := <-sub.C:
+			sub.out.Lock()
+			sub.dealt++
 			err = write(m)
+			sub.out.Unlock()
 		case <-ping.C:
+			sub.out.Lock()
 			err = conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(timeout+closeGrace))
+			sub.out.Unlock()
 		}
 		if err != nil {
-			h.end(conn, err, last, watch)
+			finish(err)
 			return
 		}
 	}

@@ -108,6 +108,48 @@ func testStalledClientGetsCloseFrame(t *testing.T, engine string) {
 	}
 }
 
+// TestLateReaderGetsEveryEventWhole: a client that reads late, on a socket with little
+// room, so that the fan-out's writes fill it and leave frames half written for the
+// socket's goroutine to finish, still reads every event whole, in order, once.
+func TestLateReaderGetsEveryEventWhole(t *testing.T) {
+	pgtest.Engines(t, testLateReaderGetsEveryEventWhole)
+}
+
+func testLateReaderGetsEveryEventWhole(t *testing.T, engine string) {
+	env := testenv.StartOn(t, engine)
+	tok := env.Token(t, env.Project.ID, "task:read", "task:write")
+	conn, _, err := smallBufferDialer().Dial(streamURL(env, ""), http.Header{"Authorization": {"Bearer " + tok}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	waitFor(t, "the subscriber", func() bool { return env.Server.Hub.Subscribers(env.Project.ID) == 1 })
+	const n = 60 // 3 MB: more than the server's socket buffers hold
+	details := strings.Repeat("x", 50_000)
+	for i := range n {
+		r := env.Do(t, testenv.Request{Method: "POST", Path: "/api/tasks", Token: tok,
+			Body: fmt.Sprintf(`{"summary":"late %d","details":%q}`, i, details)})
+		if r.Status != 201 {
+			t.Fatalf("create: %d %s", r.Status, r.Body)
+		}
+	}
+	conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	var prev int64
+	for i := range n {
+		var e struct {
+			Seq  int64
+			Data struct{ Summary, Details string }
+		}
+		if err := conn.ReadJSON(&e); err != nil {
+			t.Fatalf("event %d of %d: %v", i+1, n, err)
+		}
+		if want := fmt.Sprintf("late %d", i); e.Data.Summary != want || e.Data.Details != details || (prev != 0 && e.Seq != prev+1) {
+			t.Fatalf("event %d: seq %d after %d, summary %q (want %q), %d bytes of details", i+1, e.Seq, prev, e.Data.Summary, want, len(e.Data.Details))
+		}
+		prev = e.Seq
+	}
+}
+
 // TestReplaysWaitTheirTurn: when every replay slot is taken, a ?since= stream is
 // connected and waits; live-only streams are not held up; once a slot frees, the
 // waiting stream gets every event after its since, those committed while it waited

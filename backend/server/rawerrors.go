@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 )
 
 // net/http answers some requests itself, before any handler runs: a malformed request
@@ -82,6 +84,15 @@ func (c *rawConn) CloseWrite() error {
 }
 
 func (c *rawConn) ReadFrom(r io.Reader) (int64, error) { return io.Copy(c.Conn, r) }
+
+// SyscallConn gives the event stream the socket itself, for its writes that must not
+// wait (events.Hub's writes from the fan-out).
+func (c *rawConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := c.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.ErrUnsupported
+}
 
 // envelopeAnswer rewrites one of net/http's own answers (status line, headers, a short
 // text body) as the same status with the error envelope.
