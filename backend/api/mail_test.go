@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -110,8 +111,8 @@ func testQuestionEmail(t *testing.T, engine string) {
 		t.Fatalf("email text lacks the question or the agent:\n%s", msg.Text)
 	}
 	links := msg.Links()
-	if len(links) != 1 || !strings.HasPrefix(links[0], e.URL+service.MailPath) {
-		t.Fatalf("links %v, want one under %s%s", links, e.URL, service.MailPath)
+	if len(links) != 2 || !strings.HasPrefix(links[0], e.URL+service.MailPath) || links[1] != fmt.Sprintf("%s/tasks/%d", e.URL, task.ID) {
+		t.Fatalf("links %v, want the question's under %s%s, then the task's", links, e.URL, service.MailPath)
 	}
 	link := links[0]
 

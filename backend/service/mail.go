@@ -309,6 +309,7 @@ func questionMail(t *model.Task, to, baseURL string, tokens []string) *mail.Mess
 		b.WriteString("Answer it here: ")
 	}
 	fmt.Fprintf(&b, "%s\n\n", link(tokens[len(tokens)-1]))
+	fmt.Fprintf(&b, "The task in agentdesk (signed in): %s/tasks/%d\n\n", strings.TrimSuffix(baseURL, "/"), t.ID)
 	b.WriteString("Each link answers once, as you, while the question stands")
 	if at := mailExpiry(t); at != nil {
 		fmt.Fprintf(&b, " (until %s)", at.UTC().Format("2006-01-02 15:04 MST"))
