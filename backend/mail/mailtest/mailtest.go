@@ -40,6 +40,7 @@ type Server struct {
 	messages chan Message
 	mu       sync.Mutex
 	refuse   bool
+	delay    time.Duration
 	attempts int
 }
 
@@ -70,6 +71,14 @@ func (s *Server) Refuse(refuse bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refuse = refuse
+}
+
+// Slow makes the server wait d before it takes each message from now on: a send stays
+// in flight that long.
+func (s *Server) Slow(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.delay = d
 }
 
 // Attempts is how many messages were offered (refused or taken).
@@ -144,6 +153,10 @@ func (x *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 }
 
 func (x *session) Data(r io.Reader) error {
+	x.s.mu.Lock()
+	delay := x.s.delay
+	x.s.mu.Unlock()
+	time.Sleep(delay)
 	msg, err := mail.ReadMessage(r)
 	if err != nil {
 		return err
