@@ -34,7 +34,7 @@ textarea{font:inherit;width:100%;box-sizing:border-box;min-height:6rem}
 {{if .Q}}
 <h1>{{if .Q.AgentName}}{{.Q.AgentName}}{{else}}An agent{{end}} asks</h1>
 <p>Task #{{.Q.TaskID}}: {{.Q.Summary}}</p>
-<div class="q">{{.Q.Question}}</div>
+{{if .Q.Question}}<div class="q">{{.Q.Question}}</div>{{end}}
 {{if .Q.Answered}}
 <p id="status"><strong>Your answer is in.</strong> The agent has been told.</p>
 {{else if .Q.Closed}}

@@ -337,7 +337,8 @@ type MailQuestion struct {
 	TaskID    int64
 	Summary   string
 	AgentName string
-	Question  string
+	// Question is what the task asks now; "" once it is no longer Waiting.
+	Question string
 	// Option is the option this link answers; "" for the link that opens the question,
 	// which answers with any of Options or with text.
 	Option  string
@@ -385,8 +386,10 @@ func (s *Service) mailLink(ctx context.Context, r store.Reader, token string) (*
 	if err != nil {
 		return nil, nil, nil, storeError(err, "load task", func() error { return errs.Missing("the task of this link was deleted") })
 	}
-	q := &MailQuestion{TaskID: t.ID, Summary: t.Summary, AgentName: t.AgentName, Question: questionText(t),
-		Options: mailOptions(t), Recipient: m.Recipient}
+	q := &MailQuestion{TaskID: t.ID, Summary: t.Summary, AgentName: t.AgentName, Options: mailOptions(t), Recipient: m.Recipient}
+	if t.Status == model.StatusWaiting {
+		q.Question = questionText(t) // a task no longer Waiting asks nothing to show
+	}
 	if l.Choice >= 0 && l.Choice < len(q.Options) {
 		q.Option = q.Options[l.Choice]
 	}
