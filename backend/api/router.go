@@ -101,6 +101,11 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 		r.GET("/auth/callback", team.callback)
 	}
 
+	// The page a question's email links to: the token in the path is the credential,
+	// and only its POST answers (mailpage.go).
+	r.GET("/mail/:token", mailPage(svc))
+	r.POST("/mail/:token", mailAnswer(svc))
+
 	// The event stream authenticates itself: tokens may come in the query for browsers.
 	eventsUpgrader := events.Upgrader(allowedOrigins)
 	eventsUpgrader.Error = handshakeRefused // events.go

@@ -16,7 +16,8 @@ const (
 	ViaGraphQL  = "graphql"
 	ViaUI       = "ui" // the web UI (it sends ClientHeader: web), over REST or GraphQL
 	ViaCLI      = "cli"
-	ViaJob      = "job" // the job scheduler
+	ViaJob      = "job"   // the job scheduler
+	ViaEmail    = "email" // a link in an email (a question answered from its page)
 	ViaInternal = "internal"
 )
 

@@ -21,6 +21,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/agentrun"
 	"github.com/agentdesk/agentdesk/backend/audit"
 	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/mail"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
@@ -37,7 +38,7 @@ Usage:
   agentdesk --serve [--addr HOST:PORT] [--data DIR] [--log-format text|json] [--log-level info]
                    [--synchronous full|normal]
                    [--activity-retention 90d] [--public-url URL] [--trusted-proxies CIDR,...]
-                   [--webhooks-allow-private]
+                   [--webhooks-allow-private] [--smtp-url smtp[s]://USER:PASS@HOST:PORT --smtp-from ADDRESS]
                    [--oidc-issuer URL --oidc-client-id ID [--oidc-scopes S] [--oidc-allowed-domains a.com,b.org]
                     [--oidc-provider-name NAME] [--oidc-trust-email]]
                                                run the server headless
@@ -90,6 +91,9 @@ Every command takes --data DIR (env AGENTDESK_DATA; default %s).
 --webhooks-allow-private (env AGENTDESK_WEBHOOKS_ALLOW_PRIVATE=1): let webhooks reach loopback,
   private, link-local and CGNAT addresses; without it they reach the public internet only
   (the desktop window always allows them; docs/webhooks.md).
+--smtp-url smtp[s]://USER:PASS@HOST:PORT (env AGENTDESK_SMTP_URL; the env keeps the password out of
+  ps) and --smtp-from ADDRESS (env AGENTDESK_SMTP_FROM): email each question to the people it asks,
+  with links that answer it (docs/email.md).
 Team mode: people sign in at /login with an OpenID Connect provider (--oidc-issuer, env
   AGENTDESK_OIDC_ISSUER; --oidc-client-id, env AGENTDESK_OIDC_CLIENT_ID; the client secret
   only from env AGENTDESK_OIDC_CLIENT_SECRET). It needs --public-url: the provider sends
@@ -234,6 +238,8 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	oidcTrustEmail := fs.Bool("oidc-trust-email", false, "team mode: take every email the provider gives as verified, for providers that never send email_verified (Entra ID); only where people cannot set their own email (env AGENTDESK_OIDC_TRUST_EMAIL=true)")
 	metricsAddr := fs.String("metrics-addr", os.Getenv("AGENTDESK_METRICS_ADDR"), "serve Prometheus metrics at http://ADDR/metrics on a listener of their own (default: off)")
 	webhooksAllowPrivate := fs.Bool("webhooks-allow-private", os.Getenv("AGENTDESK_WEBHOOKS_ALLOW_PRIVATE") == "1", "let webhooks reach loopback, private, link-local and CGNAT addresses (default: the public internet only)")
+	smtpURL := fs.String("smtp-url", os.Getenv("AGENTDESK_SMTP_URL"), "email questions through this SMTP server: smtp://USER:PASS@HOST:PORT (STARTTLS when offered) or smtps:// (TLS)")
+	smtpFrom := fs.String("smtp-from", os.Getenv("AGENTDESK_SMTP_FROM"), "the address the question emails come from, e.g. agentdesk@example.com")
 	trustedProxies := fs.String("trusted-proxies", os.Getenv("AGENTDESK_TRUSTED_PROXIES"), "reverse proxies (CIDR ranges or addresses, comma list) whose X-Forwarded-For and X-Forwarded-Proto are believed")
 	help := fs.Bool("help", false, "show usage")
 	fs.BoolVar(help, "h", false, "show usage")
@@ -299,6 +305,9 @@ func run(args []string, stdout, stderr io.Writer, desktop Desktop) error {
 	}
 	cfg := server.Config{DataDir: dataDir, DB: dbLocation(fs), Addr: *addr, Synchronous: strings.ToUpper(*synchronous), ActivityRetention: retention,
 		PublicURL: *publicURL, TrustedProxies: proxies, MetricsAddr: *metricsAddr, WebhooksAllowPrivate: *webhooksAllowPrivate}
+	if cfg.SMTP, err = mail.ParseConfig(*smtpURL, *smtpFrom); err != nil {
+		return usagef("%v", err)
+	}
 	if _, _, err := net.SplitHostPort(*metricsAddr); *metricsAddr != "" && err != nil {
 		return usagef("--metrics-addr must be host:port such as 127.0.0.1:9090, not %q", *metricsAddr)
 	}

@@ -38,6 +38,7 @@ func (b builder) platformQueries(f gql.Fields) gql.Fields {
 	b.billingQueries(f)
 	b.activityQueries(f)
 	b.webhookQueries(f) // webhooks.go
+	b.mailQueries(f)    // mail.go
 	b.a2aQueries(f)     // a2a.go
 	return f
 }

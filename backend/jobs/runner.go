@@ -37,6 +37,8 @@ type Options struct {
 	// every HeldRetry. (Such commits should wake the webhook deliverer too, by Commits.)
 	// Nil on SQLite.
 	Foreign <-chan struct{}
+	// Mail, if set, sends an email to the people each question asks (mail.go).
+	Mail *Mail
 	// OnRun, if set, is told of each pass of the periodic work (what it is, and its
 	// error or nil): the metrics count them (backend/metrics).
 	OnRun func(what string, err error)
@@ -107,6 +109,11 @@ func Start(svc *service.Service, hub *events.Hub, opts Options) *Runner {
 	go r.webhooks(ctx)     // webhooks.go
 	go r.remoteAgents(ctx) // a2a.go
 	go r.a2aPushes(ctx)    // a2a.go
+	if opts.Mail != nil {
+		r.wg.Add(2)
+		go r.mail(ctx) // mail.go
+		go r.every(ctx, PruneLogsEvery, true, "prune sent mail", svc.PruneMail)
+	}
 	return r
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/jobs"
+	"github.com/agentdesk/agentdesk/backend/mail"
 	"github.com/agentdesk/agentdesk/backend/store"
 )
 
@@ -66,6 +67,9 @@ type Config struct {
 	// addresses (--webhooks-allow-private); off, they reach the public internet only.
 	// The desktop window turns it on: its owner is the operator.
 	WebhooksAllowPrivate bool
+	// SMTP, if set (--smtp-url, --smtp-from), is where the emails to the people a
+	// question asks go out (backend/service/mail.go); nil: no email.
+	SMTP *mail.Config
 	// Clock drives the job scheduler and the service's timestamps (default the system
 	// clock); tests inject a jobstest.ManualClock.
 	Clock jobs.Clock

@@ -171,6 +171,15 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if m != nil {
 		jobOpts.OnRun = m.Work
 	}
+	if cfg.SMTP != nil {
+		// The links in the emails lead to the address people type, else to this one.
+		base := cfg.PublicURL
+		if base == "" {
+			base = s.URL()
+		}
+		jobOpts.Mail = &jobs.Mail{Sender: cfg.SMTP, BaseURL: base}
+		slog.Info("questions are emailed to the people they ask", "smtp", cfg.SMTP.String(), "from", cfg.SMTP.From.String(), "links", base)
+	}
 	s.jobs = jobs.Start(svc, hub, jobOpts)
 	go func() { s.served <- s.http.Serve(rawListener{ln}) }()
 	return s, nil

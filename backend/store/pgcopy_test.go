@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/mail"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
@@ -418,6 +419,16 @@ func copyFillEveryTable(t *testing.T) string {
 
 	_, err = svc.AddMember(ctx, owner, service.AddMemberInput{Name: "Dana", Email: "dana@example.com", Role: "member"})
 	must("AddMember", err)
+	// Email to the person asked (mail_cursors, mail_outbox, mail_links): a question,
+	// queued and sent through a sender that takes every message.
+	_, err = svc.SetTaskStatus(ctx, owner, tasks[2], "Waiting", str("ship on Friday?"), nil)
+	must("Waiting (emailed)", err)
+	must("QueueQuestionMail", svc.QueueQuestionMail(ctx))
+	due, err := svc.DueMail(ctx)
+	must("DueMail", err)
+	for _, id := range due {
+		must("DeliverMail", svc.DeliverMail(ctx, id, takesAll{}, "http://127.0.0.1:8080"))
+	}
 	_, err = svc.SignIn(ctx, service.Identity{Issuer: "https://id.example.com", Subject: "dana", Email: "dana@example.com", EmailVerified: true, Name: "Dana",
 		UserAgent: "test", Address: "192.0.2.1"})
 	must("SignIn", err)
@@ -614,3 +625,8 @@ func TestCopyToPostgresReadsOneSnapshot(t *testing.T) {
 		t.Errorf("SQLite has %d tasks, want 4: the write during the copy did not happen", now)
 	}
 }
+
+// takesAll is a mail server that takes every message (copyFillEveryTable's emails).
+type takesAll struct{}
+
+func (takesAll) Send(context.Context, mail.Message) error { return nil }

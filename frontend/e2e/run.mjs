@@ -61,12 +61,56 @@ async function waitHealthy(base, p) {
   }
 }
 
+// A minimal SMTP receiver for the email test: it takes every message (no sign-in) and
+// keeps it, quoted-printable decoded, for the test to read.
+const mails = [];
+const smtpReceiver = createServer((sock) => {
+  sock.setEncoding('utf8');
+  let buf = '';
+  let data = null; // the message's lines while in DATA
+  let rcpt = '';
+  const say = (line) => sock.write(line + '\r\n');
+  say('220 e2e ESMTP');
+  sock.on('data', (chunk) => {
+    buf += chunk;
+    for (let i; (i = buf.indexOf('\r\n')) >= 0; ) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      if (data) {
+        if (line !== '.') data.push(line.startsWith('..') ? line.slice(1) : line);
+        else {
+          const raw = data.join('\n');
+          const body = raw.slice(raw.indexOf('\n\n') + 2).replace(/=\n/g, '')
+            .replace(/(=[0-9A-F]{2})+/g, (m) => Buffer.from(m.replace(/=/g, ''), 'hex').toString('utf8'));
+          mails.push({ to: rcpt, raw, body });
+          data = null;
+          say('250 OK');
+        }
+        continue;
+      }
+      const verb = line.slice(0, 4).toUpperCase();
+      if (verb === 'RCPT') rcpt = /<(.*)>/.exec(line)?.[1] ?? '';
+      if (verb === 'DATA') {
+        data = [];
+        say('354 go on');
+      } else if (verb === 'QUIT') {
+        say('221 bye');
+        sock.end();
+      } else say('250 OK'); // EHLO, MAIL, RCPT, RSET, NOOP
+    }
+  });
+});
+await new Promise((ok) => smtpReceiver.listen(0, '127.0.0.1', ok));
+smtpReceiver.unref();
+
 const externalData = process.env.AGENTDESK_E2E_DATA;
 const data = externalData ?? mkdtempSync(join(tmpdir(), 'agentdesk-e2e-'));
 const port = await freePort();
 const url = `http://127.0.0.1:${port}`;
-// --webhooks-allow-private: the webhook test's receiver listens on loopback.
-const server = start(['--serve', '--addr', `127.0.0.1:${port}`, '--data', data, '--webhooks-allow-private']);
+// --webhooks-allow-private: the webhook test's receiver listens on loopback. --smtp-url:
+// questions are emailed to smtpReceiver.
+const server = start(['--serve', '--addr', `127.0.0.1:${port}`, '--data', data, '--webhooks-allow-private',
+  '--smtp-url', `smtp://127.0.0.1:${smtpReceiver.address().port}`, '--smtp-from', 'agentdesk@example.com']);
 for (let i = 0; ; i++) {
   try {
     if ((await fetch(url + '/healthz')).ok) break;
@@ -1651,6 +1695,47 @@ test('GraphiQL: opened from Settings, signed in by the session, runs a query, sh
   await gq.screenshot({ path: join(shots, 'graphiql-390.png') });
   expect(violations.length === 0, `CSP violations on the GraphiQL page:\n${violations.join('\n')}`);
   await page.context().close();
+});
+
+test('email: the question emailed to the person asked, answered by a click on its page at 390 px (opening it answers nothing); a second click answers nothing; the send in Settings', async () => {
+  await gql('mutation { addMember(email: "mia@example.com", role: member) { userId } }');
+  const t = await rest('POST', '/api/tasks', { summary: 'Email me the question' });
+  await rest('PUT', `/api/tasks/${t.id}/status`, { status: 'Waiting', waiting_details: 'Ship it today?' });
+  let mail;
+  for (let i = 0; !(mail = mails.find((m) => m.to === 'mia@example.com' && m.body.includes('Ship it today?'))); i++) {
+    if (i > 100) throw new Error(`no email to mia@example.com; got ${mails.map((m) => m.to).join(', ') || 'none'}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const link = /http:\/\/\S+\/mail\/\S+/.exec(mail.body)?.[0];
+  expect(link, `no link in the email:\n${mail.body}`);
+
+  const ctx = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  const page = await ctx.newPage();
+  page.on('pageerror', (e) => pageErrors.push(e.stack ?? e.message));
+  await page.goto(link);
+  await page.getByText('Ship it today?').waitFor();
+  expect((await rest('GET', `/api/tasks/${t.id}`)).status === 'Waiting', 'opening the link answered the question');
+  await expectAccessible(page, 'the email link\'s page');
+  await page.getByLabel('Your answer').fill('Yes, ship it');
+  await page.getByRole('button', { name: 'Send answer' }).click();
+  await expectText(page.locator('#status'), 'Your answer is in. The agent has been told.');
+  const answered = await rest('GET', `/api/tasks/${t.id}`);
+  const last = answered.conversation[answered.conversation.length - 1];
+  expect(answered.status === 'Doing' && last.content === 'Yes, ship it', `after the click: ${answered.status}, ${JSON.stringify(last)}`);
+  await page.screenshot({ path: join(shots, 'email-answered-390.png') });
+
+  // The same link again: it answers nothing, and says why.
+  await page.goto(link);
+  await page.locator('#status', { hasText: 'This link answers nothing: this link was used already, at ' }).waitFor();
+  expect(!(await page.getByRole('button').count()), 'a used link still offers a button');
+  await page.screenshot({ path: join(shots, 'email-used-390.png') });
+  await ctx.close();
+
+  const admin = await newPage();
+  await signIn(admin);
+  await admin.goto(url + '/settings');
+  await admin.getByTestId('mail-send').filter({ hasText: 'mia@example.com' }).getByText('sent').waitFor();
+  await admin.context().close();
 });
 
 // expectText waits (up to 10 s) until the element's whole text, trimmed and with its

@@ -3,14 +3,14 @@ export interface ActivityFilter {
   objectType: string;
   objectId: string;
   actor: string;
-  /** '' for every interface, or rest, graphql, ui, cli, job, internal. */
+  /** '' for every interface, or rest, graphql, ui, cli, job, email, internal. */
   via: string;
   /** datetime-local values (the browser's time zone), or ''. */
   since: string;
   until: string;
 }
 
-export const VIAS = ['rest', 'graphql', 'ui', 'cli', 'job', 'internal'] as const;
+export const VIAS = ['rest', 'graphql', 'ui', 'cli', 'job', 'email', 'internal'] as const;
 export const PAGE = 50;
 
 export function emptyFilter(): ActivityFilter {

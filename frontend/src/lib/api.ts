@@ -18,6 +18,7 @@ import type {
   JobRun,
   Webhook,
   WebhookDelivery,
+  MailSend,
   RemoteAgent,
   Member,
   Role,
@@ -389,6 +390,7 @@ export async function download(path: string, fallbackName: string): Promise<void
 // ---- The operations the screens use ----
 
 const REMOTEAGENT = 'agent { id name } cardUrl name description url streaming credentialKind skills { id name description }';
+const MAILSEND = 'id taskId waitingVersion recipient status attempts lastError nextAttemptAt sentAt createdAt';
 const WEBHOOK = 'id url events description enabled cursor attempts failingSince nextAttemptAt disabledReason createdAt updatedAt';
 const DELIVERY = 'id webhookId seq eventType attempt ok status durationMs response error at';
 const JOB = 'id name cron timezone summary details steps agentId skill catchUp paused lastRunAt nextRunAt createdAt updatedAt';
@@ -647,6 +649,9 @@ export const api = {
     }).then((d) => d.webhookDeliveries),
   redeliver: (deliveryId: number) =>
     gql<{ d: WebhookDelivery }>(`mutation($id: Int!) { d: redeliver(deliveryId: $id) { ${DELIVERY} } }`, { id: deliveryId }).then((d) => d.d),
+  // ---- question emails (admin; docs/email.md) ----
+  mailSends: (first = 20) =>
+    gql<{ mailSends: MailSend[] }>(`query($f: Int) { mailSends(first: $f) { ${MAILSEND} } }`, { f: first }).then((d) => d.mailSends),
   /** Sends a webhook.test event to this webhook only; its seq. */
   testWebhook: (id: number) => gql<{ testWebhook: number }>('mutation($id: Int!) { testWebhook(id: $id) }', { id }).then((d) => d.testWebhook),
 };

@@ -177,6 +177,27 @@ export type JobRunTrigger =
   /** Its scheduled time came. */
   | 'schedule';
 
+/** An email to one person about one question (a task at a waiting_version), sent when the server has --smtp-url. */
+export type MailSend = {
+  attempts: Scalars['Int']['output'];
+  /** When the question was found and the email queued (RFC 3339, UTC) */
+  createdAt: Scalars['String']['output'];
+  id: Scalars['Int']['output'];
+  /** Why the last attempt failed, or why it was dropped; empty otherwise. */
+  lastError: Scalars['String']['output'];
+  /** When it is tried (again), RFC 3339 UTC; null unless queued. */
+  nextAttemptAt: Maybe<Scalars['String']['output']>;
+  /** The person asked, by email. */
+  recipient: Scalars['String']['output'];
+  /** When the mail server took it (RFC 3339, UTC); null until then. */
+  sentAt: Maybe<Scalars['String']['output']>;
+  /** queued (to send, or to retry at nextAttemptAt), sent, failed (given up after 3 days), or dropped (the question ended before it went out). */
+  status: Scalars['String']['output'];
+  taskId: Scalars['Int']['output'];
+  /** The question's waiting_version. */
+  waitingVersion: Scalars['Int']['output'];
+};
+
 /** A user of the project, with a role. */
 export type Member = {
   /** When the user joined the project (RFC 3339, UTC) */
@@ -724,6 +745,8 @@ export type Query = {
   jobRuns: Array<JobRun>;
   /** The project's jobs (task:read). */
   jobs: Array<Job>;
+  /** The project's recent question emails, newest first, with their status and last error (admin). Kept 7 days once done with. */
+  mailSends: Array<MailSend>;
   /** The project's users and their roles, in the order they joined (any platform scope). */
   members: Array<Member>;
   /** The messages that mention the caller (the agent, or the person behind the caller), newest first; page with first and before. */
@@ -813,6 +836,11 @@ export type QueryJobRunsArgs = {
   before?: InputMaybe<Scalars['Int']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
   jobId: Scalars['Int']['input'];
+};
+
+
+export type QueryMailSendsArgs = {
+  first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 

@@ -55,6 +55,7 @@ export type JobRun = G.JobRun;
 /** secret is set only in createWebhook's answer. */
 export type Webhook = Omit<G.Webhook, 'secret'> & { secret?: string | null };
 export type WebhookDelivery = G.WebhookDelivery;
+export type MailSend = G.MailSend;
 /** A remote A2A agent and its Agent Card; its credential is never shown. */
 export interface RemoteAgent extends Pick<G.RemoteAgent, 'cardUrl' | 'name' | 'description' | 'url' | 'streaming' | 'credentialKind'> {
   agent: Pick<G.Agent, 'id' | 'name'>;
