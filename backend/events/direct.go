@@ -2,10 +2,8 @@ package events
 
 import (
 	"encoding/binary"
-	"net"
 	"runtime"
 	"sync"
-	"syscall"
 )
 
 // Direct writes. A live event used to reach each of a project's sockets through that
@@ -40,33 +38,6 @@ func textFrame(payload []byte) []byte {
 // bytes the kernel took (0 when the socket's buffer is full, or on any error: the
 // socket's goroutine then writes, and meets the error itself).
 type writeNowFunc func(b []byte) int
-
-// nonBlockingWriter is a writeNowFunc of conn, or nil when conn is not a socket (then
-// every event goes through the goroutine).
-func nonBlockingWriter(conn net.Conn) writeNowFunc {
-	sc, ok := conn.(syscall.Conn)
-	if !ok {
-		return nil
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return nil
-	}
-	return func(b []byte) int {
-		n := 0
-		// Go's sockets are non-blocking: write(2) takes what fits and never sleeps.
-		// Returning true tells the runtime not to wait for room. A passed write deadline
-		// fails the call before it writes.
-		err := raw.Write(func(fd uintptr) bool {
-			n, _ = syscall.Write(int(fd), b)
-			return true
-		})
-		if err != nil || n < 0 {
-			return 0
-		}
-		return n
-	}
-}
 
 // writeEach writes m on each of subs' sockets that is idle (writeNow), spread over
 // the cores: a write is a system call of a few µs, and a thousand of them in one
