@@ -54,7 +54,7 @@ func testAgentRespectsAChangeMeanwhile(t *testing.T, engine string) {
 		t.Fatal(err)
 	}
 	hook := &beforeCallback{hook: func() {
-		if _, err := env.Service.SetTaskStatus(ctx, owner, task.ID, model.StatusBacklog, nil, nil); err != nil {
+		if _, err := env.Service.SetTaskStatus(ctx, owner, task.ID, model.StatusBacklog, nil, nil, nil); err != nil {
 			t.Error(err)
 		}
 	}}

@@ -135,6 +135,7 @@ func DecodeCreateTask(body []byte) (service.CreateTaskInput, error) {
 type StatusBody struct {
 	Status         *string `json:"status"`
 	WaitingDetails *string `json:"waiting_details"`
+	service.Question
 }
 
 // DecodeStatus decodes a status body; status is required.
@@ -171,7 +172,7 @@ func (h tasksHandler) setStatus(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	task, err := h.svc.SetTaskStatus(c.Request.Context(), principal(c), id, *in.Status, in.WaitingDetails, ifMatch(c))
+	task, err := h.svc.SetTaskStatus(c.Request.Context(), principal(c), id, *in.Status, in.WaitingDetails, &in.Question, ifMatch(c))
 	return writeTaskOr(c, task, err)
 }
 

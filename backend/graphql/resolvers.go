@@ -245,7 +245,7 @@ func (b builder) mutation() *gql.Object {
 		"setTaskStatus": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Moves a task to any status.",
 			Args: taskArgs(gql.FieldConfigArgument{"status": {Type: gql.NewNonNull(taskStatusEnum)}, "waitingDetails": {Type: gql.String}}),
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
-				return svc.SetTaskStatus(p.Context, pr, argInt64(p.Args, "id"), argString(p.Args, "status"), optString(p.Args, "waitingDetails"), nil)
+				return svc.SetTaskStatus(p.Context, pr, argInt64(p.Args, "id"), argString(p.Args, "status"), optString(p.Args, "waitingDetails"), nil, nil)
 			})},
 		"assignTask": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Assigns a task to an agent, or to nobody when agentId is null or left out. The status does not change.",
 			Args: taskArgs(gql.FieldConfigArgument{"agentId": {Type: gql.Int}}),

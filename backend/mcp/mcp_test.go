@@ -356,7 +356,7 @@ func TestResourceSubscriptionNotified(t *testing.T) {
 			t.Fatalf("subscribe: %v", err)
 		}
 		time.Sleep(200 * time.Millisecond) // the feed opens after the subscription's answer
-		if _, err := e.Service.SetTaskStatus(context.Background(), auth.Owner(e.Project.ID), task.ID, model.StatusDoing, nil, nil); err != nil {
+		if _, err := e.Service.SetTaskStatus(context.Background(), auth.Owner(e.Project.ID), task.ID, model.StatusDoing, nil, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		select {

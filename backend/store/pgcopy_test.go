@@ -367,7 +367,7 @@ func copyFillEveryTable(t *testing.T) string {
 	}
 	_, err = svc.SetStepStatus(ctx, owner, tasks[0], 0, "completed", nil)
 	must("SetStepStatus", err)
-	_, err = svc.SetTaskStatus(ctx, owner, tasks[0], "Waiting", str("which region?"), nil)
+	_, err = svc.SetTaskStatus(ctx, owner, tasks[0], "Waiting", str("which region?"), nil, nil)
 	must("Waiting", err)
 	_, err = svc.Respond(ctx, owner, tasks[0], service.RespondInput{Response: "eu-west"}, "", nil)
 	must("Respond", err)
