@@ -115,7 +115,9 @@ func TestQuestionIsChecked(t *testing.T) {
 	}
 }
 
-func TestQuestionIsCarriedWhileWaiting(t *testing.T) { pgtest.Engines(t, testQuestionIsCarriedWhileWaiting) }
+func TestQuestionIsCarriedWhileWaiting(t *testing.T) {
+	pgtest.Engines(t, testQuestionIsCarriedWhileWaiting)
+}
 
 func testQuestionIsCarriedWhileWaiting(t *testing.T, engine string) {
 	w := newQuestionWorld(t, engine)
