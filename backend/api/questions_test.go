@@ -77,3 +77,45 @@ func TestQuestionsOverREST(t *testing.T) {
 		t.Fatalf("the stored answer: %+v", last)
 	}
 }
+
+// TestWaitingFor: whom each Waiting task waits for: the person named, the task's
+// creator, else everyone who may write tasks; and whether that is the caller.
+func TestWaitingFor(t *testing.T) {
+	f := newFixture(t, "sqlite")
+	ask := func(id int64, body string) {
+		f.put(t, fmt.Sprintf("/api/tasks/%d/status", id), body, 200)
+	}
+	named := f.create(t, f.rw, `{"summary":"named"}`).ID
+	ask(named, `{"status":"Waiting","waiting_details":"?","waiting_ask":"dana@example.com"}`)
+	var got struct {
+		Tasks []struct {
+			ID      int64
+			Asked   []string
+			Anyone  bool
+			AsksYou bool `json:"asks_you"`
+		}
+	}
+	for _, c := range []struct {
+		token string
+		want  string
+	}{
+		// The fixture's task waits for anyone who may write (made by a token nobody made,
+		// in a project without members with an email): the write token is asked, the
+		// read-only one never.
+		{f.rw, fmt.Sprintf("%d:[]:true:true %d:[dana@example.com]:false:false", f.waiting, named)},
+		{f.ro, fmt.Sprintf("%d:[]:true:false %d:[dana@example.com]:false:false", f.waiting, named)},
+	} {
+		r := f.env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks/waiting-for", Token: c.token})
+		if r.Status != 200 {
+			t.Fatalf("waiting-for: %d %s", r.Status, r.Body)
+		}
+		r.JSON(t, &got)
+		var parts []string
+		for _, w := range got.Tasks {
+			parts = append(parts, fmt.Sprintf("%d:%v:%v:%v", w.ID, w.Asked, w.Anyone, w.AsksYou))
+		}
+		if s := strings.Join(parts, " "); s != c.want {
+			t.Errorf("waiting-for = %s, want %s", s, c.want)
+		}
+	}
+}

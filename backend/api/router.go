@@ -71,6 +71,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	bearer.POST("/tasks", handle(tasks.create))
 	bearer.DELETE("/tasks/done", handle(tasks.deleteDone))
 	bearer.GET("/tasks/counts", handle(tasks.counts))
+	bearer.GET("/tasks/waiting-for", handle(tasks.waitingFor))
 	bearer.GET("/tasks/:id", handle(tasks.get))
 	bearer.DELETE("/tasks/:id", handle(tasks.delete))
 	bearer.PATCH("/tasks/:id", handle(tasks.edit))

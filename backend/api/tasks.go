@@ -67,6 +67,16 @@ func searchQuery(c *gin.Context) (string, error) {
 }
 
 // counts serves GET /api/tasks/counts and GET /api/projects/{projectId}/tasks/counts.
+// waitingFor serves GET /api/tasks/waiting-for: whom each Waiting task waits for.
+func (h tasksHandler) waitingFor(c *gin.Context) error {
+	list, err := h.svc.WaitingForList(c.Request.Context(), principal(c))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"tasks": list})
+	return nil
+}
+
 func (h tasksHandler) counts(c *gin.Context) error {
 	q, err := searchQuery(c)
 	if err != nil {

@@ -294,3 +294,78 @@ func testQuestionDeadline(t *testing.T, engine string) {
 		t.Fatalf("an answered question fired: %s, %+v", a.Status, a.Conversation)
 	}
 }
+
+// TestPeopleAsked: waiting_ask, else the task's creator (while a member who may write
+// tasks), else every member who may write tasks; a viewer is never asked.
+func TestPeopleAsked(t *testing.T) {
+	w := newQuestionWorld(t, "sqlite")
+	ctx := context.Background()
+	admin := &auth.Principal{Kind: auth.KindToken, ProjectID: w.owner.ProjectID, Name: "admin", Scopes: service.RoleScopes(model.RoleAdmin)}
+	member := func(email, role string) *auth.Principal {
+		m, err := w.svc.AddMember(ctx, admin, service.AddMemberInput{Email: email, Role: role})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &auth.Principal{Kind: auth.KindUser, ProjectID: w.owner.ProjectID, Name: m.Name, UserID: m.UserID, Role: role, Scopes: service.RoleScopes(role)}
+	}
+	ann, bob, vic := member("ann@example.com", model.RoleMember), member("bob@example.com", model.RoleAdmin), member("vic@example.com", model.RoleViewer)
+	byAnn, err := w.svc.CreateTask(ctx, ann, service.CreateTaskInput{Summary: "ann's"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byOwner := w.task(t)
+	named := w.task(t)
+	w.ask(t, byAnn.ID, "?", service.Question{})
+	w.ask(t, byOwner.ID, "?", service.Question{})
+	w.ask(t, named.ID, "?", service.Question{Ask: ptr("Vic@example.com")})
+	people := func(id int64) string {
+		task, err := w.svc.GetTask(ctx, w.owner, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		emails, err := w.svc.PeopleAsked(ctx, task)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Join(emails, ",")
+	}
+	if got := people(byAnn.ID); got != "ann@example.com" {
+		t.Errorf("a task ann created asks %q, want ann", got)
+	}
+	if got := people(byOwner.ID); got != "ann@example.com,bob@example.com" {
+		t.Errorf("a task nobody's asks %q, want every member who may write with an email", got)
+	}
+	if got := people(named.ID); got != "vic@example.com" {
+		t.Errorf("a task naming vic asks %q", got)
+	}
+	asksYou := func(p *auth.Principal) string {
+		list, err := w.svc.WaitingForList(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, wf := range list {
+			if wf.AsksYou {
+				ids = append(ids, itoa(wf.ID))
+			}
+		}
+		return strings.Join(ids, ",")
+	}
+	if got, want := asksYou(ann), itoa(byAnn.ID)+","+itoa(byOwner.ID); got != want {
+		t.Errorf("asks ann: %s, want %s", got, want)
+	}
+	if got, want := asksYou(bob), itoa(byOwner.ID); got != want {
+		t.Errorf("asks bob: %s, want %s", got, want)
+	}
+	if got := asksYou(vic); got != "" {
+		t.Errorf("asks vic, a viewer: %s, want none (a viewer answers nothing, even when named)", got)
+	}
+	// Ann leaves: her task asks everyone who may write.
+	if err := w.svc.RemoveMember(ctx, admin, ann.UserID); err != nil {
+		t.Fatal(err)
+	}
+	if got := people(byAnn.ID); got != "bob@example.com" {
+		t.Errorf("after ann left, her task asks %q, want bob", got)
+	}
+}
+
