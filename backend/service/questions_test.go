@@ -368,4 +368,3 @@ func TestPeopleAsked(t *testing.T) {
 		t.Errorf("after ann left, her task asks %q, want bob", got)
 	}
 }
-
