@@ -105,7 +105,7 @@ func TestWaitingFor(t *testing.T) {
 		{f.rw, fmt.Sprintf("%d:[]:true:true %d:[dana@example.com]:false:false", f.waiting, named)},
 		{f.ro, fmt.Sprintf("%d:[]:true:false %d:[dana@example.com]:false:false", f.waiting, named)},
 	} {
-		r := f.env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks/waiting-for", Token: c.token})
+		r := f.env.Do(t, testenv.Request{Method: "GET", Path: "/api/waiting-for", Token: c.token})
 		if r.Status != 200 {
 			t.Fatalf("waiting-for: %d %s", r.Status, r.Body)
 		}

@@ -71,7 +71,6 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	bearer.POST("/tasks", handle(tasks.create))
 	bearer.DELETE("/tasks/done", handle(tasks.deleteDone))
 	bearer.GET("/tasks/counts", handle(tasks.counts))
-	bearer.GET("/tasks/waiting-for", handle(tasks.waitingFor))
 	bearer.GET("/tasks/:id", handle(tasks.get))
 	bearer.DELETE("/tasks/:id", handle(tasks.delete))
 	bearer.PATCH("/tasks/:id", handle(tasks.edit))
@@ -82,7 +81,8 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	bearer.POST("/tasks/:id/comments", handle(tasks.comment))
 	bearer.GET("/backup", backup(svc)) // backup.go
 	bearer.GET("/about", about(svc))
-	bearer.GET("/search", handle(search(svc)))           // search.go
+	bearer.GET("/search", handle(search(svc))) // search.go
+	bearer.GET("/waiting-for", handle(tasks.waitingFor))
 	r.GET("/api/me", requireAnyCredential(svc), me(svc)) // team.go
 	r.GET("/api/signin", signInOptions(svc))             // team.go: no credential
 	// A browser session started with a token, and a person's own sessions in team mode

@@ -67,7 +67,7 @@ func searchQuery(c *gin.Context) (string, error) {
 }
 
 // counts serves GET /api/tasks/counts and GET /api/projects/{projectId}/tasks/counts.
-// waitingFor serves GET /api/tasks/waiting-for: whom each Waiting task waits for.
+// waitingFor serves GET /api/waiting-for: whom each Waiting task waits for.
 func (h tasksHandler) waitingFor(c *gin.Context) error {
 	list, err := h.svc.WaitingForList(c.Request.Context(), principal(c))
 	if err != nil {

@@ -427,7 +427,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/tasks/waiting-for": {
+    "/api/waiting-for": {
         parameters: {
             query?: never;
             header?: never;
@@ -1419,7 +1419,7 @@ export interface components {
              * @description The `waiting_version` this response answers. When given and different from the task's current one, the answer is 409 and nothing changes. Absent or null: no check.
              */
             waiting_version?: number | null;
-        };
+        } & (unknown | unknown | unknown);
         /** @description An agent's report on its task. Every field but `project_id` is optional; unknown fields are ignored. */
         CallbackRequest: {
             /** @description The agent's project (`SERVICE_PROJECT_ID`); the `X-Task-Authorization` digest is checked against it. Missing: 400 when `X-Task-Authorization` is sent, else 401. */

@@ -424,7 +424,7 @@ export const api = {
   respond: (id: number, answer: Answer, waiting_version?: number) =>
     rest<Task>('POST', `/api/tasks/${id}/respond`, { ...answer, waiting_version } satisfies Body['RespondRequest']),
   /** Whom each Waiting task waits for, and whether it is the caller. */
-  waitingFor: async () => (await rest<{ tasks: WaitingFor[] }>('GET', '/api/tasks/waiting-for')).tasks,
+  waitingFor: async () => (await rest<{ tasks: WaitingFor[] }>('GET', '/api/waiting-for')).tasks,
   /** A comment in the task's thread, whatever its status. */
   comment: (id: number, content: string) => rest<Task>('POST', `/api/tasks/${id}/comments`, { content } satisfies Body['CommentRequest']),
   /** keepalive: sent even as the page goes away (a delete still waiting for its Undo). */

@@ -150,7 +150,7 @@ export class AppState {
     return cols;
   });
   waiting = $derived(this.byStatus.Waiting);
-  /** Whom each Waiting task waits for (GET /api/tasks/waiting-for), by task id: loadWaitingFor fills it. */
+  /** Whom each Waiting task waits for (GET /api/waiting-for), by task id: loadWaitingFor fills it. */
   waitingFor = $state(new Map<number, WaitingFor>());
 
   /** Reads whom the Waiting tasks wait for; a failure leaves what was known (the questions still show). */
