@@ -617,11 +617,14 @@ func TestPythonExampleAgent(t *testing.T) {
 		}
 	}()
 	_, raw := call(t, "POST", srv.url+"/api/tasks", token,
-		fmt.Sprintf(`{"summary":"py","steps":[{"title":"one"},{"title":"Red or blue?"},{"title":"three"}],"agent_id":%d}`, agent.ID))
+		fmt.Sprintf(`{"summary":"py","steps":[{"title":"one"},{"title":"Red or blue? [Red, Blue]"},{"title":"three"}],"agent_id":%d}`, agent.ID))
 	var task struct {
-		ID           int64
-		Status       string
-		Conversation []struct{ Role, Content string }
+		ID               int64
+		Status           string
+		WaitingDetails   *string  `json:"waiting_details"`
+		WaitingOptions   []string `json:"waiting_options"`
+		WaitingExpiresAt *string  `json:"waiting_expires_at"`
+		Conversation     []struct{ Role, Content string }
 	}
 	json.Unmarshal(raw, &task)
 	wait := func(want string) {
@@ -636,11 +639,15 @@ func TestPythonExampleAgent(t *testing.T) {
 		t.Fatalf("task never reached %s; it is %s", want, task.Status)
 	}
 	wait("Waiting")
-	if status, raw := call(t, "POST", fmt.Sprintf("%s/api/tasks/%d/respond", srv.url, task.ID), token, `{"response":"blue"}`); status != 200 {
+	// The bracketed answers are the question's options; it has a deadline (a day).
+	if *task.WaitingDetails != "Red or blue?" || strings.Join(task.WaitingOptions, ",") != "Red,Blue" || task.WaitingExpiresAt == nil {
+		t.Fatalf("the question: %v %v %v", *task.WaitingDetails, task.WaitingOptions, task.WaitingExpiresAt)
+	}
+	if status, raw := call(t, "POST", fmt.Sprintf("%s/api/tasks/%d/respond", srv.url, task.ID), token, `{"choice":"Blue"}`); status != 200 {
 		t.Fatalf("respond: %d %s", status, raw)
 	}
 	wait("Done")
-	if last := task.Conversation[len(task.Conversation)-2]; last.Role != "assistant" || !strings.Contains(last.Content, "blue") {
+	if last := task.Conversation[len(task.Conversation)-2]; last.Role != "assistant" || !strings.Contains(last.Content, "Blue") {
 		t.Fatalf("conversation: %+v", task.Conversation)
 	}
 }

@@ -31,7 +31,10 @@ type Config struct {
 	Namespace string        // SERVICE_NAMESPACE
 	Poll      time.Duration // how often to look for work
 	Pause     time.Duration // the "work" of one step
-	Log       *slog.Logger
+	// AnswerWithin is the deadline of each question it asks (0: none): unanswered by
+	// then, the task fails.
+	AnswerWithin time.Duration
+	Log          *slog.Logger
 }
 
 // ConfigFromEnv reads the spec's environment variables.
@@ -234,14 +237,20 @@ func (a *Agent) work(ctx context.Context, id int64) error {
 			return err
 		}
 		step := t.Steps[i]
-		question := strings.HasSuffix(strings.TrimSpace(step.Title), "?")
+		text, options, question := questionOf(step.Title)
 		switch {
 		case question && step.Status == model.StepPending:
 			// Ask: the step starts and the task waits for the human, in one callback.
-			a.log.Info("asking the human", "task", id, "step", i, "question", step.Title)
+			a.log.Info("asking the human", "task", id, "step", i, "question", text, "options", options)
+			q := client.Question{Options: options}
+			if a.cfg.AnswerWithin > 0 {
+				at := time.Now().Add(a.cfg.AnswerWithin)
+				q.ExpiresAt, q.OnExpiry = &at, "fail"
+			}
 			_, err := callback(client.Callback{
 				Steps:          []client.StepUpdate{{Index: i, Status: model.StepInProgress}},
-				WaitingDetails: step.Title,
+				WaitingDetails: text,
+				Question:       q,
 			})
 			return err
 		case question:
@@ -250,7 +259,7 @@ func (a *Agent) work(ctx context.Context, id int64) error {
 			a.log.Info("got an answer", "task", id, "step", i)
 			t, err = callback(client.Callback{
 				Steps:   []client.StepUpdate{{Index: i, Status: model.StepCompleted}},
-				Message: fmt.Sprintf("Thanks, you answered %q to %q. Carrying on.", answer, step.Title),
+				Message: fmt.Sprintf("Thanks, you answered %q to %q. Carrying on.", answer, text),
 			})
 		default:
 			if step.Status == model.StepPending {
@@ -270,6 +279,22 @@ func (a *Agent) work(ctx context.Context, id int64) error {
 		}
 	}
 	return nil
+}
+
+// questionOf reads a step's title as a question: one that ends with "?", optionally
+// followed by its answers in brackets ("Ship it? [Approve, Reject]"), which become
+// buttons for the person.
+func questionOf(title string) (text string, options []string, ok bool) {
+	text = strings.TrimSpace(title)
+	if open := strings.LastIndex(text, " ["); open > 0 && strings.HasSuffix(text, "]") {
+		for _, o := range strings.Split(text[open+2:len(text)-1], ",") {
+			if o = strings.TrimSpace(o); o != "" {
+				options = append(options, o)
+			}
+		}
+		text = strings.TrimSpace(text[:open])
+	}
+	return text, options, strings.HasSuffix(text, "?")
 }
 
 func lastUserMessage(t *client.Task) string {

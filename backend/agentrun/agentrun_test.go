@@ -55,7 +55,7 @@ func testAgentRespectsAChangeMeanwhile(t *testing.T, engine string) {
 		t.Fatal(err)
 	}
 	hook := &beforeCallback{hook: func() {
-		if _, err := env.Service.SetTaskStatus(ctx, owner, task.ID, model.StatusBacklog, nil, nil); err != nil {
+		if _, err := env.Service.SetTaskStatus(ctx, owner, task.ID, model.StatusBacklog, nil, nil, nil); err != nil {
 			t.Error(err)
 		}
 	}}
@@ -144,3 +144,49 @@ func TestAgentAnswersWhenMentioned(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestAgentAsksWithOptionsAndADeadline: a question step's bracketed answers become the
+// question's options, and every question carries the --answer-within deadline.
+func TestAgentAsksWithOptionsAndADeadline(t *testing.T) {
+	env := testenv.Start(t)
+	ctx := context.Background()
+	p := env.Project
+	owner := auth.Owner(p.ID)
+	worker := env.Agent(t, p.ID, "asker")
+	task, err := env.Service.CreateTask(ctx, owner, service.CreateTaskInput{Summary: "release",
+		Steps: []service.StepInput{{Title: "Ship it? [Approve, Reject]"}}, AgentID: &worker.ID}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	project, err := env.Service.Project(ctx, owner, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := New(Config{URL: env.URL, ProjectID: p.ID, Digest: client.AgentDigest(p.ID, project.TokenSecret), Name: "asker",
+		AnswerWithin: time.Hour, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := a.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	asked, err := env.Service.GetTask(ctx, owner, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asked.Status != model.StatusWaiting || *asked.WaitingDetails != "Ship it?" || strings.Join(asked.WaitingOptions, "|") != "Approve|Reject" ||
+		asked.WaitingExpiresAt == nil || time.Until(*asked.WaitingExpiresAt) < 59*time.Minute || *asked.WaitingOnExpiry != "fail" {
+		t.Fatalf("the agent asked: %+v", asked)
+	}
+	choice := "Approve"
+	if _, err := env.Service.Respond(ctx, owner, task.ID, service.RespondInput{Choice: &choice}, "", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	done, err := env.Service.GetTask(ctx, owner, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if done.Status != model.StatusDone || !strings.Contains(done.Conversation[1].Content, `"Approve" to "Ship it?"`) {
+		t.Fatalf("after the answer: %s, %+v", done.Status, done.Conversation)
+	}
+}

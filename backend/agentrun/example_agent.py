@@ -3,7 +3,9 @@
 
 It reads the environment that `agentdesk agent env` prints, picks up the Todo tasks
 assigned to it, works through their steps, asks the human when a step title ends with
-"?", and finishes each task Done. What to do next is read from the task on every poll,
+"?" (answers in brackets, "Ship it? [Approve, Reject]", become buttons; every question
+must be answered within ANSWER_WITHIN_SECONDS, default a day, or the task fails), and
+finishes each task Done. What to do next is read from the task on every poll,
 so it can be stopped and restarted at any time.
 
     eval "$(agentdesk agent env --project $PROJECT --name worker)"
@@ -25,6 +27,7 @@ NAME = os.environ["AGENT_NAME"]
 DIGEST = os.environ.get("SERVICE_API_TOKEN") or hashlib.sha1(
     (PROJECT + os.environ["SERVICE_TOKEN_SECRET"]).encode()).hexdigest()
 POLL = float(os.environ.get("POLL_SECONDS", "2"))
+ANSWER_WITHIN = float(os.environ.get("ANSWER_WITHIN_SECONDS", str(24 * 3600)))
 
 
 class Changed(RuntimeError):
@@ -62,6 +65,15 @@ def callback(task, **report):
                 if_match=task.get("_etag"))
 
 
+def question_of(title):
+    """A step's title as a question and its options: "Ship it? [Approve, Reject]"."""
+    title = title.strip()
+    if title.endswith("]") and " [" in title:
+        text, _, rest = title.rpartition(" [")
+        return text.strip(), [o.strip() for o in rest[:-1].split(",") if o.strip()]
+    return title, []
+
+
 def work(task):
     if task["status"] == "Todo":
         print(f"picked up task {task['id']}: {task['summary']}", flush=True)
@@ -73,11 +85,17 @@ def work(task):
             print(f"task {task['id']} done", flush=True)
             return
         step = task["steps"][i]
-        if step["title"].rstrip().endswith("?"):
+        question, options = question_of(step["title"])
+        if question.endswith("?"):
             if step["status"] == "pending":
-                # Start the step and wait for the human, in one callback.
+                # Start the step and wait for the human, in one callback: the options
+                # as buttons, and a deadline after which the task fails.
+                deadline = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + ANSWER_WITHIN))
+                ask = {"waiting_expires_at": deadline, "waiting_on_expiry": "fail"}
+                if options:
+                    ask["waiting_options"] = options
                 callback(task, steps=[{"index": i, "status": "in_progress"}],
-                         waiting_details=step["title"])
+                         waiting_details=question, **ask)
                 return
             answers = [m["content"] for m in task["conversation"] if m["role"] == "user"]
             answer = answers[-1] if answers else ""

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -266,6 +267,7 @@ func sameJSON(a, b json.RawMessage) bool {
 func jsonError(err error) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
+	var at *time.ParseError
 	switch {
 	case errors.As(err, &syntax):
 		return errs.Invalid("malformed JSON at byte %d: %v", syntax.Offset, syntax)
@@ -276,6 +278,8 @@ func jsonError(err error) error {
 		return errs.Invalid("field %s must be %s, not %s", typ.Field, jsonKind(typ.Type.Kind().String()), typ.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errs.Invalid("malformed JSON: the body ends too early")
+	case errors.As(err, &at): // a time field (waiting_expires_at): encoding/json does not name it
+		return errs.Invalid("a date and time must be RFC 3339, such as 2026-01-05T17:00:00Z, not %q", at.Value)
 	}
 	return errs.Invalid("malformed JSON: %v", err)
 }

@@ -55,7 +55,7 @@ func mailEnv(t *testing.T, engine, smtpURL string, clock *jobstest.ManualClock) 
 
 func ask(t *testing.T, e *testenv.Env, taskID int64, question string) {
 	t.Helper()
-	if _, err := e.Service.SetTaskStatus(context.Background(), auth.Owner(e.Project.ID), taskID, model.StatusWaiting, &question, nil); err != nil {
+	if _, err := e.Service.SetTaskStatus(context.Background(), auth.Owner(e.Project.ID), taskID, model.StatusWaiting, &question, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -326,9 +326,9 @@ func (h *oaHarness) freshTask(t *testing.T, kind string) int64 {
 	switch kind {
 	case "waiting":
 		details := "which one?"
-		_, err = h.env.Service.SetTaskStatus(ctx, owner, task.ID, model.StatusWaiting, &details, nil)
+		_, err = h.env.Service.SetTaskStatus(ctx, owner, task.ID, model.StatusWaiting, &details, nil, nil)
 	case "done":
-		_, err = h.env.Service.SetTaskStatus(ctx, owner, task.ID, model.StatusDone, nil, nil)
+		_, err = h.env.Service.SetTaskStatus(ctx, owner, task.ID, model.StatusDone, nil, nil, nil)
 	}
 	if err != nil {
 		t.Fatalf("prepare %s task: %v", kind, err)

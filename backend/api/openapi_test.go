@@ -50,6 +50,7 @@ func oaBrokenScenarios() []oaCase {
 		internal("project list", "GET", "/api/projects/{project}/tasks", "agent", ""),
 		internal("project create", "POST", "/api/projects/{project}/tasks", "agent", `{"summary":"s"}`),
 		internal("counts", "GET", "/api/tasks/counts", "ro", ""),
+		internal("waiting for", "GET", "/api/waiting-for", "ro", ""),
 		internal("project counts", "GET", "/api/projects/{project}/tasks/counts", "agent", ""),
 		internal("project get", "GET", "/api/projects/{project}/tasks/1", "ro", ""),
 		internal("conversations list", "GET", "/api/projects/{project}/conversations", "mr", ""),

@@ -81,7 +81,8 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 	bearer.POST("/tasks/:id/comments", handle(tasks.comment))
 	bearer.GET("/backup", backup(svc)) // backup.go
 	bearer.GET("/about", about(svc))
-	bearer.GET("/search", handle(search(svc)))           // search.go
+	bearer.GET("/search", handle(search(svc))) // search.go
+	bearer.GET("/waiting-for", handle(tasks.waitingFor))
 	r.GET("/api/me", requireAnyCredential(svc), me(svc)) // team.go
 	r.GET("/api/signin", signInOptions(svc))             // team.go: no credential
 	// A browser session started with a token, and a person's own sessions in team mode

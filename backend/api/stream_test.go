@@ -67,7 +67,7 @@ func testStreamedListsSameBytes(t *testing.T, engine string) {
 		if st == "Waiting" {
 			waiting = ptr("which one? " + texts[i%len(texts)])
 		}
-		if _, err := svc.SetTaskStatus(ctx, owner, task.ID, st, waiting, nil); err != nil {
+		if _, err := svc.SetTaskStatus(ctx, owner, task.ID, st, waiting, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		if in.Steps != nil && i%2 == 0 {
@@ -195,7 +195,7 @@ func testTaskCountsAndNewestFirst(t *testing.T, engine string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := env.Service.SetTaskStatus(ctx, owner, task.ID, st, ptr("q"), nil); err != nil {
+		if _, err := env.Service.SetTaskStatus(ctx, owner, task.ID, st, ptr("q"), nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, task.ID)
@@ -270,7 +270,7 @@ func testTaskSearch(t *testing.T, engine string) {
 		if err != nil {
 			t.Fatal(i, err)
 		}
-		if _, err := env.Service.SetTaskStatus(ctx, owner, task.ID, s.status, nil, nil); err != nil {
+		if _, err := env.Service.SetTaskStatus(ctx, owner, task.ID, s.status, nil, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, task.ID)

@@ -66,6 +66,16 @@ func searchQuery(c *gin.Context) (string, error) {
 }
 
 // counts serves GET /api/tasks/counts and GET /api/projects/{projectId}/tasks/counts.
+// waitingFor serves GET /api/waiting-for: whom each Waiting task waits for.
+func (h tasksHandler) waitingFor(c *gin.Context) error {
+	list, err := h.svc.WaitingForList(c.Request.Context(), principal(c))
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"tasks": list})
+	return nil
+}
+
 func (h tasksHandler) counts(c *gin.Context) error {
 	q, err := searchQuery(c)
 	if err != nil {
@@ -134,6 +144,7 @@ func DecodeCreateTask(body []byte) (service.CreateTaskInput, error) {
 type StatusBody struct {
 	Status         *string `json:"status"`
 	WaitingDetails *string `json:"waiting_details"`
+	service.Question
 }
 
 // DecodeStatus decodes a status body; status is required.
@@ -170,7 +181,7 @@ func (h tasksHandler) setStatus(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	task, err := h.svc.SetTaskStatus(c.Request.Context(), principal(c), id, *in.Status, in.WaitingDetails, ifMatch(c))
+	task, err := h.svc.SetTaskStatus(c.Request.Context(), principal(c), id, *in.Status, in.WaitingDetails, &in.Question, ifMatch(c))
 	return writeTaskOr(c, task, err)
 }
 

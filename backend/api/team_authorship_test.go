@@ -34,7 +34,7 @@ func testTeamEveryActIsTheirs(t *testing.T, engine string) {
 			t.Fatal(err)
 		}
 		details := "SQLite or PostgreSQL?"
-		if _, err := tm.env.Service.SetTaskStatus(ctx, owner, task.ID, model.StatusWaiting, &details, nil); err != nil {
+		if _, err := tm.env.Service.SetTaskStatus(ctx, owner, task.ID, model.StatusWaiting, &details, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		return task.ID

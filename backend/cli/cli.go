@@ -575,20 +575,21 @@ func agentRun(args []string, stderr io.Writer) error {
 	url := fs.String("url", "", "agentdesk's base URL (default $AGENTDESK_URL)")
 	poll := fs.Duration("poll", 2*time.Second, "how often to look for work")
 	pause := fs.Duration("pause", 500*time.Millisecond, "time spent on each step")
+	answerWithin := fs.Duration("answer-within", 24*time.Hour, "the deadline of each question it asks (0: none); unanswered by then, the task fails")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := required("name", *name); err != nil {
 		return err
 	}
-	if *poll <= 0 || *pause < 0 {
-		return usagef("--poll must be positive and --pause not negative")
+	if *poll <= 0 || *pause < 0 || *answerWithin < 0 {
+		return usagef("--poll must be positive, --pause and --answer-within not negative")
 	}
 	cfg, err := agentrun.ConfigFromEnv()
 	if err != nil {
 		return err
 	}
-	cfg.Name, cfg.Poll, cfg.Pause = *name, *poll, *pause
+	cfg.Name, cfg.Poll, cfg.Pause, cfg.AnswerWithin = *name, *poll, *pause, *answerWithin
 	if *url != "" {
 		cfg.URL = *url
 	}

@@ -326,13 +326,49 @@ func (c *Client) SetStepStatus(ctx context.Context, id int64, stepNum int, statu
 	return &out, err
 }
 
-// Respond answers a Waiting task. waitingVersion, if not 0, must be the task's current
-// waiting_version, so that an answer never lands on a newer question.
+// Question is what a question asks beyond its text: options to pick from or a form
+// (a JSON object schema), a deadline and what happens then, the person asked. Every
+// field is optional; the server checks them.
+type Question struct {
+	Options   []string        `json:"waiting_options,omitempty"`
+	Schema    json.RawMessage `json:"waiting_schema,omitempty"`
+	ExpiresAt *time.Time      `json:"waiting_expires_at,omitempty"`
+	OnExpiry  string          `json:"waiting_on_expiry,omitempty"` // fail or default
+	Default   json.RawMessage `json:"waiting_default,omitempty"`
+	Ask       string          `json:"waiting_ask,omitempty"` // an email
+}
+
+// Ask puts a task in Waiting on a question: its text and its structure.
+func (c *Client) Ask(ctx context.Context, id int64, waitingDetails string, q Question, opts ...RequestOption) (*Task, error) {
+	body := struct {
+		Status         string `json:"status"`
+		WaitingDetails string `json:"waiting_details"`
+		Question
+	}{model.StatusWaiting, waitingDetails, q}
+	var out Task
+	_, err := c.do(ctx, "PUT", "/api/tasks/"+strconv.FormatInt(id, 10)+"/status", body, &out, opts...)
+	return &out, err
+}
+
+// Respond answers a Waiting task with text. waitingVersion, if not 0, must be the
+// task's current waiting_version, so that an answer never lands on a newer question.
 func (c *Client) Respond(ctx context.Context, id int64, response string, waitingVersion int64, opts ...RequestOption) (*Task, error) {
-	body := map[string]any{"response": response}
-	if waitingVersion != 0 {
-		body["waiting_version"] = waitingVersion
-	}
+	return c.Answer(ctx, id, Answer{Response: response}, waitingVersion, opts...)
+}
+
+// Answer is an answer to a question: text, one of its options, or its form's fields.
+type Answer struct {
+	Response string         `json:"response,omitempty"`
+	Choice   string         `json:"choice,omitempty"`
+	Data     map[string]any `json:"data,omitempty"`
+}
+
+// Answer answers a Waiting task, as Respond does, with text, a choice or data.
+func (c *Client) Answer(ctx context.Context, id int64, a Answer, waitingVersion int64, opts ...RequestOption) (*Task, error) {
+	body := struct {
+		Answer
+		WaitingVersion int64 `json:"waiting_version,omitempty"`
+	}{a, waitingVersion}
 	var out Task
 	_, err := c.do(ctx, "POST", "/api/tasks/"+strconv.FormatInt(id, 10)+"/respond", body, &out, opts...)
 	return &out, err
@@ -369,6 +405,7 @@ type Callback struct {
 	Status         string       `json:"status,omitempty"`
 	Steps          []StepUpdate `json:"steps,omitempty"`
 	WaitingDetails string       `json:"waiting_details,omitempty"`
+	Question                    // with WaitingDetails: the question's structure
 	Message        string       `json:"message,omitempty"`
 }
 

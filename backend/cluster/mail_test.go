@@ -45,7 +45,7 @@ func TestMailOncePerQuestion(t *testing.T) {
 			t.Fatal(err)
 		}
 		q := fmt.Sprintf("question %d?", i)
-		if _, err := svc.SetTaskStatus(ctx, owner, task.ID, model.StatusWaiting, &q, nil); err != nil {
+		if _, err := svc.SetTaskStatus(ctx, owner, task.ID, model.StatusWaiting, &q, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

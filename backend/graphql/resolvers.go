@@ -252,10 +252,14 @@ func (b builder) mutation() *gql.Object {
 				}
 				return svc.CreateTask(p.Context, pr, in, key)
 			})},
-		"setTaskStatus": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Moves a task to any status.",
-			Args: taskArgs(gql.FieldConfigArgument{"status": {Type: gql.NewNonNull(taskStatusEnum)}, "waitingDetails": {Type: gql.String}}),
+		"setTaskStatus": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Moves a task to any status. With Waiting, waitingDetails and the waiting* arguments are its question: any of them given replaces the whole question.",
+			Args: taskArgs(questionArgs(gql.FieldConfigArgument{"status": {Type: gql.NewNonNull(taskStatusEnum)}, "waitingDetails": {Type: gql.String}})),
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
-				return svc.SetTaskStatus(p.Context, pr, argInt64(p.Args, "id"), argString(p.Args, "status"), optString(p.Args, "waitingDetails"), nil)
+				q, err := questionOf(p.Args)
+				if err != nil {
+					return nil, err
+				}
+				return svc.SetTaskStatus(p.Context, pr, argInt64(p.Args, "id"), argString(p.Args, "status"), optString(p.Args, "waitingDetails"), q, nil)
 			})},
 		"assignTask": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Assigns a task to an agent, or to nobody when agentId is null or left out. The status does not change.",
 			Args: taskArgs(gql.FieldConfigArgument{"agentId": {Type: gql.Int}}),
@@ -286,15 +290,21 @@ func (b builder) mutation() *gql.Object {
 				step, _ := p.Args["step"].(int)
 				return svc.SetStepStatus(p.Context, pr, argInt64(p.Args, "id"), step, argString(p.Args, "status"), nil)
 			})},
-		"respond": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Answers a Waiting task; it goes back to Doing.",
-			Args: taskArgs(gql.FieldConfigArgument{"response": {Type: nnString}, "waitingVersion": {Type: gql.Int, Description: "The waitingVersion answered; a stale one is a conflict."},
+		"respond": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Answers a Waiting task with one of response (text), choice (one of waitingOptions) or data (the fields of waitingSchema, as JSON text); it goes back to Doing.",
+			Args: taskArgs(gql.FieldConfigArgument{"response": {Type: gql.String}, "choice": {Type: gql.String, Description: "One of the task's waitingOptions."},
+				"data":           {Type: gql.String, Description: "The fields of the task's waitingSchema, as a JSON object in text."},
+				"waitingVersion": {Type: gql.Int, Description: "The waitingVersion answered; a stale one is a conflict."},
 				"idempotencyKey": idempotencyArg()}),
 			Resolve: resolve(func(p gql.ResolveParams, pr *auth.Principal) (any, error) {
 				key, err := idempotencyKey(p.Args)
 				if err != nil {
 					return nil, err
 				}
-				in := service.RespondInput{Response: argString(p.Args, "response"), WaitingVersion: optInt64(p.Args, "waitingVersion")}
+				data, err := dataArg(p.Args)
+				if err != nil {
+					return nil, err
+				}
+				in := service.RespondInput{Response: argString(p.Args, "response"), Choice: optString(p.Args, "choice"), Data: data, WaitingVersion: optInt64(p.Args, "waitingVersion")}
 				return svc.Respond(p.Context, pr, argInt64(p.Args, "id"), in, key, nil)
 			})},
 		"commentTask": &gql.Field{Type: gql.NewNonNull(taskType), Description: "Adds a comment to a task's conversation, in any status; nothing else changes. Needs task:write.",

@@ -89,7 +89,7 @@ func Start(svc *service.Service, hub *events.Hub, opts Options) *Runner {
 	ctx, cancel := context.WithCancel(audit.WithVia(context.Background(), audit.ViaJob))
 	r := &Runner{svc: svc, hub: hub, opts: opts, cancel: cancel}
 	started := opts.Clock.Now()
-	r.wg.Add(12)
+	r.wg.Add(13)
 	go r.schedule(ctx, started)
 	go r.prune(ctx)
 	// The activity trail keeps up with writes, whatever the scheduler's clock (reads of
@@ -106,6 +106,10 @@ func Start(svc *service.Service, hub *events.Hub, opts Options) *Runner {
 	go r.every(ctx, PruneLogsEvery, true, "prune idempotency keys", svc.PruneIdempotencyKeys)
 	go r.every(ctx, PruneLogsEvery, true, "prune ended sessions", svc.PruneSessions)
 	go r.every(ctx, PruneLogsEvery, true, "prune webhook deliveries", svc.PruneWebhookDeliveries)
+	// Questions' deadlines, on time within a second, whichever server gets there first
+	// (service.ExpireQuestions fires each once); at start too, for those that came while
+	// no server ran.
+	go r.every(ctx, time.Second, true, "expire questions", svc.ExpireQuestions)
 	go r.webhooks(ctx)     // webhooks.go
 	go r.remoteAgents(ctx) // a2a.go
 	go r.a2aPushes(ctx)    // a2a.go

@@ -3,6 +3,7 @@ package mcp
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -28,17 +29,45 @@ var pollEvery = 2 * time.Second
 
 type askIn struct {
 	Question    string   `json:"question" jsonschema:"the question, written for a person who has not followed your work"`
-	Options     []string `json:"options,omitempty" jsonschema:"choices to offer (not supported by this server yet: list them in the question)"`
-	Schema      any      `json:"schema,omitempty" jsonschema:"the form of a structured answer (not supported by this server yet)"`
+	Options     []string `json:"options,omitempty" jsonschema:"1 to 10 answers to offer as buttons; the answer is then one of them"`
+	Schema      any      `json:"schema,omitempty" jsonschema:"the form of a structured answer: an object schema of string, number, integer and boolean properties, as MCP elicitation allows; the answer's data then fills it"`
+	ExpiresAt   string   `json:"expires_at,omitempty" jsonschema:"a deadline, RFC 3339: when it passes unanswered the task fails, or with on_expiry default is answered with default"`
+	OnExpiry    string   `json:"on_expiry,omitempty" jsonschema:"fail (the default) or default"`
+	Default     any      `json:"default,omitempty" jsonschema:"with on_expiry default: the answer given at the deadline (one of the options, the form's object, or a text)"`
+	Ask         string   `json:"ask,omitempty" jsonschema:"the email of the person to ask; by default the task's creator, else every member who may write tasks"`
 	TaskID      int64    `json:"task_id,omitempty" jsonschema:"the task the question is about; an earlier waiting answer's task_id to keep waiting"`
 	WaitSeconds *int     `json:"wait_seconds,omitempty" jsonschema:"how long to wait for the answer, 0 to 600 (default 60)"`
+}
+
+// structure is the question's structure as the server takes it (it checks it).
+func (in askIn) structure() (client.Question, error) {
+	q := client.Question{Options: in.Options, OnExpiry: in.OnExpiry, Ask: in.Ask}
+	var err error
+	if in.Schema != nil {
+		if q.Schema, err = json.Marshal(in.Schema); err != nil {
+			return q, fmt.Errorf("schema: %w", err)
+		}
+	}
+	if in.Default != nil {
+		if q.Default, err = json.Marshal(in.Default); err != nil {
+			return q, fmt.Errorf("default: %w", err)
+		}
+	}
+	if in.ExpiresAt != "" {
+		at, err := time.Parse(time.RFC3339, in.ExpiresAt)
+		if err != nil {
+			return q, fmt.Errorf("expires_at %q is not RFC 3339 (such as 2026-01-05T17:00:00Z)", in.ExpiresAt)
+		}
+		q.ExpiresAt = &at
+	}
+	return q, nil
 }
 
 // Answered and Waiting are ask_human's results.
 type Answered struct {
 	Status string `json:"status"` // "answered"
 	Answer string `json:"answer"`
-	Data   any    `json:"data"` // a structured answer; null until questions have schemas
+	Data   any    `json:"data"` // a form's answer (the object); null for text and a choice
 	TaskID int64  `json:"task_id"`
 }
 
@@ -63,8 +92,6 @@ func (t *tools) askHuman(ctx context.Context, req *mcp.CallToolRequest, in askIn
 	switch {
 	case in.Question == "":
 		return nil, nil, errors.New("question is empty: write the question for the person")
-	case len(in.Options) > 0 || in.Schema != nil:
-		return nil, nil, errors.New("this server takes no options or schema yet: ask a plain question and list the choices in it")
 	case wait < 0 || wait > MaxWaitSeconds:
 		return nil, nil, fmt.Errorf("wait_seconds is %d: it must be between 0 and %d", wait, MaxWaitSeconds)
 	}
@@ -75,7 +102,11 @@ func (t *tools) askHuman(ctx context.Context, req *mcp.CallToolRequest, in askIn
 	if err != nil {
 		feed = nil // read the task every pollEvery instead
 	}
-	task, q, err := t.ask(ctx, in)
+	structure, err := in.structure()
+	if err != nil {
+		return nil, nil, err
+	}
+	task, q, err := t.ask(ctx, in, structure)
 	if err != nil {
 		return result(nil, err)
 	}
@@ -120,13 +151,13 @@ func (t *tools) askHuman(ctx context.Context, req *mcp.CallToolRequest, in askIn
 
 // ask puts the question: on a new task, or on in.TaskID unless that task already waits
 // for this very question (then it waits on it, never asking twice).
-func (t *tools) ask(ctx context.Context, in askIn) (*client.Task, *question, error) {
+func (t *tools) ask(ctx context.Context, in askIn, structure client.Question) (*client.Task, *question, error) {
 	if in.TaskID == 0 {
 		task, err := t.newQuestionTask(ctx, in.Question)
 		if err != nil {
 			return nil, nil, err
 		}
-		return t.setWaiting(ctx, task.ID, in.Question)
+		return t.setWaiting(ctx, task.ID, in.Question, structure)
 	}
 	task, err := t.api.GetTask(ctx, in.TaskID)
 	if err != nil {
@@ -136,7 +167,7 @@ func (t *tools) ask(ctx context.Context, in askIn) (*client.Task, *question, err
 	if waiting || lastIsAnswerTo(task, in.Question) {
 		return task, &question{text: in.Question, taskID: task.ID, version: task.WaitingVersion, from: answerFrom(task, waiting)}, nil
 	}
-	return t.setWaiting(ctx, task.ID, in.Question)
+	return t.setWaiting(ctx, task.ID, in.Question, structure)
 }
 
 // newQuestionTask makes the task a question without a task becomes: assigned to the
@@ -154,13 +185,13 @@ func (t *tools) newQuestionTask(ctx context.Context, text string) (*client.Task,
 
 // setWaiting puts the task in Waiting on the question: an agent's callback, or a
 // token's status change.
-func (t *tools) setWaiting(ctx context.Context, id int64, text string) (*client.Task, *question, error) {
+func (t *tools) setWaiting(ctx context.Context, id int64, text string, structure client.Question) (*client.Task, *question, error) {
 	var task *client.Task
 	var err error
 	if t.who.Agent {
-		task, err = t.api.AgentCallback(ctx, id, client.Callback{WaitingDetails: text})
+		task, err = t.api.AgentCallback(ctx, id, client.Callback{WaitingDetails: text, Question: structure})
 	} else {
-		task, err = t.api.SetStatus(ctx, id, model.StatusWaiting, text)
+		task, err = t.api.Ask(ctx, id, text, structure)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -191,7 +222,11 @@ func (q *question) outcome(task *client.Task) (*mcp.CallToolResult, bool, error)
 	}
 	for _, e := range task.Conversation[min(q.from, len(task.Conversation)):] {
 		if e.Role == model.RoleUser && e.Question == q.text {
-			return structured(Answered{Status: "answered", Answer: e.Content, TaskID: task.ID}), true, nil
+			var data any
+			if e.Data != nil {
+				data = e.Data
+			}
+			return structured(Answered{Status: "answered", Answer: e.Content, Data: data, TaskID: task.ID}), true, nil
 		}
 	}
 	return nil, true, fmt.Errorf("task %d stopped waiting for this question without an answer: it is now %s; get_task shows what happened", task.ID, task.Status)

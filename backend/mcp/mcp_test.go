@@ -356,7 +356,7 @@ func TestResourceSubscriptionNotified(t *testing.T) {
 			t.Fatalf("subscribe: %v", err)
 		}
 		time.Sleep(200 * time.Millisecond) // the feed opens after the subscription's answer
-		if _, err := e.Service.SetTaskStatus(context.Background(), auth.Owner(e.Project.ID), task.ID, model.StatusDoing, nil, nil); err != nil {
+		if _, err := e.Service.SetTaskStatus(context.Background(), auth.Owner(e.Project.ID), task.ID, model.StatusDoing, nil, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -463,5 +463,54 @@ func TestToolSchemasHaveOneTypeEach(t *testing.T) {
 	}
 	if len(tools) != 10 {
 		t.Errorf("%d tools checked, want the 10 of the contract", len(tools))
+	}
+}
+
+// TestAskHumanWithAForm: ask_human's options, schema, deadline and person asked reach
+// the task; a form's answer comes back with its data.
+func TestAskHumanWithAForm(t *testing.T) {
+	e := testenv.Start(t)
+	agent := agentCred(t, e, "coder")
+	person := e.Token(t, e.Project.ID, auth.TaskRead, auth.TaskWrite)
+	s := transports[0].connect(t, e, agent)
+	at := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	if res, err := s.CallTool(context.Background(), &sdk.CallToolParams{Name: "ask_human",
+		Arguments: map[string]any{"question": "Pick", "options": []string{"a", "a"}, "wait_seconds": 0}}); err != nil || !res.IsError || !strings.Contains(text(res), "there twice") {
+		t.Fatalf("an option twice: %v %s", err, text(res))
+	}
+	question := "How many seats?"
+	done := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := s.CallTool(context.Background(), &sdk.CallToolParams{Name: "ask_human", Arguments: map[string]any{
+			"question": question, "wait_seconds": 30, "ask": "dana@example.com", "expires_at": at.Format(time.RFC3339), "on_expiry": "fail",
+			"schema": map[string]any{"type": "object", "properties": map[string]any{"seats": map[string]any{"type": "integer", "minimum": 1}}, "required": []string{"seats"}}}})
+		if err != nil {
+			t.Errorf("ask_human: %v", err)
+		}
+		done <- res
+	}()
+	task := waitingTask(t, e, question)
+	if task.WaitingSchema == nil || !task.WaitingExpiresAt.Equal(at) || *task.WaitingAsk != "dana@example.com" || *task.WaitingOnExpiry != "fail" {
+		t.Fatalf("the question's task: %+v", task)
+	}
+	resp := e.Do(t, testenv.Request{Method: "POST", Path: fmt.Sprintf("/api/tasks/%d/respond", task.ID), Token: person,
+		Body: map[string]any{"data": map[string]any{"seats": 3}}})
+	if resp.Status != http.StatusOK {
+		t.Fatalf("respond: %d %s", resp.Status, resp.Body)
+	}
+	var res *sdk.CallToolResult
+	select {
+	case res = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ask_human did not return the answer")
+	}
+	var got struct {
+		Status, Answer string
+		Data           map[string]any
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(raw, &got)
+	if res.IsError || got.Status != "answered" || got.Answer != "seats: 3" || got.Data["seats"] != float64(3) {
+		t.Fatalf("ask_human = %+v (%s)", got, text(res))
 	}
 }

@@ -38,13 +38,14 @@ func (t *tools) register(s *mcp.Server) {
 		addTool(s, &mcp.Tool{Name: "ask_human", Annotations: &mcp.ToolAnnotations{Title: "Ask a person", IdempotentHint: true},
 			Description: "Ask a person a question and wait for the answer: a decision, an approval, a secret or anything only a person knows. " +
 				"Without task_id the question becomes a new task in Waiting (assigned to you, if you are an agent), so it reaches the people's Inbox and phones; " +
-				"with task_id that task waits for the answer. Waits up to wait_seconds (default 60, at most 600). " +
-				"Returns {\"status\":\"answered\",\"answer\":...,\"task_id\":N}, or {\"status\":\"waiting\",\"task_id\":N} when no one answered in time: " +
+				"with task_id that task waits for the answer. Offer options (buttons) or a schema (a small form), a deadline (expires_at, on_expiry, default) and the person to ask (ask). " +
+				"Waits up to wait_seconds (default 60, at most 600). " +
+				"Returns {\"status\":\"answered\",\"answer\":...,\"data\":...,\"task_id\":N} (data: the form's object), or {\"status\":\"waiting\",\"task_id\":N} when no one answered in time: " +
 				"then call ask_human again with that task_id and the same question to keep waiting (it never asks twice)."}, t.askHuman)
 	}
 	if w.has(auth.TaskWrite) && !w.Agent { // people answer agents' questions, not agents
 		addTool(s, &mcp.Tool{Name: "answer_question", Annotations: &mcp.ToolAnnotations{Title: "Answer a question"},
-			Description: "Answer the question of a task in Waiting (its waiting_details), as a person would from the Inbox. " +
+			Description: "Answer the question of a task in Waiting (its waiting_details), as a person would from the Inbox: with answer (text), choice (one of its waiting_options) or data (the fields of its waiting_schema). " +
 				"The task goes back to Doing and its agent is told. Give waiting_version (from the task) so that the answer never lands on a newer question. Returns the task."}, t.answerQuestion)
 	}
 	if w.has(auth.MessagingWrite) {
@@ -186,13 +187,15 @@ func (t *tools) updateTask(ctx context.Context, _ *mcp.CallToolRequest, in updat
 }
 
 type answerIn struct {
-	TaskID         int64  `json:"task_id" jsonschema:"the waiting task's id"`
-	Answer         string `json:"answer" jsonschema:"the answer to the task's question"`
-	WaitingVersion int64  `json:"waiting_version,omitempty" jsonschema:"the task's waiting_version when you read the question"`
+	TaskID         int64          `json:"task_id" jsonschema:"the waiting task's id"`
+	Answer         string         `json:"answer,omitempty" jsonschema:"the answer to the task's question, as text"`
+	Choice         string         `json:"choice,omitempty" jsonschema:"or one of the task's waiting_options"`
+	Data           map[string]any `json:"data,omitempty" jsonschema:"or the fields of the task's waiting_schema"`
+	WaitingVersion int64          `json:"waiting_version,omitempty" jsonschema:"the task's waiting_version when you read the question"`
 }
 
 func (t *tools) answerQuestion(ctx context.Context, _ *mcp.CallToolRequest, in answerIn) (*mcp.CallToolResult, any, error) {
-	return result(t.api.Respond(ctx, in.TaskID, in.Answer, in.WaitingVersion))
+	return result(t.api.Answer(ctx, in.TaskID, client.Answer{Response: in.Answer, Choice: in.Choice, Data: in.Data}, in.WaitingVersion))
 }
 
 type postMessageIn struct {

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"strconv"
 	"time"
 )
@@ -82,11 +83,22 @@ type Task struct {
 	IsWaiting      bool          `json:"is_waiting"`
 	WaitingDetails *string       `json:"waiting_details"`
 	WaitingVersion int64         `json:"waiting_version"`
-	CreatedAt      time.Time     `json:"created_at"`
-	UpdatedAt      time.Time     `json:"updated_at"`
+	// The question's structure, deadline and person asked (service/questions.go says the
+	// rules); like WaitingDetails, set only while Waiting.
+	WaitingOptions   []string        `json:"waiting_options"`    // the answers to pick from
+	WaitingSchema    json.RawMessage `json:"waiting_schema"`     // the form an answer fills
+	WaitingExpiresAt *time.Time      `json:"waiting_expires_at"` // the deadline
+	WaitingOnExpiry  *string         `json:"waiting_on_expiry"`  // fail or default
+	WaitingDefault   json.RawMessage `json:"waiting_default"`    // the answer given at the deadline
+	WaitingAsk       *string         `json:"waiting_ask"`        // the email of the person asked
+	CreatedAt        time.Time       `json:"created_at"`
+	UpdatedAt        time.Time       `json:"updated_at"`
 	// BlockedReason is set only in the answer that created the task, when a rule kept
 	// it out of Todo (the project's monthly budget is spent): it stays in Backlog.
 	BlockedReason string `json:"blocked_reason,omitempty"`
+	// CreatedBy is the user who created the task (themselves or by a token they made);
+	// nil when no person did (an agent, a job, the local owner, a token nobody made).
+	CreatedBy *int64 `json:"-"`
 	// Version counts the changes of the task (stored; 1 when created). 0 means unknown:
 	// a task decoded from JSON, such as a replayed idempotent answer.
 	Version int64 `json:"-"`
@@ -134,6 +146,16 @@ type TaskMessage struct {
 	// Question is, on an answer (respond), the question it answered: the task's
 	// waiting_details at that moment. Absent on every other entry.
 	Question string `json:"question,omitempty"`
+	// Data is, on an answer given as a choice or a form, that answer as JSON (a string
+	// or an object); null for text. Content then holds it as readable text.
+	Data json.RawMessage `json:"data"`
+}
+
+// ClearQuestion removes what the task waits for: its question and the question's
+// structure, deadline and person asked.
+func (t *Task) ClearQuestion() {
+	t.WaitingDetails, t.WaitingOptions, t.WaitingSchema, t.WaitingExpiresAt = nil, nil, nil, nil
+	t.WaitingOnExpiry, t.WaitingDefault, t.WaitingAsk = nil, nil, nil
 }
 
 // Derive sets the fields that follow from the others.
@@ -141,7 +163,7 @@ func (t *Task) Derive() {
 	t.IsActive = t.Status == StatusDoing
 	t.IsWaiting = t.Status == StatusWaiting
 	if !t.IsWaiting {
-		t.WaitingDetails = nil
+		t.ClearQuestion()
 	}
 	if t.Steps == nil {
 		t.Steps = []Step{}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -59,13 +60,29 @@ func (t *Task) AppendJSON(dst []byte) ([]byte, error) {
 	dst = append(dst, `,"is_waiting":`...)
 	dst = strconv.AppendBool(dst, t.IsWaiting)
 	dst = append(dst, `,"waiting_details":`...)
-	if t.WaitingDetails == nil {
-		dst = append(dst, "null"...)
-	} else {
-		dst = appendJSONString(dst, *t.WaitingDetails)
-	}
+	dst = appendJSONStringPtr(dst, t.WaitingDetails)
 	dst = append(dst, `,"waiting_version":`...)
 	dst = strconv.AppendInt(dst, t.WaitingVersion, 10)
+	dst = append(dst, `,"waiting_options":`...)
+	dst = appendJSONArray(dst, t.WaitingOptions, appendJSONString)
+	dst = append(dst, `,"waiting_schema":`...)
+	if dst, err = appendJSONRaw(dst, t.WaitingSchema); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"waiting_expires_at":`...)
+	if t.WaitingExpiresAt == nil {
+		dst = append(dst, "null"...)
+	} else if dst, err = appendJSONTime(dst, *t.WaitingExpiresAt); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"waiting_on_expiry":`...)
+	dst = appendJSONStringPtr(dst, t.WaitingOnExpiry)
+	dst = append(dst, `,"waiting_default":`...)
+	if dst, err = appendJSONRaw(dst, t.WaitingDefault); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"waiting_ask":`...)
+	dst = appendJSONStringPtr(dst, t.WaitingAsk)
 	dst = append(dst, `,"created_at":`...)
 	if dst, err = appendJSONTime(dst, t.CreatedAt); err != nil {
 		return nil, err
@@ -102,6 +119,10 @@ func appendJSONTaskMessages(dst []byte, entries []TaskMessage) ([]byte, error) {
 		if m.Question != "" {
 			dst = append(dst, `,"question":`...)
 			dst = appendJSONString(dst, m.Question)
+		}
+		dst = append(dst, `,"data":`...)
+		if dst, err = appendJSONRaw(dst, m.Data); err != nil {
+			return nil, err
 		}
 		dst = append(dst, '}')
 	}
@@ -160,6 +181,26 @@ func appendJSONStep(dst []byte, s Step) []byte {
 	dst = append(dst, `,"status":`...)
 	dst = appendJSONString(dst, s.Status)
 	return append(dst, '}')
+}
+
+func appendJSONStringPtr(dst []byte, p *string) []byte {
+	if p == nil {
+		return append(dst, "null"...)
+	}
+	return appendJSONString(dst, *p)
+}
+
+// appendJSONRaw writes raw JSON as encoding/json writes a json.RawMessage: null when
+// nil, else compacted and HTML-escaped (rare, so encoding/json does it).
+func appendJSONRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
+	if raw == nil {
+		return append(dst, "null"...), nil
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, b...), nil
 }
 
 func appendJSONIntPtr(dst []byte, p *int64) []byte {

@@ -51,6 +51,14 @@ func TestTaskJSONMatches(t *testing.T) {
 	emptyConversation.ConversationID, emptyConversation.BlockedReason = &ten, "budget & spent"
 	checkTaskJSON(t, emptyConversation)
 
+	question := withConversation
+	onExpiry, ask := "default", "dana@example.com"
+	question.WaitingOptions, question.WaitingExpiresAt, question.WaitingOnExpiry, question.WaitingAsk = []string{"Approve", "<Reject>"}, &at, &onExpiry, &ask
+	question.WaitingSchema = json.RawMessage(`{ "type": "object", "properties": {"n": {"type": "string", "description": "a <b>"}} }`)
+	question.WaitingDefault = json.RawMessage(`"Approve"`)
+	question.Conversation = append(question.Conversation, TaskMessage{Role: RoleUser, Content: "n: x", CreatedAt: at, Data: json.RawMessage(`{"n": "x & y"}`)})
+	checkTaskJSON(t, question)
+
 	zoned := base
 	zoned.CreatedAt = at.In(time.FixedZone("", 5*3600+30*60))
 	zoned.UpdatedAt = time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("", -8*3600))

@@ -217,7 +217,7 @@ func (s *Service) CancelA2ATask(ctx context.Context, p *auth.Principal, agentNam
 		if state := A2AState(t.Status); state.Terminal() {
 			return errs.Conflicting("task %d cannot be canceled: it is already %s", id, state)
 		}
-		setStatus(t, model.StatusFailed, nil)
+		setStatus(t, model.StatusFailed, nil, nil)
 		task, err = s.saveTask(ctx, tx, t, []model.TaskMessage{{Role: roleOf(p), Content: A2ACanceled}}, s.clock())
 		return err
 	})

@@ -509,13 +509,13 @@ func (s *Service) ApplyRemoteEvent(ctx context.Context, projectID string, taskID
 				}
 				q := cmp.Or(u.message, remoteQuestion)
 				if changed = t.Status != model.StatusWaiting || t.WaitingDetails == nil || *t.WaitingDetails != q; changed {
-					setStatus(t, model.StatusWaiting, &q)
+					setStatus(t, model.StatusWaiting, &q, nil)
 				}
 			}
 		} else {
 			say(u.message)
 			if changed = status != "" && status != t.Status; changed {
-				setStatus(t, status, nil)
+				setStatus(t, status, nil, nil)
 			}
 		}
 		if u.state != "" {
@@ -618,7 +618,7 @@ func (s *Service) RemoteAttemptFailed(ctx context.Context, projectID string, tas
 		if rt.Attempts > len(RemoteBackoff) {
 			note = fmt.Sprintf("The remote agent %q failed: %s. Gave up after %d attempts at %s it.", t.AgentName, cause, rt.Attempts, what)
 			rt.Outbox, rt.OutboxID, rt.Follow = "", "", false
-			setStatus(t, model.StatusFailed, nil)
+			setStatus(t, model.StatusFailed, nil, nil)
 		} else {
 			wait := RemoteBackoff[rt.Attempts-1]
 			rt.NextAttemptAt = now.Add(wait)

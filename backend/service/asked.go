@@ -2,29 +2,153 @@ package service
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/store"
 )
 
-// PeopleAsked is whom a Waiting task's question is for, by email: its waiting_ask, else
-// the person who created the task, else every member who may write tasks (the
-// contract, "Questions with structure, deadlines and a person to ask").
-//
-// Interim version for the email work (issue 40): tasks carry neither waiting_ask nor
-// their creator yet, so this is every member with an email who may write tasks. The
-// version with waiting_ask, written beside it, replaces it at merge.
+// The person a question asks (the contract's "Questions with structure"): waiting_ask,
+// else the person who created the task, else every member who may write tasks. The
+// rule is askedOf; PeopleAsked names them by email (notifications, email), asksMe says
+// whether it is the caller (the Inbox's "asked you").
+
+// asked is whom a task's question asks: one person, by email or by user id, or every
+// member who may write tasks (anyWriter).
+type asked struct {
+	email     string
+	creator   *model.Member
+	anyWriter bool
+}
+
+// askedOf applies the rule to t (a Waiting task of r's database).
+func askedOf(ctx context.Context, r store.Reader, t *model.Task) (asked, error) {
+	if t.WaitingAsk != nil {
+		return asked{email: *t.WaitingAsk}, nil
+	}
+	if t.CreatedBy != nil {
+		m, err := r.Member(ctx, t.ProjectID, *t.CreatedBy)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return asked{}, internal("load the task's creator", err)
+		}
+		if m != nil && m.Email != nil && slices.Contains(RoleScopes(m.Role), auth.TaskWrite) {
+			return asked{creator: m}, nil
+		}
+		// The creator left the project, cannot answer any more, or has no email.
+	}
+	return asked{anyWriter: true}, nil
+}
+
+// PeopleAsked is the emails of the people t's question asks: waiting_ask, else the
+// task's creator (while a member who may write tasks), else every member who may write
+// tasks and has an email. None when t does not wait.
 func (s *Service) PeopleAsked(ctx context.Context, t *model.Task) ([]string, error) {
-	members, err := s.store.Read().Members(ctx, t.ProjectID)
+	if t.Status != model.StatusWaiting {
+		return nil, nil
+	}
+	r := s.store.Read()
+	a, err := askedOf(ctx, r, t)
+	if err != nil {
+		return nil, err
+	}
+	return a.people(func() ([]model.Member, error) { return r.Members(ctx, t.ProjectID) })
+}
+
+// people is the emails of the people asked; members lists the project's members.
+func (a asked) people(members func() ([]model.Member, error)) ([]string, error) {
+	switch {
+	case a.email != "":
+		return []string{a.email}, nil
+	case a.creator != nil:
+		return []string{strings.ToLower(*a.creator.Email)}, nil
+	}
+	all, err := members()
 	if err != nil {
 		return nil, internal("list members", err)
 	}
-	var emails []string
-	for _, m := range members {
-		if m.Email != nil && *m.Email != "" && slices.Contains(RoleScopes(m.Role), auth.TaskWrite) {
-			emails = append(emails, *m.Email)
+	emails := []string{}
+	for _, m := range all {
+		if m.Email != nil && slices.Contains(RoleScopes(m.Role), auth.TaskWrite) {
+			emails = append(emails, strings.ToLower(*m.Email))
 		}
 	}
 	return emails, nil
+}
+
+// asksMe says whether a's question asks p: p is the person named, or the creator, or
+// may write tasks when it asks everyone who may. Nobody who cannot write tasks is asked.
+func (a asked) asksMe(p *auth.Principal, myEmail string) bool {
+	switch {
+	case !p.Has(auth.TaskWrite):
+		return false
+	case a.email != "":
+		return myEmail != "" && strings.EqualFold(a.email, myEmail)
+	case a.creator != nil:
+		return personOf(p) == a.creator.UserID
+	}
+	return true
+}
+
+// WaitingFor is whom a Waiting task waits for, as the board and the Inbox show it.
+type WaitingFor struct {
+	ID      int64    `json:"id"`
+	Asked   []string `json:"asked"`    // the emails of the people asked (PeopleAsked)
+	Anyone  bool     `json:"anyone"`   // it asks every member who may write tasks
+	AsksYou bool     `json:"asks_you"` // the caller is asked
+}
+
+// maxWaitingFor bounds the tasks WaitingForList looks at.
+const maxWaitingFor = 1000
+
+// WaitingForList says, for each Waiting task of the caller's project (the oldest 1,000),
+// whom it waits for and whether that is the caller.
+func (s *Service) WaitingForList(ctx context.Context, p *auth.Principal) ([]WaitingFor, error) {
+	tasks, _, err := s.ListTasks(ctx, p, ListTasksInput{Status: model.StatusWaiting, PageInput: PageInput{Limit: maxWaitingFor}})
+	if err != nil {
+		return nil, err
+	}
+	r := s.store.Read()
+	myEmail := ""
+	if id := personOf(p); id != 0 {
+		if person, err := r.Person(ctx, id); err == nil {
+			myEmail = person.Email
+		}
+	}
+	var members []model.Member // read once, for the tasks that ask everyone
+	readMembers := func() ([]model.Member, error) {
+		if members == nil {
+			members, err = r.Members(ctx, p.ProjectID)
+		}
+		return members, err
+	}
+	out := make([]WaitingFor, 0, len(tasks))
+	for i := range tasks {
+		a, err := askedOf(ctx, r, &tasks[i])
+		if err != nil {
+			return nil, err
+		}
+		people, err := a.people(readMembers)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, WaitingFor{ID: tasks[i].ID, Asked: people, Anyone: a.anyWriter, AsksYou: a.asksMe(p, myEmail)})
+	}
+	return out, nil
+}
+
+// personOf is the user p acts as: a signed-in user, or the maker of a token; 0 for
+// anyone else (an agent, the local owner, a token nobody made).
+func personOf(p *auth.Principal) int64 {
+	switch {
+	case p == nil:
+		return 0
+	case p.Kind == auth.KindUser:
+		return p.UserID
+	case p.Kind == auth.KindToken:
+		return p.TokenMaker
+	}
+	return 0
 }

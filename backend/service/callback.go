@@ -23,6 +23,7 @@ type CallbackInput struct {
 	Status         string       `json:"status,omitempty"`
 	Steps          []StepUpdate `json:"steps,omitempty"`
 	WaitingDetails *string      `json:"waiting_details,omitempty"`
+	Question                    // the question's structure, deadline and person asked (questions.go)
 	Message        string       `json:"message,omitempty"`
 	// Usage is what the agent used for this report (usage.go): metered per project.
 	Usage *UsageInput `json:"usage,omitempty"`
@@ -35,16 +36,15 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 	if p == nil || p.Kind != auth.KindAgent {
 		return nil, errs.Forbid("the agent callback is for agents: authenticate with X-Task-Authorization and X-Agent-Name")
 	}
-	if in.Status == "" && in.WaitingDetails != nil {
+	question := in.Question.Given()
+	if in.Status == "" && (in.WaitingDetails != nil || question != nil) {
 		in.Status = model.StatusWaiting
 	}
 	if in.Status != "" && !model.IsTaskStatus(in.Status) {
 		return nil, errs.Invalid("status %q is not a task status; use one of Backlog, Todo, Doing, Waiting, Done, Failed", in.Status)
 	}
-	if in.WaitingDetails != nil {
-		if err := checkText("waiting_details", *in.WaitingDetails, false, MaxResponseLen); err != nil {
-			return nil, err
-		}
+	if err := checkWaiting(in.Status, in.WaitingDetails, question, s.clock()); err != nil {
+		return nil, err
 	}
 	if err := checkText("message", in.Message, false, MaxResponseLen); err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func (s *Service) AgentCallback(ctx context.Context, p *auth.Principal, id int64
 			t.Steps[*st.Index].Status = stepStatuses[i]
 		}
 		if in.Status != "" {
-			setStatus(t, in.Status, in.WaitingDetails)
+			setStatus(t, in.Status, in.WaitingDetails, question)
 		}
 		if err := s.recordUsage(ctx, tx, p, id, in.Usage, now); err != nil { // usage.go
 			return nil, err

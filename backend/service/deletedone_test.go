@@ -30,7 +30,7 @@ func testDeleteDoneInBatches(t *testing.T, engine string) {
 			t.Fatal(err)
 		}
 		if i >= 2 {
-			if _, err := svc.SetTaskStatus(ctx, p, task.ID, "Done", nil, nil); err != nil {
+			if _, err := svc.SetTaskStatus(ctx, p, task.ID, "Done", nil, nil, nil); err != nil {
 				t.Fatal(err)
 			}
 		}

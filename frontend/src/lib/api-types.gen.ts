@@ -427,6 +427,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/waiting-for": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whom the Waiting tasks wait for
+         * @description For each `Waiting` task of the project (the oldest 1000), the people its question asks: `waiting_ask`, else the person who created the task (while a member who may write tasks), else every member who may write tasks (`anyone`). `asks_you` says whether the caller is asked: the Inbox lists those first. A caller without `task:write` is never asked. Needs the `task:read` scope.
+         */
+        get: operations["tasksWaitingFor"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/tasks/done": {
         parameters: {
             query?: never;
@@ -491,7 +511,7 @@ export interface paths {
         get?: never;
         /**
          * Set the status of a task
-         * @description Moves a task to any status; every move is allowed. `waiting_details` records what the task waits for. Every new question increments `waiting_version`: entering `Waiting`, and new `waiting_details` (different from the current ones) while the task stays `Waiting`; setting `Waiting` again with the same or no `waiting_details` does not. Leaving `Waiting` clears `waiting_details`. Needs the `task:write` scope.
+         * @description Moves a task to any status; every move is allowed. `waiting_details` records what the task waits for. Every new question increments `waiting_version`: entering `Waiting`, and new `waiting_details` (different from the current ones) while the task stays `Waiting`; setting `Waiting` again with the same or no `waiting_details` does not. A question may also carry `waiting_options` or `waiting_schema`, a deadline (`waiting_expires_at`, `waiting_on_expiry`, `waiting_default`) and the person asked (`waiting_ask`): see `SetStatusRequest`; any change of them is a new question too. Leaving `Waiting` clears `waiting_details` and these. Needs the `task:write` scope.
          */
         put: operations["setTaskStatus"];
         post?: never;
@@ -588,7 +608,7 @@ export interface paths {
         put?: never;
         /**
          * Answer a Waiting task
-         * @description Answers the question of a task in `Waiting`: `response` is appended to the task's `conversation` with role `user`, `waiting_details` is cleared, the status becomes `Doing`, and the assigned agent is notified.
+         * @description Answers the question of a task in `Waiting`, with `response` (text), `choice` (one of `waiting_options`) or `data` (the fields of `waiting_schema`): the answer is appended to the task's `conversation` with role `user` (`content` readable, `data` the form's object), `waiting_details` is cleared, the status becomes `Doing`, and the assigned agent is notified.
          *
          *     Conflicts (409): the task is not `Waiting`; or `waiting_version` is given and differs from the task's current `waiting_version` (the agent has moved past the question this response answers); or the `Idempotency-Key` was already used for a different request.
          *
@@ -1192,6 +1212,10 @@ export interface components {
             author: string;
             /** @description On an answer (`respond`): the question it answered, the task's `waiting_details` at that moment. Absent on every other entry (and on answers written before questions were kept). */
             question?: string;
+            /** @description On an answer given as `data` (a form): the object, as given; its readable text is `content` (a line `Title: value` per field). Null on every other entry: text, a `choice` (its text is `content`), comments, the agent's messages. */
+            data?: {
+                [key: string]: unknown;
+            } | null;
         };
         /**
          * @description A task as every response shows it. List items leave out `conversation`; single-task responses carry it (see `TaskWithConversation`). Tolerant readers ignore fields they do not know.
@@ -1223,6 +1247,15 @@ export interface components {
          *       "is_waiting": true,
          *       "waiting_details": "Which customer should the summary address?",
          *       "waiting_version": 1,
+         *       "waiting_options": [
+         *         "Acme",
+         *         "Globex"
+         *       ],
+         *       "waiting_schema": null,
+         *       "waiting_expires_at": "2026-01-05T17:00:00Z",
+         *       "waiting_on_expiry": "default",
+         *       "waiting_default": "Acme",
+         *       "waiting_ask": "dana@example.com",
          *       "created_at": "2026-01-05T09:30:00Z",
          *       "updated_at": "2026-01-05T09:41:12.5Z"
          *     }
@@ -1269,7 +1302,7 @@ export interface components {
             waiting_details: string | null;
             /**
              * Format: int64
-             * @description Goes up by one with every new question: each time the task enters `Waiting`, and each time its `waiting_details` change while it stays `Waiting`. Send it with a response to make sure it answers the current question.
+             * @description Goes up by one with every new question: each time the task enters `Waiting`, and each time its `waiting_details` or any of `waiting_options`, `waiting_schema`, `waiting_expires_at`, `waiting_on_expiry`, `waiting_default`, `waiting_ask` change while it stays `Waiting`. Send it with a response to make sure it answers the current question.
              */
             waiting_version: number;
             /**
@@ -1282,6 +1315,29 @@ export interface components {
              * @description RFC 3339, UTC.
              */
             updated_at: string;
+            /** @description The answers to pick from: 1 to 10 distinct strings of 1 to 100 characters. The person answers with `choice` (one tap in the UI). Not with `waiting_schema`. Null unless the task is `Waiting`. */
+            waiting_options: string[] | null;
+            /** @description The form an answer fills, as MCP elicitation allows it: `{"type": "object", "properties": {...}, "required": [...], "title", "description"}`, each property a `string` (optional `enum` with `enumNames`, `format` `email`, `uri`, `date` or `date-time`, `minLength`, `maxLength`), a `number` or `integer` (`minimum`, `maximum`) or a `boolean`, each with optional `title`, `description`, `default`. Anything else answers 400 naming the part (`waiting_schema.properties.age.minimum must be a number`). The person answers with `data`. Not with `waiting_options`. Null unless the task is `Waiting`. */
+            waiting_schema: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Format: date-time
+             * @description The deadline (RFC 3339, in the future). When it passes unanswered, `waiting_on_expiry` says what happens, within a few seconds, once even with several servers. Null unless the task is `Waiting`.
+             */
+            waiting_expires_at: string | null;
+            /**
+             * @description At the deadline: `fail` (the default) moves the task to `Failed` with a conversation entry saying it went unanswered; `default` answers with `waiting_default`, author `timeout`, as a person's answer would (the task goes back to `Doing`). Null unless the task is `Waiting`.
+             * @enum {string|null}
+             */
+            waiting_on_expiry: "fail" | "default" | null;
+            /** @description With `waiting_on_expiry` `default`: the answer given at the deadline. One of `waiting_options` (a string), an object that fills `waiting_schema`, or else the text of the answer. Checked when the question is asked (400 otherwise). Null unless the task is `Waiting`. */
+            waiting_default: unknown;
+            /**
+             * Format: email
+             * @description The email of the person asked. Without it the person who created the task is asked, else every member who may write tasks. Null unless the task is `Waiting`.
+             */
+            waiting_ask: string | null;
         };
         /** @description A single task: a `Task` that always carries `conversation` (an empty array when there is none). */
         TaskWithConversation: components["schemas"]["Task"] & {
@@ -1326,11 +1382,34 @@ export interface components {
             /** @description Names of skills of the project (GraphQL `createSkill`) that the assignee must have. A name that is not a skill of the project, or an `agent_id` whose agent lacks one of them, answers 400 naming the skill(s). When the project's monthly budget is spent, a task with `agent_id` starts in `Backlog` instead of `Todo` and the answer carries `blocked_reason`. */
             required_skills?: string[];
         };
-        /** @description Unknown fields are ignored. */
+        /** @description Unknown fields are ignored. The question (`waiting_details` and the `waiting_*` fields) is for `Waiting`: any of them given replaces the task's whole question (those absent are then none, but `waiting_details`, which is kept when absent); none given keeps it. */
         SetStatusRequest: {
             status: components["schemas"]["TaskStatus"];
             /** @description With `Waiting`: what the task waits for. Ignored for other statuses (leaving `Waiting` clears it). */
             waiting_details?: string | null;
+            /** @description The answers to pick from: 1 to 10 distinct strings of 1 to 100 characters. The person answers with `choice` (one tap in the UI). Not with `waiting_schema`. Given with the question's other fields, with `status` `Waiting` only (400 otherwise). */
+            waiting_options?: string[] | null;
+            /** @description The form an answer fills, as MCP elicitation allows it: `{"type": "object", "properties": {...}, "required": [...], "title", "description"}`, each property a `string` (optional `enum` with `enumNames`, `format` `email`, `uri`, `date` or `date-time`, `minLength`, `maxLength`), a `number` or `integer` (`minimum`, `maximum`) or a `boolean`, each with optional `title`, `description`, `default`. Anything else answers 400 naming the part (`waiting_schema.properties.age.minimum must be a number`). The person answers with `data`. Not with `waiting_options`. */
+            waiting_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Format: date-time
+             * @description The deadline (RFC 3339, in the future). When it passes unanswered, `waiting_on_expiry` says what happens, within a few seconds, once even with several servers.
+             */
+            waiting_expires_at?: string | null;
+            /**
+             * @description At the deadline: `fail` (the default) moves the task to `Failed` with a conversation entry saying it went unanswered; `default` answers with `waiting_default`, author `timeout`, as a person's answer would (the task goes back to `Doing`).
+             * @enum {string|null}
+             */
+            waiting_on_expiry?: "fail" | "default" | null;
+            /** @description With `waiting_on_expiry` `default`: the answer given at the deadline. One of `waiting_options` (a string), an object that fills `waiting_schema`, or else the text of the answer. Checked when the question is asked (400 otherwise). */
+            waiting_default?: unknown;
+            /**
+             * Format: email
+             * @description The email of the person asked. Without it the person who created the task is asked, else every member who may write tasks.
+             */
+            waiting_ask?: string | null;
         };
         /** @description Unknown fields are ignored. */
         SetAgentRequest: {
@@ -1351,16 +1430,22 @@ export interface components {
             /** @description Synonym of `content`. */
             message?: string;
         };
-        /** @description Unknown fields are ignored. */
+        /** @description Exactly one of `response`, `choice` and `data` (400 otherwise). Unknown fields are ignored. */
         RespondRequest: {
-            /** @description The answer: required, not blank, at most 100000 characters. It joins the conversation with role `user`. */
-            response: string;
+            /** @description The answer as text: not blank, at most 100000 characters. Answers any question, options or form too. It joins the conversation with role `user`. */
+            response?: string;
+            /** @description One of the task's `waiting_options` (400 otherwise, or when the question has none). The entry's `content` is the choice. */
+            choice?: string;
+            /** @description The fields of the task's `waiting_schema` (400 when it has none). Checked against it: a 400 names each failing field (`seats must be at least 1; name is required`). The entry's `content` is the fields as text, its `data` the object. */
+            data?: {
+                [key: string]: unknown;
+            };
             /**
              * Format: int64
              * @description The `waiting_version` this response answers. When given and different from the task's current one, the answer is 409 and nothing changes. Absent or null: no check.
              */
             waiting_version?: number | null;
-        };
+        } & (unknown | unknown | unknown);
         /** @description An agent's report on its task. Every field but `project_id` is optional; unknown fields are ignored. */
         CallbackRequest: {
             /** @description The agent's project (`SERVICE_PROJECT_ID`); the `X-Task-Authorization` digest is checked against it. Missing: 400 when `X-Task-Authorization` is sent, else 401. */
@@ -1368,8 +1453,31 @@ export interface components {
             status?: components["schemas"]["TaskStatus"];
             /** @description Step status changes, applied in order before the status. */
             steps?: components["schemas"]["StepUpdate"][];
-            /** @description What the agent needs from a human. Without `status`, the task becomes `Waiting`. */
+            /** @description What the agent needs from a human. Without `status`, the task becomes `Waiting` (so do the `waiting_*` fields). */
             waiting_details?: string | null;
+            /** @description The answers to pick from: 1 to 10 distinct strings of 1 to 100 characters. The person answers with `choice` (one tap in the UI). Not with `waiting_schema`. Given with the question's other fields, with `status` `Waiting` only (400 otherwise). */
+            waiting_options?: string[] | null;
+            /** @description The form an answer fills, as MCP elicitation allows it: `{"type": "object", "properties": {...}, "required": [...], "title", "description"}`, each property a `string` (optional `enum` with `enumNames`, `format` `email`, `uri`, `date` or `date-time`, `minLength`, `maxLength`), a `number` or `integer` (`minimum`, `maximum`) or a `boolean`, each with optional `title`, `description`, `default`. Anything else answers 400 naming the part (`waiting_schema.properties.age.minimum must be a number`). The person answers with `data`. Not with `waiting_options`. */
+            waiting_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Format: date-time
+             * @description The deadline (RFC 3339, in the future). When it passes unanswered, `waiting_on_expiry` says what happens, within a few seconds, once even with several servers.
+             */
+            waiting_expires_at?: string | null;
+            /**
+             * @description At the deadline: `fail` (the default) moves the task to `Failed` with a conversation entry saying it went unanswered; `default` answers with `waiting_default`, author `timeout`, as a person's answer would (the task goes back to `Doing`).
+             * @enum {string|null}
+             */
+            waiting_on_expiry?: "fail" | "default" | null;
+            /** @description With `waiting_on_expiry` `default`: the answer given at the deadline. One of `waiting_options` (a string), an object that fills `waiting_schema`, or else the text of the answer. Checked when the question is asked (400 otherwise). */
+            waiting_default?: unknown;
+            /**
+             * Format: email
+             * @description The email of the person asked. Without it the person who created the task is asked, else every member who may write tasks.
+             */
+            waiting_ask?: string | null;
             /** @description Appended to the task's conversation with role `assistant` (when not empty). */
             message?: string;
             /** @description What the agent used for this piece of work, metered per project by day, agent and model (GraphQL `usage`). Counts towards the project's monthly budget (GraphQL `setBudget`). */
@@ -1832,6 +1940,17 @@ export interface components {
             snippet: string;
             /** @description The web UI's page of the result, a path: /tasks/{id} for a task, /conversations/{conversationId} for a message or a document. */
             url: string;
+        };
+        /** @description Whom a Waiting task's question asks. */
+        WaitingFor: {
+            /** Format: int64 */
+            id: number;
+            /** @description The emails of the people asked (members without an email are left out). */
+            asked: string[];
+            /** @description The question names nobody and the task's creator cannot answer it: it asks every member who may write tasks. */
+            anyone: boolean;
+            /** @description The caller is asked. */
+            asks_you: boolean;
         };
     };
     responses: {
@@ -2989,6 +3108,33 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    tasksWaitingFor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Whom each Waiting task waits for, oldest task first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tasks: components["schemas"]["WaitingFor"][];
+                    };
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];

@@ -42,6 +42,9 @@ import type {
 import type { components } from './api-types.gen';
 
 type Body = components['schemas'];
+/** An answer to a question: text, a choice among its options, or its form's fields. */
+export type Answer = Pick<Body['RespondRequest'], 'response' | 'choice' | 'data'>;
+export type WaitingFor = Body['WaitingFor'];
 
 export class ApiError extends Error {
   constructor(
@@ -419,8 +422,11 @@ export const api = {
   setAgent: (id: number, agent_id: number | null) => rest<Task>('PUT', `/api/tasks/${id}/agent`, { agent_id } satisfies Body['SetAgentRequest']),
   setStep: (id: number, step: number, status: StepStatus) =>
     rest<Task>('PUT', `/api/tasks/${id}/steps/${step}/status`, { status } satisfies Body['SetStepStatusRequest']),
-  respond: (id: number, response: string, waiting_version?: number) =>
-    rest<Task>('POST', `/api/tasks/${id}/respond`, { response, waiting_version } satisfies Body['RespondRequest']),
+  /** Answers a question: with text, one of its options, or its form's data. */
+  respond: (id: number, answer: Answer, waiting_version?: number) =>
+    rest<Task>('POST', `/api/tasks/${id}/respond`, { ...answer, waiting_version } satisfies Body['RespondRequest']),
+  /** Whom each Waiting task waits for, and whether it is the caller. */
+  waitingFor: async () => (await rest<{ tasks: WaitingFor[] }>('GET', '/api/waiting-for')).tasks,
   /** A comment in the task's thread, whatever its status. */
   comment: (id: number, content: string) => rest<Task>('POST', `/api/tasks/${id}/comments`, { content } satisfies Body['CommentRequest']),
   /** keepalive: sent even as the page goes away (a delete still waiting for its Undo). */

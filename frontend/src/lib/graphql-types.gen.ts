@@ -325,7 +325,7 @@ export type Mutation = {
   removeParticipant: Conversation;
   /** Takes back a reaction. */
   removeReaction: Message;
-  /** Answers a Waiting task; it goes back to Doing. */
+  /** Answers a Waiting task with one of response (text), choice (one of waitingOptions) or data (the fields of waitingSchema, as JSON text); it goes back to Doing. */
   respond: Task;
   /** Resumes a paused job (admin) from its next scheduled time. */
   resumeJob: Job;
@@ -345,7 +345,7 @@ export type Mutation = {
   setMemberRole: Member;
   /** Sets the status of a step (0-based index). */
   setStepStatus: Task;
-  /** Moves a task to any status. */
+  /** Moves a task to any status. With Waiting, waitingDetails and the waiting* arguments are its question: any of them given replaces the whole question. */
   setTaskStatus: Task;
   /** Writes a webhook.test event that only this (enabled) webhook is sent (admin); returns its seq. */
   testWebhook: Scalars['Int']['output'];
@@ -574,9 +574,11 @@ export type MutationRemoveReactionArgs = {
 
 
 export type MutationRespondArgs = {
+  choice?: InputMaybe<Scalars['String']['input']>;
+  data?: InputMaybe<Scalars['String']['input']>;
   id: Scalars['Int']['input'];
   idempotencyKey?: InputMaybe<Scalars['String']['input']>;
-  response: Scalars['String']['input'];
+  response?: InputMaybe<Scalars['String']['input']>;
   waitingVersion?: InputMaybe<Scalars['Int']['input']>;
 };
 
@@ -629,7 +631,13 @@ export type MutationSetStepStatusArgs = {
 export type MutationSetTaskStatusArgs = {
   id: Scalars['Int']['input'];
   status: TaskStatus;
+  waitingAsk?: InputMaybe<Scalars['String']['input']>;
+  waitingDefault?: InputMaybe<Scalars['String']['input']>;
   waitingDetails?: InputMaybe<Scalars['String']['input']>;
+  waitingExpiresAt?: InputMaybe<Scalars['String']['input']>;
+  waitingOnExpiry?: InputMaybe<Scalars['String']['input']>;
+  waitingOptions?: InputMaybe<Array<Scalars['String']['input']>>;
+  waitingSchema?: InputMaybe<Scalars['String']['input']>;
 };
 
 
@@ -1043,8 +1051,20 @@ export type Task = {
   taskType: Scalars['String']['output'];
   /** When the task last changed (RFC 3339, UTC) */
   updatedAt: Scalars['String']['output'];
+  /** The email of the person asked; null when the question names nobody (then the task's creator, else every member who may write tasks, is asked). */
+  waitingAsk: Maybe<Scalars['String']['output']>;
+  /** The answer given at the deadline, as JSON text; null when none. */
+  waitingDefault: Maybe<Scalars['String']['output']>;
   /** What the task waits for; set only while Waiting. */
   waitingDetails: Maybe<Scalars['String']['output']>;
+  /** The question's deadline (RFC 3339, UTC); null when none. */
+  waitingExpiresAt: Maybe<Scalars['String']['output']>;
+  /** What the deadline does: fail or default; null when no deadline. */
+  waitingOnExpiry: Maybe<Scalars['String']['output']>;
+  /** The answers to pick from; null unless Waiting with options. */
+  waitingOptions: Maybe<Array<Scalars['String']['output']>>;
+  /** The form an answer fills, as JSON text; null unless Waiting with a form. */
+  waitingSchema: Maybe<Scalars['String']['output']>;
   /** Goes up by one with every new question: on entering Waiting, and when waitingDetails change while it stays Waiting; respond may pass it. */
   waitingVersion: Scalars['Int']['output'];
 };
@@ -1093,6 +1113,8 @@ export type TaskMessage = {
   content: Scalars['String']['output'];
   /** When the entry was added (RFC 3339, UTC) */
   createdAt: Scalars['String']['output'];
+  /** On an answer given as data (a form): the object as JSON text (content is its readable text); null on every other entry. */
+  data: Maybe<Scalars['String']['output']>;
   /** On an answer (respond): the question it answered, the task's waitingDetails at that moment; null on every other entry. */
   question: Maybe<Scalars['String']['output']>;
   /** user or assistant. */

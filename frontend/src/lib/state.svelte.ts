@@ -1,6 +1,6 @@
 // The application's state, kept live from the event stream. Screens read it and call
 // its actions; every action goes through api.ts and applies the server's answer.
-import { api, TASK_PAGE, type Session } from './api';
+import { api, TASK_PAGE, type Answer, type Session, type WaitingFor } from './api';
 import type {
   Agent,
   Conversation,
@@ -163,6 +163,19 @@ export class AppState {
     return cols;
   });
   waiting = $derived(this.byStatus.Waiting);
+  /** Whom each Waiting task waits for (GET /api/waiting-for), by task id: loadWaitingFor fills it. */
+  waitingFor = $state(new Map<number, WaitingFor>());
+
+  /** Reads whom the Waiting tasks wait for; a failure leaves what was known (the questions still show). */
+  async loadWaitingFor(): Promise<void> {
+    if (!this.can('task:read')) return;
+    try {
+      const list = await api.waitingFor();
+      this.waitingFor = new Map((Array.isArray(list) ? list : []).map((w) => [w.id, w]));
+    } catch {
+      // keep the last answer
+    }
+  }
 
   /** Called when a task enters Waiting (the notification). */
   onWaiting: (t: Task) => void = () => {};
@@ -436,8 +449,9 @@ export class AppState {
     return t;
   }
 
-  async respond(t: Task, text: string): Promise<Task> {
-    const r = await api.respond(t.id, text, t.waiting_version);
+  /** Answers t's question: text, or one of its options ({choice}), or its form ({data}). */
+  async respond(t: Task, answer: string | Answer): Promise<Task> {
+    const r = await api.respond(t.id, typeof answer === 'string' ? { response: answer } : answer, t.waiting_version);
     this.put(r);
     return r;
   }

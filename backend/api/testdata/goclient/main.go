@@ -72,8 +72,8 @@ func run(ctx context.Context) error {
 	if err != nil || stale.JSON412 == nil || stale.JSON412.Error.Code != agentdesk.ErrorCodePreconditionFailed {
 		return answer("a stale If-Match", stale, err)
 	}
-	version := waiting.JSON200.WaitingVersion
-	answered, err := c.RespondToTaskWithResponse(ctx, task.Id, nil, agentdesk.RespondToTaskJSONRequestBody{Response: "Acme", WaitingVersion: &version})
+	version, acme := waiting.JSON200.WaitingVersion, "Acme"
+	answered, err := c.RespondToTaskWithResponse(ctx, task.Id, nil, agentdesk.RespondToTaskJSONRequestBody{Response: &acme, WaitingVersion: &version})
 	if err != nil || answered.JSON200 == nil || answered.JSON200.IsWaiting {
 		return answer("respond", answered, err)
 	}
