@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -47,7 +48,22 @@ func (d *Desktop) Notify(title, body, path string) error {
 	if strings.TrimSpace(title) == "" {
 		return errors.New("notify: the title is empty")
 	}
-	return d.notifier.Send(title, body, path)
+	return d.notifier.Send(title, body, path, nil)
+}
+
+// NotifyQuestion is Notify for a task that starts waiting with options: each option is
+// a button of the notification, and pressing one answers the question (as the local
+// owner, through the UI) unless it has moved on (waitingVersion). A click elsewhere
+// opens the task.
+func (d *Desktop) NotifyQuestion(title, body, projectID string, taskID, waitingVersion int64, options []string) error {
+	if strings.TrimSpace(title) == "" {
+		return errors.New("notify: the title is empty")
+	}
+	if projectID == "" || taskID <= 0 || len(options) == 0 || len(options) > 10 {
+		return errors.New("notify: a question needs its project, its task and 1 to 10 options")
+	}
+	return d.notifier.Send(title, body, "/tasks/"+strconv.FormatInt(taskID, 10),
+		&Question{ProjectID: projectID, TaskID: taskID, WaitingVersion: waitingVersion, Options: options})
 }
 
 // windowHandler is the handler the window's requests reach (everything that is not a

@@ -97,7 +97,7 @@ func Run(cfg server.Config) int {
 	desk := &Desktop{session: Session{Token: sess.Token, ServerURL: srv.URL()}}
 	// Notifications go through the session bus (notify.go); without one the window
 	// works, and the UI hears why from Notify.
-	if desk.notifier, err = NewNotifier(w.open); err != nil {
+	if desk.notifier, err = NewNotifier(w.open, func(q Question, option string) { answerFromNotification(srv.Service, q, option) }); err != nil {
 		slog.Info("no desktop notifications", "err", err)
 	} else {
 		defer desk.notifier.Close()

@@ -4,6 +4,7 @@ package app
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -100,16 +101,16 @@ func TestNotifierSendsAndOpensOnClick(t *testing.T) {
 	sessionBus(t)
 	server := startFakeNotifications(t)
 	opened := make(chan string, 4)
-	n, err := NewNotifier(func(path string) { opened <- path })
+	n, err := NewNotifier(func(path string) { opened <- path }, func(Question, string) {})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer n.Close()
 
-	if err := n.Send("Waiting: deploy the site", "Which region?", "/tasks/12"); err != nil {
+	if err := n.Send("Waiting: deploy the site", "Which region?", "/tasks/12", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Send("Mentioned in Release", "@owner can you look?", "/conversations/3"); err != nil {
+	if err := n.Send("Mentioned in Release", "@owner can you look?", "/conversations/3", nil); err != nil {
 		t.Fatal(err)
 	}
 	server.mu.Lock()
@@ -155,11 +156,11 @@ func TestNotifierEscapesMarkup(t *testing.T) {
 		{[]string{"body", "actions"}, agentText},
 	} {
 		server := startFakeNotifications(t, c.caps...)
-		n, err := NewNotifier(func(string) {})
+		n, err := NewNotifier(func(string) {}, func(Question, string) {})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := n.Send("Waiting: <b>deploy</b>", agentText, "/tasks/1"); err != nil {
+		if err := n.Send("Waiting: <b>deploy</b>", agentText, "/tasks/1", nil); err != nil {
 			t.Fatal(err)
 		}
 		n.Close()
@@ -177,11 +178,61 @@ func TestNotifierEscapesMarkup(t *testing.T) {
 // Without a session bus, the binding says so rather than failing silently.
 func TestNotifierWithoutBus(t *testing.T) {
 	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus")
-	if _, err := NewNotifier(func(string) {}); err == nil {
+	if _, err := NewNotifier(func(string) {}, func(Question, string) {}); err == nil {
 		t.Fatal("NewNotifier without a bus: no error")
 	}
 	var n *Notifier
-	if err := n.Send("t", "b", "/inbox"); err == nil || !strings.Contains(err.Error(), "not available") {
+	if err := n.Send("t", "b", "/inbox", nil); err == nil || !strings.Contains(err.Error(), "not available") {
 		t.Fatalf("Send on no notifier: %v", err)
+	}
+}
+
+// A question's options are buttons of its notification: pressing one answers with that
+// option (onAnswer, with the task and the question's version); a click elsewhere opens
+// the task; an action that names no option, or another notification, answers nothing.
+func TestNotifierAnswersWithAnOption(t *testing.T) {
+	sessionBus(t)
+	server := startFakeNotifications(t)
+	opened := make(chan string, 4)
+	answered := make(chan string, 4)
+	n, err := NewNotifier(func(path string) { opened <- path }, func(q Question, option string) {
+		answered <- fmt.Sprintf("%s %d v%d %s", q.ProjectID, q.TaskID, q.WaitingVersion, option)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	q := &Question{ProjectID: "prj_a", TaskID: 12, WaitingVersion: 3, Options: []string{"Approve", "Reject"}}
+	if err := n.Send("Waiting: ship it?", "Ship it?", "/tasks/12", q); err != nil {
+		t.Fatal(err)
+	}
+	server.mu.Lock()
+	got := append([]shown(nil), server.got...)
+	server.mu.Unlock()
+	if len(got) != 1 || strings.Join(got[0].actions, ",") != "default,Open,answer:0,Approve,answer:1,Reject" {
+		t.Fatalf("the server was shown %+v", got)
+	}
+	server.click(t, got[0].id, "answer:7")
+	server.click(t, 999, "answer:0")
+	server.click(t, got[0].id, "answer:1")
+	server.click(t, got[0].id, "default")
+	select {
+	case a := <-answered:
+		if a != "prj_a 12 v3 Reject" {
+			t.Fatalf("answered %q, want Reject for task 12's question 3", a)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("pressing Reject answered nothing")
+	}
+	select {
+	case p := <-opened:
+		if p != "/tasks/12" {
+			t.Fatalf("a click opened %q", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a click opened nothing")
+	}
+	if len(answered) != 0 {
+		t.Fatalf("an action that names no option answered: %s", <-answered)
 	}
 }

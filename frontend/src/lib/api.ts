@@ -111,6 +111,8 @@ declare global {
           Session?: () => Promise<{ token: string; serverURL: string }>;
           /** An operating system notification; a click comes back as the agentdesk:open event (lib/notify.ts). */
           Notify?: (title: string, body: string, path: string) => Promise<void>;
+          /** Notify for a question with options: each is a button that answers it (app/binding.go). */
+          NotifyQuestion?: (title: string, body: string, projectId: string, taskId: number, waitingVersion: number, options: string[]) => Promise<void>;
         };
       };
     };

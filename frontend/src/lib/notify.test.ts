@@ -80,6 +80,19 @@ describe('show', () => {
     expect(open).toHaveBeenCalledTimes(1);
     expect(open).toHaveBeenCalledWith('/conversations/3');
   });
+
+  it('sends a question with options through NotifyQuestion in the window, whose buttons answer it', async () => {
+    const notify = vi.fn(async () => {});
+    const notifyQuestion = vi.fn(async () => {});
+    window.go = { app: { Desktop: { Notify: notify, NotifyQuestion: notifyQuestion } } };
+    const task = { id: 7, summary: 'release', project_id: 'prj_a', waiting_version: 3, waiting_details: 'Ship it?', waiting_options: ['Approve', 'Reject'] };
+    await show(waitingNote(task), { ...browser, desktop: true }, vi.fn());
+    expect(notifyQuestion).toHaveBeenCalledWith('Waiting: release', 'Ship it?', 'prj_a', 7, 3, ['Approve', 'Reject']);
+    expect(notify).not.toHaveBeenCalled();
+    // Without options it is an ordinary notification.
+    await show(waitingNote({ ...task, waiting_options: null }), { ...browser, desktop: true }, vi.fn());
+    expect(notify).toHaveBeenCalledWith('Waiting: release', 'Ship it?', '/tasks/7');
+  });
 });
 
 describe('asking for permission', () => {

@@ -2,7 +2,8 @@
 // In a browser they use the Notification API, whose permission is asked only from the
 // Inbox's "Notify me" button (never on load or on any click). In the desktop window the
 // webview grants that API nothing, so they go through the Desktop binding (Notify, sent
-// on the session bus by the Go side), whose click comes back as the agentdesk:open event.
+// on the session bus by the Go side), whose click comes back as the agentdesk:open event;
+// a question with options goes through NotifyQuestion, whose buttons answer it there.
 import type { Session } from './api';
 import { waitingText, type Message } from './types';
 
@@ -13,10 +14,18 @@ export interface Note {
   path: string;
   /** Replaces an earlier notification of the same thing (browsers). */
   tag: string;
+  /** A question with options: in the desktop window each option is a button of the notification that answers it. */
+  question?: { projectId: string; taskId: number; version: number; options: string[] };
 }
 
-export function waitingNote(t: { id: number; summary: string } & Parameters<typeof waitingText>[0]): Note {
-  return { title: `Waiting: ${t.summary}`, body: waitingText(t) || 'An agent needs your answer.', path: `/tasks/${t.id}`, tag: `task-${t.id}` };
+type WaitingTask = { id: number; summary: string; project_id?: string; waiting_version?: number; waiting_options?: string[] | null } & Parameters<typeof waitingText>[0];
+
+export function waitingNote(t: WaitingTask): Note {
+  const n: Note = { title: `Waiting: ${t.summary}`, body: waitingText(t) || 'An agent needs your answer.', path: `/tasks/${t.id}`, tag: `task-${t.id}` };
+  if (t.waiting_options?.length && t.project_id && t.waiting_version !== undefined) {
+    n.question = { projectId: t.project_id, taskId: t.id, version: t.waiting_version, options: t.waiting_options };
+  }
+  return n;
 }
 
 /** The notification for a new message that mentions the person (the server says whom a message mentions: AppState.onMentioned). */
@@ -27,9 +36,13 @@ export function mentionNote(m: Pick<Message, 'id' | 'conversationId' | 'author' 
 
 /** Shows n: through the desktop window's binding, or the browser's Notification API once permitted. A click opens n.path. */
 export async function show(n: Note, s: Session | null, open: (path: string) => void): Promise<void> {
-  const desk = window.go?.app?.Desktop?.Notify;
-  if (s?.desktop && desk) {
-    await desk(n.title, n.body, n.path).catch(() => {}); // no notification service: the Inbox still shows it
+  const desk = window.go?.app?.Desktop;
+  if (s?.desktop && desk?.Notify) {
+    const q = n.question;
+    const sent = q && desk.NotifyQuestion
+      ? desk.NotifyQuestion(n.title, n.body, q.projectId, q.taskId, q.version, q.options)
+      : desk.Notify(n.title, n.body, n.path);
+    await sent.catch(() => {}); // no notification service: the Inbox still shows it
     return;
   }
   if (typeof Notification === 'undefined' || Notification.permission !== 'granted') return;
