@@ -69,6 +69,31 @@ type Agent struct {
 	log *slog.Logger
 }
 
+// startWait bounds how long Run waits for a server that does not answer yet.
+const startWait = 30 * time.Second
+
+// checkIn asks the server for the agent's tasks: an answer, even a refusal (a wrong
+// secret, an unknown agent), ends it; no answer at all is tried again every half
+// second until startWait has passed.
+func (a *Agent) checkIn(ctx context.Context) error {
+	deadline := time.Now().Add(startWait)
+	for waited := false; ; waited = true {
+		_, err := a.api.ListTasks(ctx, client.ListOptions{AssignedMe: true, Limit: 1})
+		var refused *client.Error
+		if err == nil || errors.As(err, &refused) || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		if !waited {
+			a.log.Info("waiting for agentdesk to answer", "url", a.cfg.URL, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
 // New returns an agent for cfg.
 func New(cfg Config) *Agent {
 	if cfg.Poll <= 0 {
@@ -82,11 +107,12 @@ func New(cfg Config) *Agent {
 }
 
 // Run works until ctx ends. It checks its credentials first, so that a wrong
-// environment fails at once with the server's explanation. It learns of work from the
-// event stream, and polls every Poll while the stream is down (and, as a safety net,
-// every ten Polls while it is up).
+// environment fails at once with the server's explanation; a server that does not
+// answer yet (started just before, as in the README's quick start) is waited for up to
+// startWait. It learns of work from the event stream, and polls every Poll while the
+// stream is down (and, as a safety net, every ten Polls while it is up).
 func (a *Agent) Run(ctx context.Context) error {
-	if _, err := a.api.ListTasks(ctx, client.ListOptions{AssignedMe: true, Limit: 1}); err != nil {
+	if err := a.checkIn(ctx); err != nil {
 		return fmt.Errorf("cannot reach agentdesk at %s as agent %q: %w", a.cfg.URL, a.cfg.Name, err)
 	}
 	a.log.Info("agent started", "url", a.cfg.URL, "project", a.cfg.ProjectID, "poll", a.cfg.Poll)

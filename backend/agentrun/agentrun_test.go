@@ -4,7 +4,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -188,5 +191,67 @@ func TestAgentAsksWithOptionsAndADeadline(t *testing.T) {
 	}
 	if done.Status != model.StatusDone || !strings.Contains(done.Conversation[1].Content, `"Approve" to "Ship it?"`) {
 		t.Fatalf("after the answer: %s, %+v", done.Status, done.Conversation)
+	}
+}
+
+// TestAgentWaitsForTheServer: an agent started just before its server (the README's
+// quick start starts both in the background) waits for it to answer instead of exiting;
+// a server that answers with a refusal (a wrong secret) ends it at once.
+func TestAgentWaitsForTheServer(t *testing.T) {
+	env := testenv.Start(t)
+	p := env.Project
+	owner := auth.Owner(p.ID)
+	env.Agent(t, p.ID, "worker")
+	project, err := env.Service.Project(context.Background(), owner, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An address where nothing listens yet; the server appears there a second later.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	target, _ := url.Parse(env.URL)
+	go func() {
+		time.Sleep(time.Second)
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		srv := &http.Server{Handler: httputil.NewSingleHostReverseProxy(target)}
+		t.Cleanup(func() { srv.Close() })
+		_ = srv.Serve(l)
+	}()
+	var logs testenv.SyncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a := New(Config{URL: "http://" + addr, ProjectID: p.ID, Digest: client.AgentDigest(p.ID, project.TokenSecret), Name: "worker",
+		Poll: time.Hour, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(logs.String(), "agent started") {
+		select {
+		case err := <-done:
+			t.Fatalf("the agent ended before its server answered: %v\n%s", err, logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent did not start once its server answered:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "waiting for agentdesk to answer") {
+		t.Errorf("the agent did not say it was waiting:\n%s", logs.String())
+	}
+
+	wrong := New(Config{URL: env.URL, ProjectID: p.ID, Digest: client.AgentDigest(p.ID, "not the secret"), Name: "worker", Poll: time.Hour,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	start := time.Now()
+	if err := wrong.Run(ctx); err == nil || time.Since(start) > 20*time.Second { // not startWait (30 s)
+		t.Fatalf("a wrong secret: %v after %s; want an error at once", err, time.Since(start))
 	}
 }
