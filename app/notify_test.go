@@ -20,7 +20,7 @@ import (
 func sessionBus(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("dbus-daemon"); err != nil {
-		if os.Getenv("CI") != "" {
+		if os.Getenv("AGENTDESK_REQUIRE_DBUS") != "" { // .ci/run sets it
 			t.Fatal("dbus-daemon is missing: .ci/run installs it")
 		}
 		t.Skip("no dbus-daemon (apt-get install dbus-daemon)")

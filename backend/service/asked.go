@@ -2,13 +2,11 @@ package service
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/model"
-	"github.com/agentdesk/agentdesk/backend/store"
 )
 
 // The person a question asks (the contract's "Questions with structure"): waiting_ask,
@@ -24,18 +22,21 @@ type asked struct {
 	anyWriter bool
 }
 
-// askedOf applies the rule to t (a Waiting task of r's database).
-func askedOf(ctx context.Context, r store.Reader, t *model.Task) (asked, error) {
+// askedOf applies the rule to t (a Waiting task); members lists its project's members,
+// read once however many tasks ask (WaitingForList).
+func askedOf(t *model.Task, members func() ([]model.Member, error)) (asked, error) {
 	if t.WaitingAsk != nil {
 		return asked{email: *t.WaitingAsk}, nil
 	}
 	if t.CreatedBy != nil {
-		m, err := r.Member(ctx, t.ProjectID, *t.CreatedBy)
-		if err != nil && !errors.Is(err, store.ErrNotFound) {
-			return asked{}, internal("load the task's creator", err)
+		all, err := members()
+		if err != nil {
+			return asked{}, internal("list members", err)
 		}
-		if m != nil && m.Email != nil && slices.Contains(RoleScopes(m.Role), auth.TaskWrite) {
-			return asked{creator: m}, nil
+		for i, m := range all {
+			if m.UserID == *t.CreatedBy && m.Email != nil && slices.Contains(RoleScopes(m.Role), auth.TaskWrite) {
+				return asked{creator: &all[i]}, nil
+			}
 		}
 		// The creator left the project, cannot answer any more, or has no email.
 	}
@@ -49,12 +50,12 @@ func (s *Service) PeopleAsked(ctx context.Context, t *model.Task) ([]string, err
 	if t.Status != model.StatusWaiting {
 		return nil, nil
 	}
-	r := s.store.Read()
-	a, err := askedOf(ctx, r, t)
+	members := s.membersOnce(ctx, t.ProjectID)
+	a, err := askedOf(t, members)
 	if err != nil {
 		return nil, err
 	}
-	return a.people(func() ([]model.Member, error) { return r.Members(ctx, t.ProjectID) })
+	return a.people(members)
 }
 
 // people is the emails of the people asked; members lists the project's members.
@@ -117,16 +118,10 @@ func (s *Service) WaitingForList(ctx context.Context, p *auth.Principal) ([]Wait
 			myEmail = person.Email
 		}
 	}
-	var members []model.Member // read once, for the tasks that ask everyone
-	readMembers := func() ([]model.Member, error) {
-		if members == nil {
-			members, err = r.Members(ctx, p.ProjectID)
-		}
-		return members, err
-	}
+	readMembers := s.membersOnce(ctx, p.ProjectID)
 	out := make([]WaitingFor, 0, len(tasks))
 	for i := range tasks {
-		a, err := askedOf(ctx, r, &tasks[i])
+		a, err := askedOf(&tasks[i], readMembers)
 		if err != nil {
 			return nil, err
 		}
@@ -137,6 +132,21 @@ func (s *Service) WaitingForList(ctx context.Context, p *auth.Principal) ([]Wait
 		out = append(out, WaitingFor{ID: tasks[i].ID, Asked: people, Anyone: a.anyWriter, AsksYou: a.asksMe(p, myEmail)})
 	}
 	return out, nil
+}
+
+// membersOnce reads the project's members on the first call and gives the same list
+// to the later ones.
+func (s *Service) membersOnce(ctx context.Context, projectID string) func() ([]model.Member, error) {
+	var members []model.Member
+	var err error
+	read := false
+	return func() ([]model.Member, error) {
+		if !read {
+			members, err = s.store.Read().Members(ctx, projectID)
+			read = true
+		}
+		return members, err
+	}
 }
 
 // personOf is the user p acts as: a signed-in user, or the maker of a token; 0 for
