@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -51,6 +52,7 @@ func TestOpenAPIProperties(t *testing.T) {
 	}
 	t.Logf("seed %d: AGENTDESK_PROPERTY_SEED=%d replays this run", seed, seed)
 	g := newOAGen(t, doc, h, rand.New(rand.NewPCG(seed, seed>>1)))
+	fixtures := maps.Clone(g.pools) // before requests add the objects they create
 
 	type operation struct {
 		method, path string
@@ -120,8 +122,11 @@ func TestOpenAPIProperties(t *testing.T) {
 	// Chance may leave an operation that needs a particular state (respond needs a
 	// Waiting task, and the answer its current waiting_version or none) without a 2xx:
 	// top those up with valid requests whose only task is a fresh Waiting one, so the
-	// coverage check below fails only when the operation really cannot succeed.
-	for attempt := 0; attempt < 40 && time.Now().Before(deadline); attempt++ {
+	// coverage check below fails only when the operation really cannot succeed. They
+	// draw from the fixtures' values (conversations made on the way have no messages
+	// for a read marker), and are not bound by the budget: a slow machine is no reason
+	// to leave an operation untried.
+	for attempt := 0; attempt < 40; attempt++ {
 		var missing []operation
 		for _, o := range ops {
 			if key := o.method + " " + o.path; !succeeded[key] && key != "GET /api/events" {
@@ -131,7 +136,8 @@ func TestOpenAPIProperties(t *testing.T) {
 		if len(missing) == 0 {
 			break
 		}
-		ids := g.pools["id"]
+		grown := g.pools
+		g.pools = maps.Clone(fixtures)
 		g.pools["id"] = []string{strconv.FormatInt(h.freshTask(t, "waiting"), 10)}
 		for _, o := range missing {
 			req := g.request(o.method, o.path, o.item, o.op, true)
@@ -144,7 +150,7 @@ func TestOpenAPIProperties(t *testing.T) {
 			}
 			report(o, req, problems)
 		}
-		g.pools["id"] = ids
+		g.pools = grown
 	}
 	total := 0
 	for _, o := range ops {
@@ -169,6 +175,9 @@ type oaGen struct {
 	pools map[string][]string // path parameter name -> good values (fixtures) to draw from
 	// pairs: conversationId or spaceId -> (that, docId) pairs of documents that exist
 	pairs map[string][][2]string
+	// messages: a conversationId as the path spelt it -> a message posted there, for
+	// the read marker (conversations created on the way have none until one is posted)
+	messages map[string]int64
 }
 
 func newOAGen(t *testing.T, doc *openapi3.T, h *oaHarness, rnd *rand.Rand) *oaGen {
@@ -182,6 +191,8 @@ func newOAGen(t *testing.T, doc *openapi3.T, h *oaHarness, rnd *rand.Rand) *oaGe
 	g.pairs = map[string][][2]string{
 		"conversationId": {{id(h.conv.ID), id(h.doc)}, {h.conv.UUID, id(h.docUnicode)}},
 	}
+	g.messages = map[string]int64{id(h.conv.ID): h.convMessage, h.conv.UUID: h.convMessage,
+		id(h.emptyConv.ID): h.emptyConvMessage, id(h.otherConv.ID): h.otherConvMessage}
 	g.pools = map[string][]string{
 		"projectId":      {h.project, h.project, h.project, h.project, h.project, h.otherProject},
 		"id":             append(tasks, id(h.otherTask)),
@@ -231,6 +242,9 @@ func (g *oaGen) created(path string, r *oaPropRequest, body []byte) {
 	}[path]
 	if name != "" {
 		g.add(name, strconv.FormatInt(v.ID, 10))
+	}
+	if strings.HasSuffix(path, "/conversations/{conversationId}/messages") {
+		g.messages[r.pathValues["conversationId"]] = v.ID
 	}
 	// A document is only found in its own conversation or space.
 	switch name {
@@ -592,10 +606,7 @@ func (g *oaGen) body(r *oaPropRequest, path string, rb *openapi3.RequestBody, br
 	}
 	// A read marker takes, most often, a message of the conversation in the path.
 	if obj, ok := v.(map[string]any); ok && strings.HasSuffix(path, "/read") && g.chance(0.7) {
-		id := func(v int64) string { return strconv.FormatInt(v, 10) }
-		first := map[string]int64{id(g.h.conv.ID): g.h.convMessage, g.h.conv.UUID: g.h.convMessage,
-			id(g.h.emptyConv.ID): g.h.emptyConvMessage, id(g.h.otherConv.ID): g.h.otherConvMessage}
-		if m, ok := first[r.pathValues["conversationId"]]; ok {
+		if m, ok := g.messages[r.pathValues["conversationId"]]; ok {
 			obj["lastReadMessageId"] = float64(m)
 		}
 	}
