@@ -134,7 +134,7 @@ func (s *Store) syncLoop() {
 			}
 			syncErr = (*hook)(events)
 		}
-		if s.opts.Synchronous == "FULL" && syncErr == nil && !s.pg { // PostgreSQL's COMMIT was durable
+		if s.opts.Synchronous == "FULL" && syncErr == nil {
 			start := time.Now()
 			syncErr = s.wal.sync()
 			s.syncNanos.Add(int64(time.Since(start)))

@@ -64,8 +64,10 @@ func (t *Tx) projectSeq(ctx context.Context, projectID string) (int64, error) {
 	if last, ok := t.b.seqs[projectID]; ok {
 		return last, nil
 	}
-	if last, ok := t.b.locked[projectID]; ok && last != notRead {
-		return last, nil // read with the lock (batch.beginPostgres)
+	if p := t.b.postgres; p != nil {
+		if last, ok := p.locked[projectID]; ok && last != notRead {
+			return last, nil // read with the lock (pgTransaction.begin)
+		}
 	}
 	if err := t.lockProject(ctx, projectID); err != nil {
 		return 0, err
@@ -83,7 +85,7 @@ func (t *Tx) projectSeq(ctx context.Context, projectID string) (int64, error) {
 // flushEvents writes the batch's events and the projects' last seq, before the batch
 // commits. (PostgreSQL sends the same statements with its COMMIT: commitPostgres.)
 func (b *batch) flushEvents(ctx context.Context) error {
-	r := Reader{q: b.q, batch: b.stmts, pg: b.pg}
+	r := Reader{q: b.q, batch: b.stmts}
 	for _, st := range b.eventStatements() {
 		if _, err := r.exec(ctx, st.query, st.args...); err != nil {
 			return fmt.Errorf("%s: %w", st.what, err)

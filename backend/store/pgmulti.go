@@ -6,6 +6,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
@@ -17,7 +18,7 @@ import (
 
 // startListener starts the Store's listener: another server's commit (its NOTIFY, sent
 // by writeBatch) calls Options.OnForeign, as this server's own commits call OnCommit.
-// This server's own notifications are skipped by the writer connection's backend pid.
+// This server's own notifications are skipped by the writer connections' backend pids.
 func (s *Store) startListener(ctx context.Context, rawURL string) error {
 	foreign := func() {
 		if s.opts.OnForeign != nil {
@@ -27,7 +28,7 @@ func (s *Store) startListener(ctx context.Context, rawURL string) error {
 	l, err := StartListener(context.WithoutCancel(ctx), rawURL, ListenerOptions{
 		OnEvent: func(string, int64) { foreign() },
 		Resync:  foreign,
-		Skip:    func(pid uint32) bool { return pid == s.writerPID.Load() },
+		Skip:    s.writerPIDs.has,
 	})
 	if err != nil {
 		return err
@@ -134,3 +135,11 @@ func (s *Store) HoldWebhook(ctx context.Context, id int64, fn func() error) (boo
 // from the readers so that a slow receiver never holds a reader: the deliverer sends to
 // at most 8 webhooks at once.
 const lockConns = 16
+
+// pidSet is the backend pids of a pool's connections (the writers', for the listener).
+// A connection closed leaves its pid: at worst, another backend given it later is
+// taken for one of ours, and its notification is missed; the hub also looks every second.
+type pidSet struct{ m sync.Map }
+
+func (p *pidSet) add(pid uint32)      { p.m.Store(pid, struct{}{}) }
+func (p *pidSet) has(pid uint32) bool { _, ok := p.m.Load(pid); return ok }

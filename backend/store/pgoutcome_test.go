@@ -53,7 +53,7 @@ func TestPostgresCommitOutcome(t *testing.T) {
 
 	t.Run("answer lost after the commit", func(t *testing.T) {
 		// The connection's first batch also prepares its statements, a round trip of
-		// its own before the one that ends with the COMMIT (pgpipeline.go): that first
+		// its own before the one that ends with the COMMIT (pgwrite.go): that first
 		// answer is not the one to lose.
 		if err := insert("warm"); err != nil {
 			t.Fatal(err)
@@ -70,12 +70,7 @@ func TestPostgresCommitOutcome(t *testing.T) {
 		}
 	})
 	t.Run("backend ended before the commit", func(t *testing.T) {
-		onCommit(func() {
-			pid := s.writerPID.Load()
-			if _, err := s.locks.ExecContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, int64(pid)); err != nil {
-				t.Error(err)
-			}
-		})
+		onCommit(func() { endWriters(t, s) })
 		err := insert("lost")
 		if !errs.IsUnavailable(err) || !errors.Is(err, errRolledBack) {
 			t.Fatalf("write whose backend was ended: %v; want errRolledBack", err)
@@ -207,18 +202,16 @@ func TestPostgresStalledServerReleasesItsLocks(t *testing.T) {
 }
 
 // TestPostgresWriterConnectionLostWhileIdle: the writer's connection is lost between
-// two batches (its backend ended, a database restart): the next write is sent on a new
-// connection and succeeds. The batch's BEGIN goes out with its first write's statements
-// (pgpipeline.go), so the first sign of the loss is that write's round trip failing.
+// two writes (its backend ended, a database restart): the next write is sent on a new
+// connection and succeeds. A write's BEGIN goes out with its lock and seq (pgwrite.go),
+// so the first sign of the loss is that round trip failing.
 func TestPostgresWriterConnectionLostWhileIdle(t *testing.T) {
 	ctx := context.Background()
 	s := postgresTestStore(t)
 	for i, id := range []string{"first", "second", "third"} {
 		if i > 0 {
-			pid := s.writerPID.Load()
-			var ended bool
-			if err := s.locks.QueryRowContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, int64(pid)).Scan(&ended); err != nil || !ended {
-				t.Fatalf("end the writer's backend %d: %v, %v", pid, ended, err)
+			if endWriters(t, s) == 0 {
+				t.Fatal("no writer's backend ended")
 			}
 		}
 		if err := insertProjectIn(s, id, func() {}); err != nil {
@@ -240,11 +233,7 @@ func TestPostgresWriterConnectionLostInAWrite(t *testing.T) {
 	s := postgresTestStore(t)
 	var once sync.Once
 	endWriter := func() {
-		once.Do(func() { // the connection is lost once
-			if _, err := s.locks.ExecContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, int64(s.writerPID.Load())); err != nil {
-				t.Errorf("end the writer's backend: %v", err)
-			}
-		})
+		once.Do(func() { endWriters(t, s) }) // the connection is lost once
 	}
 	answered := make(chan error, 1)
 	go func() { answered <- insertProjectIn(s, "lost", endWriter) }()
@@ -288,4 +277,21 @@ func insertProjectIn(s *Store, id string, before func()) error {
 		before()
 		return tx.InsertProject(ctx, &model.Project{ID: id, Name: id, Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 	})
+}
+
+// endWriters ends the backends of s's writer connections, as a lost connection would,
+// and returns how many it ended.
+func endWriters(t *testing.T, s *Store) (ended int) {
+	t.Helper()
+	s.writerPIDs.m.Range(func(pid, _ any) bool {
+		var ok bool
+		if err := s.locks.QueryRowContext(context.Background(), `SELECT pg_terminate_backend($1, 5000)`, int64(pid.(uint32))).Scan(&ok); err != nil {
+			t.Errorf("end the writer's backend %d: %v", pid, err)
+		}
+		if ok {
+			ended++
+		}
+		return true
+	})
+	return ended
 }

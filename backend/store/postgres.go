@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -129,15 +128,14 @@ func OpenLocation(ctx context.Context, loc Location, path string, opts Options) 
 	return openPostgresStore(ctx, loc, opts)
 }
 
-// writerIdleInTransaction is how long PostgreSQL lets the writer's session sit idle in a
+// writerIdleInTransaction is how long PostgreSQL lets a writer's session sit idle in a
 // transaction before it ends it (tests shorten it).
 var writerIdleInTransaction = 30 * time.Second
 
-// openPostgresStore is Open on PostgreSQL: the same single writer with its group commit
-// (one transaction a batch, write.go and pgpipeline.go) and a pool of readers, without SQLite's
-// machinery. No WAL syncer: with synchronous_commit on, a COMMIT that returned is
-// durable, so the syncer only acknowledges batches in order. No checkpointer, no
-// data_version watch, no disk-full probe.
+// openPostgresStore is Open on PostgreSQL: a pool of writers, each write a transaction
+// of its own (pgwrite.go), and a pool of readers, without SQLite's machinery: no single
+// writer, no WAL syncer (with synchronous_commit on, a COMMIT that returned is
+// durable), no checkpointer, no data_version watch, no disk-full probe.
 func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store, error) {
 	connect := func(params map[string]string, opts ...stdlib.OptionOpenDB) (*sql.DB, error) {
 		cfg, err := pgx.ParseConfig(loc.URL)
@@ -155,26 +153,27 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		return nil, err
 	}
 	migrator.Close()
-	// The writer's backend pid tells the listener which notifications are this server's
-	// own (pgmulti.go); the pool makes the connection again if it is lost.
-	writerPID := new(atomic.Uint32)
+	// The writers' backend pids tell the listener which notifications are this server's
+	// own (pgmulti.go); the pool makes a connection again if it is lost.
+	writerPIDs := &pidSet{}
 	writerParams := map[string]string{
 		"synchronous_commit": "on",
-		// A server that stops in the middle of a batch without closing its connection
-		// (its machine gone) would hold its project locks (postgres_seq.go) and rows
-		// until TCP gives up, hours later, and the other servers' writes to those
-		// projects would wait as long. The writer is idle in a transaction only between
-		// two writes of a batch, never for seconds: PostgreSQL ends such a session.
+		// A server that stops in the middle of a write without closing its connection
+		// (its machine gone) would hold its project's lock (postgres_seq.go) and rows
+		// until TCP gives up, hours later, and the other servers' writes to that
+		// project would wait as long. A write is idle in its transaction only between
+		// two statements, never for seconds: PostgreSQL ends such a session.
 		"idle_in_transaction_session_timeout": strconv.Itoa(int(writerIdleInTransaction.Milliseconds())),
 	}
 	writer, err := connect(writerParams, stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
-		writerPID.Store(c.PgConn().PID())
+		writerPIDs.add(c.PgConn().PID())
 		return nil
 	}))
 	if err != nil {
 		return nil, err
 	}
-	keepOneConnection(writer)
+	writer.SetMaxOpenConns(writerConns)
+	writer.SetMaxIdleConns(writerConns)
 	// The readers refuse writes, as SQLite's query_only readers do.
 	reader, err := connect(map[string]string{"default_transaction_read_only": "on"})
 	if err != nil {
@@ -199,11 +198,7 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 	}
 	s := &Store{
 		path: loc.Redacted(), pg: true, writer: writer, reader: reader, opts: opts,
-		writerPID: writerPID, locks: locks,
-		jobs:            make(chan *job, 1024),
-		committed:       make(chan committed, 64),
-		syncReady:       make(chan struct{}, 1),
-		walGrew:         make(chan struct{}, 1),
+		writerPIDs: writerPIDs, locks: locks,
 		checkpointerEnd: make(chan struct{}),
 		stop:            make(chan struct{}),
 		writerEnd:       make(chan struct{}),
@@ -211,6 +206,7 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		writeStmts:      newStmtCache(writer),
 	}
 	close(s.checkpointerEnd) // no checkpointer
+	close(s.writerEnd)       // no single writer: Close waits for the writes under way (closeMu)
 	// Other servers' commits wake this one's hub (pgmulti.go).
 	if err := s.startListener(ctx, loc.URL); err != nil {
 		writer.Close()
@@ -218,15 +214,13 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		locks.Close()
 		return nil, fmt.Errorf("connect to %s: %w", loc.Redacted(), err)
 	}
-	go s.writeLoop()
-	go s.syncLoop()                           // acknowledges in commit order; no fsync on PostgreSQL
 	go s.analyzeTasksFirst(firstAnalyzeEvery) // pgstats.go
 	return s, nil
 }
 
 // errDeadlock answers the writes PostgreSQL cancelled to break a deadlock (40P01) or a
-// serialization failure (40001) with another server's batch. They are not run again by
-// the writer, whose next try could meet the same conflict. Nothing of them was stored.
+// serialization failure (40001) with another write. They are not run again. Nothing of
+// them was stored.
 var errDeadlock = errs.Unavailable("the database cancelled this change to resolve a conflict with a change made at the same " +
 	"time through another agentdesk server; nothing of it was saved: send it again")
 

@@ -138,20 +138,29 @@ func TestPostgresLostConnectionWhileWaitingForALock(t *testing.T) {
 	appendOne := func(s *Store) error {
 		return s.Write(ctx, inP, func(tx *Tx) error { return tx.AppendEvent(ctx, "p", "test", map[string]int{}, time.Now()) })
 	}
-	// waitsForTheLock waits until stores[1]'s writer connection, other than the one
-	// of pid not, waits for an advisory lock; it returns that connection's pid.
+	// waitsForTheLock waits until one of stores[1]'s writer connections, other than the
+	// one of pid not, waits for an advisory lock; it returns that connection's pid.
 	waitsForTheLock := func(not uint32) uint32 {
 		deadline := time.Now().Add(30 * time.Second) // a hang, not a speed
 		for time.Now().Before(deadline) {
-			pid := stores[1].writerPID.Load()
-			var waiting int
-			if err := stores[0].locks.QueryRowContext(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND pid = $1`,
-				int64(pid)).Scan(&waiting); err != nil {
+			rows, err := stores[0].locks.QueryContext(ctx, `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)
+			if err != nil {
 				t.Error(err)
 				return 0
 			}
-			if waiting > 0 && pid != not {
-				return pid
+			var waiting []uint32
+			for rows.Next() {
+				var pid uint32
+				if err := rows.Scan(&pid); err != nil {
+					t.Error(err)
+				}
+				waiting = append(waiting, pid)
+			}
+			rows.Close()
+			for _, pid := range waiting {
+				if stores[1].writerPIDs.has(pid) && pid != not {
+					return pid
+				}
 			}
 			time.Sleep(time.Millisecond)
 		}

@@ -83,11 +83,11 @@ type Store struct {
 	beforeCommit          atomic.Pointer[func()]                           // tests: runs (once) before a PostgreSQL batch's COMMIT
 	tokens                tokenCache                                       // credcache.go
 	credentials           credentialCount                                  // the last count of token changes read (credcache.go)
-	// PostgreSQL, several servers (pgmulti.go): the writer connection's backend pid, the
+	// PostgreSQL, several servers (pgmulti.go): the writer connections' backend pids, the
 	// listener for the other servers' commits, the pool holding webhook locks.
-	writerPID *atomic.Uint32
-	listener  *Listener
-	locks     *sql.DB
+	writerPIDs *pidSet
+	listener   *Listener
+	locks      *sql.DB
 
 	writes, batches, syncs            atomic.Int64
 	execNanos, commitNanos, syncNanos atomic.Int64 // the writer's time running writes and committing them; the syncer's fsyncs

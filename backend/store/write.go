@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/audit"
 	"github.com/agentdesk/agentdesk/backend/model"
-	"github.com/jackc/pgx/v5"
 )
 
 // maxBatch bounds how many writes share one transaction.
@@ -49,22 +47,16 @@ type job struct {
 	by   Author
 	fn   func(*Tx) error
 	done chan error
-	// Times it was put back because waiting for its project's lock deadlocked
-	// (PostgreSQL; batch.lockFailed).
-	retries int
 	// Its batch changed a token: set by the writer before the write is answered.
 	credentialsMoved bool
 }
 
-// maxLockRetries bounds how often a write goes back after its project's lock
-// deadlocked; then it fails with errDeadlock.
-const maxLockRetries = 3
-
 // By is who makes the write, and its project.
 func (t *Tx) By() Author { return t.by }
 
-// Tx is one write, inside a transaction shared with other writes of the same batch.
-// Its reads see the batch's uncommitted changes.
+// Tx is one write: on SQLite inside a transaction shared with the other writes of its
+// batch (its reads see their uncommitted changes), on PostgreSQL a transaction of its
+// own (pgwrite.go).
 type Tx struct {
 	Reader
 	b      *batch
@@ -74,9 +66,10 @@ type Tx struct {
 }
 
 // Write runs fn in a write transaction and returns once that transaction has committed
-// and is durable (or fn's error). Concurrent writes are committed together, each in a
-// savepoint of its own, so that one write's failure leaves the others of its batch
-// untouched. fn runs once.
+// and is durable (or fn's error). fn runs once. On SQLite concurrent writes are
+// committed together by the single writer, each in a savepoint of its own, so that one
+// write's failure leaves the others of its batch untouched; on PostgreSQL each write is
+// a transaction of its own, run here (pgwrite.go).
 func (s *Store) Write(ctx context.Context, by Author, fn func(*Tx) error) error {
 	j := &job{ctx: ctx, by: by, fn: fn, done: make(chan error, 1)}
 	s.closeMu.RLock()
@@ -88,6 +81,12 @@ func (s *Store) Write(ctx context.Context, by Author, fn func(*Tx) error) error 
 		s.closeMu.RUnlock()
 		return err
 	}
+	if s.pg {
+		err := s.writePostgres(j) // Close waits for it: closeMu is held
+		s.closeMu.RUnlock()
+		s.waitForOtherServers(j)
+		return err
+	}
 	select {
 	case s.jobs <- j:
 	case <-ctx.Done():
@@ -97,13 +96,18 @@ func (s *Store) Write(ctx context.Context, by Author, fn func(*Tx) error) error 
 	s.closeMu.RUnlock()
 	// Once submitted, wait for the outcome even if ctx ends: the write may commit.
 	err := <-j.done
+	s.waitForOtherServers(j)
+	return err
+}
+
+// waitForOtherServers holds the answer to a write that changed a token (credcache.go):
+// other processes' token caches notice its commit within foreignLookEvery, so answered
+// no sooner, a revocation counts everywhere once its caller hears of it. The caller
+// waits; the writer goes on.
+func (s *Store) waitForOtherServers(j *job) {
 	if j.credentialsMoved {
-		// A token changed (credcache.go). Other processes' token caches notice this
-		// commit within foreignLookEvery: answered no sooner, a revocation counts
-		// everywhere once its caller hears of it. The caller waits; the writer goes on.
 		time.Sleep(foreignLookEvery)
 	}
-	return err
 }
 
 func (s *Store) writeLoop() {
@@ -134,73 +138,48 @@ func (s *Store) writeBatches(first *job) {
 	}
 }
 
-// batch is the writer's open transaction and the writes it holds.
+// batch is a write transaction and the writes it holds: on SQLite the single writer's,
+// many writes; on PostgreSQL one write's (pgwrite.go).
 type batch struct {
-	pg bool // on PostgreSQL (the Store's pg)
 	// Where the writes' statements run: the transaction tx on SQLite; on PostgreSQL
-	// the connection conn, where the batch sends BEGIN and COMMIT itself, together
-	// with other statements (pgpipeline.go).
-	q    queryer
-	tx   *sql.Tx
-	conn *sql.Conn
-	pool *sql.DB // PostgreSQL: the writer's pool, conn's
-	// PostgreSQL: BEGIN was sent (it may have run), and the transaction's id as read
-	// right after it, for postgresOutcome.
-	begun       bool
-	xid         string
-	reconnected bool // PostgreSQL: conn replaced one found closed (batch.reconnect)
-	stmts       *batchStmts
-	jobs        []*job
-	results     []error
-	events      []model.Event
-	audit       []eventAudit     // one per event
-	seqs        map[string]int64 // project -> last event seq given in this batch
-	// PostgreSQL: the projects whose lock the batch holds, each with its last event seq
-	// as read under the lock (or notRead), which b.seqs overrides once the batch has
-	// numbered events of the project (Tx.projectSeq).
-	locked    map[string]int64
-	savepoint bool   // PostgreSQL: savepoint w is there (batch.run)
-	queue     []*job // writes to run before those of the channel
-	again     []*job // writes put back for the next batch, not run (beginPostgres)
+	// the connection conn, where the write sends BEGIN and COMMIT itself, together
+	// with other statements (pgwrite.go).
+	q        queryer
+	tx       *sql.Tx
+	postgres *pgTransaction // PostgreSQL only
+	stmts    *batchStmts
+	jobs     []*job
+	results  []error
+	events   []model.Event
+	audit    []eventAudit     // one per event
+	seqs     map[string]int64 // project -> last event seq given in this batch
+	queue    []*job           // writes to run before those of the channel
 	// The count of token changes moved (read before the commit on SQLite, with it on
 	// PostgreSQL): the writes are acknowledged foreignLookEvery later (credcache.go).
 	credentialsMoved bool
 }
 
-// writeBatch runs the writes of queue and those queued after them in one transaction,
-// and returns the writes it put back for the next batch (batch.run). It commits once no
-// write is waiting and the syncer is ready for more, or the batch is full: while the
-// syncer waits for the disk, the batch grows, and one commit and one fsync serve every
-// write that came meanwhile.
-func (s *Store) writeBatch(queue []*job) (again []*job) {
+// writeBatch runs the writes of queue and those queued after them in one transaction
+// (SQLite), and returns those of queue it had no room for. It commits once no write is
+// waiting and the syncer is ready for more, or the batch is full: while the syncer
+// waits for the disk, the batch grows, and one commit and one fsync serve every write
+// that came meanwhile.
+func (s *Store) writeBatch(queue []*job) (rest []*job) {
 	ctx := context.Background()
 	if err := s.Stopped(); err != nil { // queued before the failure
 		failJobs(queue, err)
 		return nil
 	}
 	start := time.Now()
-	b := &batch{pg: s.pg, seqs: map[string]int64{}, queue: queue}
+	b := &batch{seqs: map[string]int64{}, queue: queue}
 	var err error
-	if s.pg {
-		// BEGIN goes with the first write's statements (batch.beginPostgres).
-		b.pool = s.writer
-		b.conn, err = s.writer.Conn(ctx)
-		b.q = b.conn
-		b.locked = map[string]int64{} // SQLite has one writer: no project locks
-	} else {
-		b.tx, err = s.writer.BeginTx(ctx, nil)
-		b.q = b.tx
-	}
-	if err != nil {
+	if b.tx, err = s.writer.BeginTx(ctx, nil); err != nil {
 		failJobs(queue, s.batchError(fmt.Errorf("begin write: %w", err)))
 		return nil
 	}
+	b.q = b.tx
 	b.stmts = &batchStmts{tx: b.tx, pool: s.writeStmts, m: map[string]*sql.Stmt{}}
 	defer b.stmts.preparePending(ctx) // after Commit or Rollback: the connection is free
-	if b.conn != nil {
-		// Runs first: gives the connection back to the writer's pool.
-		defer func() { b.conn.Close() }()
-	}
 	// A batch that fails (a full disk, say) never reaches the syncer, which therefore
 	// never says again that it is ready: the ready signal this batch may have taken is
 	// given back, or the next batch would wait for it forever.
@@ -216,7 +195,7 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 	for j := b.next(); ; {
 		if err := b.run(ctx, j); err != nil {
 			b.fail(s.batchError(err))
-			return b.putBack()
+			return b.queue
 		}
 		if len(b.jobs) == maxBatch {
 			break
@@ -240,87 +219,65 @@ func (s *Store) writeBatch(queue []*job) (again []*job) {
 			break
 		}
 	}
-	if !s.pg { // PostgreSQL stores them as it commits (commitPostgres)
-		if err := b.flushEvents(ctx); err != nil { // events.go
-			b.fail(s.batchError(err))
-			return b.putBack()
-		}
+	if err := b.flushEvents(ctx); err != nil { // events.go
+		b.fail(s.batchError(err))
+		return b.queue
 	}
 	if err := s.Stopped(); err != nil { // the syncer failed while this batch ran
 		b.fail(err)
-		return b.putBack()
+		return b.queue
 	}
 	// The writer connection's data_version, for telling other processes' commits from
-	// this one (foreign.go), and the count of token changes (credcache.go); SQLite's only.
+	// this one (foreign.go), and the count of token changes (credcache.go).
 	var writerVersion, credChanges int64
-	if !s.pg {
-		r := Reader{q: b.tx, batch: b.stmts}
-		if err := r.queryRow(ctx, `PRAGMA data_version`).Scan(&writerVersion); err != nil {
-			b.fail(s.batchError(fmt.Errorf("read data_version: %w", err)))
-			return b.putBack()
-		}
-		var err error
-		if credChanges, err = credentialChanges(ctx, r); err != nil {
-			b.fail(s.batchError(fmt.Errorf("read the count of token changes: %w", err)))
-			return b.putBack()
-		}
+	r := Reader{q: b.tx, batch: b.stmts}
+	if err := r.queryRow(ctx, `PRAGMA data_version`).Scan(&writerVersion); err != nil {
+		b.fail(s.batchError(fmt.Errorf("read data_version: %w", err)))
+		return b.queue
+	}
+	if credChanges, err = credentialChanges(ctx, r); err != nil {
+		b.fail(s.batchError(fmt.Errorf("read the count of token changes: %w", err)))
+		return b.queue
 	}
 	prevSeqs := s.horizon.committing(b.seqs) // durable.go
 	committing := time.Now()
-	if err := s.commit(ctx, b, writerVersion); err != nil {
+	if err := s.watch.commit(ctx, b.tx, s.writer, writerVersion); err != nil { // foreign.go
 		// Let the read caches forget whatever the batch may have changed.
 		s.horizon.restore(prevSeqs)
 		s.tokens.clear()
-		var refused notCommitted
-		if errors.As(err, &refused) {
-			// PostgreSQL refused a statement before the COMMIT, which did not run.
-			b.fail(s.batchError(refused.err))
-			return b.putBack()
-		}
-		if IsDiskFull(err) || errors.Is(err, errRolledBack) {
-			// Not committed, as SQLite rolled it back (diskfull.go: 507), or as
-			// PostgreSQL says it rolled it back (pgoutcome.go: 503): go on.
+		if IsDiskFull(err) {
+			// Not committed, as SQLite rolled it back (diskfull.go: 507): go on.
 			b.fail(s.batchError(err))
-			return b.putBack()
+			return b.queue
 		}
 		// Whether any of it is stored is unknown: stop (failstop.go).
 		s.failStop(fmt.Errorf("commit: %w", err))
 		b.fail(s.unknownOutcome())
-		return b.putBack()
+		return b.queue
 	}
 	s.noteCommitted() // diskfull.go
-	if !s.pg {        // PostgreSQL read the count with its COMMIT (commitPostgres)
-		b.credentialsMoved = s.sawCredentialChanges(credChanges, committing)
-	}
+	b.credentialsMoved = s.sawCredentialChanges(credChanges, committing)
 	for _, j := range b.jobs {
 		j.credentialsMoved = b.credentialsMoved
 	}
+	s.counted(len(b.jobs), start, committing)
+	handedOver = true
+	s.committed <- committed{batch: b.jobs, results: b.results, events: b.events}
+	s.walWritten(ctx) // checkpoint.go
+	return b.queue
+}
+
+// counted adds a committed transaction of writes writes to the stats: it began at
+// start, and its COMMIT at committing.
+func (s *Store) counted(writes int, start, committing time.Time) {
 	commitTook := time.Since(committing)
 	s.execNanos.Add(int64(committing.Sub(start)))
 	s.commitNanos.Add(int64(commitTook))
 	if s.opts.OnBatch != nil {
-		s.opts.OnBatch(len(b.jobs), commitTook)
+		s.opts.OnBatch(writes, commitTook)
 	}
 	s.batches.Add(1)
-	s.writes.Add(int64(len(b.jobs)))
-	handedOver = true
-	s.committed <- committed{batch: b.jobs, results: b.results, events: b.events}
-	if !s.pg {
-		s.walWritten(ctx) // checkpoint.go
-	}
-	return b.putBack()
-}
-
-// commit commits the batch's transaction: on SQLite through the data_version watch
-// (foreign.go), on PostgreSQL with its events (commitPostgres).
-func (s *Store) commit(ctx context.Context, b *batch, writerVersion int64) error {
-	if s.pg {
-		if hook := s.beforeCommit.Swap(nil); hook != nil {
-			(*hook)()
-		}
-		return s.commitPostgres(ctx, b)
-	}
-	return s.watch.commit(ctx, b.tx, s.writer, writerVersion)
+	s.writes.Add(int64(writes))
 }
 
 // next takes the next write of the batch's queue, or nil.
@@ -335,18 +292,14 @@ func (b *batch) next() *job {
 
 // run adds one write to the batch, in a savepoint: a write that fails is rolled back to
 // it and leaves the others untouched. An error return means the whole batch is lost.
-// (PostgreSQL: runPostgres.)
 func (b *batch) run(ctx context.Context, j *job) error {
 	if err := j.ctx.Err(); err != nil {
 		b.jobs = append(b.jobs, j)
 		b.results = append(b.results, err)
 		return nil
 	}
-	if b.pg {
-		return b.runPostgres(ctx, j)
-	}
 	// What a failed write leaves as it was.
-	seqs, locked := maps.Clone(b.seqs), maps.Clone(b.locked)
+	seqs := maps.Clone(b.seqs)
 	// The savepoint statements are prepared once, like the writes' own (stmts.go).
 	r := Reader{q: b.tx, batch: b.stmts}
 	if _, err := r.exec(ctx, "SAVEPOINT w"); err != nil {
@@ -368,7 +321,7 @@ func (b *batch) run(ctx context.Context, j *job) error {
 			return fmt.Errorf("roll back a failed write: %w", rbErr)
 		}
 		// Its events are not stored: their numbers are given again.
-		b.seqs, b.locked = seqs, locked
+		b.seqs = seqs
 	} else {
 		b.events = append(b.events, t.events...)
 		b.audit = append(b.audit, t.audit...)
@@ -378,127 +331,6 @@ func (b *batch) run(ctx context.Context, j *job) error {
 		return fmt.Errorf("release savepoint: %w", err)
 	}
 	return nil
-}
-
-// runPostgres is run on PostgreSQL. As on SQLite, the write runs in a savepoint of its
-// own, opened with its project's lock in one round trip (beginPostgres); when it fails,
-// the batch rolls back to that savepoint, and the write's error is its answer.
-func (b *batch) runPostgres(ctx context.Context, j *job) error {
-	seqs, locked := maps.Clone(b.seqs), maps.Clone(b.locked)
-	again, err := b.beginPostgres(ctx, j)
-	if err != nil {
-		b.jobs = append(b.jobs, j) // the batch fails, and j with it
-		b.results = append(b.results, err)
-		return err
-	}
-	if again {
-		return nil // j did not run: it goes to the next batch
-	}
-	r := Reader{q: b.q, batch: b.stmts, pg: true} // after beginPostgres: b.q may be new
-	t := &Tx{Reader: r, b: b, by: j.by}
-	err = runJob(j, t)
-	if err == nil {
-		b.jobs = append(b.jobs, j)
-		b.results = append(b.results, nil)
-		b.events = append(b.events, t.events...)
-		b.audit = append(b.audit, t.audit...)
-		return nil
-	}
-	if _, rbErr := r.exec(ctx, "ROLLBACK TO w"); rbErr != nil {
-		b.jobs = append(b.jobs, j) // the batch fails, and j with it
-		b.results = append(b.results, rbErr)
-		return fmt.Errorf("roll back a failed write: %w", rbErr)
-	}
-	// Its events are not stored: their numbers are given again; a lock it took is gone.
-	b.seqs, b.locked = seqs, locked
-	b.answer(j, err)
-	return nil
-}
-
-// answer records a failed write's outcome.
-func (b *batch) answer(j *job, err error) {
-	if isDeadlock(err) {
-		err = errDeadlock // the others of the batch go on
-	}
-	b.jobs = append(b.jobs, j)
-	b.results = append(b.results, err)
-}
-
-// beginPostgres opens the write's savepoint on PostgreSQL, releasing the previous
-// write's, and takes the lock of the write's project (postgres_seq.go) unless the
-// batch holds it, reading the project's last seq under it: all in one round trip
-// (pgpipeline.go). The batch's first write waits for the lock: the batch holds nothing
-// yet, so nothing waits for it, and the wait cannot be part of a cycle. A later write
-// only tries; when the lock is taken (by another server's batch), the write has not
-// run and goes back for the next batch (again), to come first there. So two servers'
-// batches never wait for each other in a cycle through a lock.
-func (b *batch) beginPostgres(ctx context.Context, j *job) (again bool, err error) {
-	first := !b.begun
-	q := &pgx.Batch{}
-	b.open(q)
-	if b.savepoint {
-		q.Queue("RELEASE w")
-	}
-	q.Queue("SAVEPOINT w")
-	project := j.by.Project
-	lock := project != "" && !b.holdsLock(project)
-	wait := lock && !b.savepoint // the batch's first write: no statement has run
-	got, last := true, int64(notRead)
-	if lock {
-		if wait {
-			q.Queue(`SELECT pg_advisory_xact_lock($1)`, projectLockKey(project))
-		} else {
-			q.Queue(`SELECT pg_try_advisory_xact_lock($1)`, projectLockKey(project)).QueryRow(func(row pgx.Row) error {
-				return row.Scan(&got)
-			})
-		}
-		queueProjectSeq(q, project, &last) // read after the lock, whatever its outcome
-	}
-	if err = b.sendTogether(ctx, q); err != nil {
-		if first && b.reconnect(ctx) {
-			return b.beginPostgres(ctx, j)
-		}
-		return b.lockFailed(ctx, j, wait, err)
-	}
-	b.savepoint = true
-	if !lock {
-		return false, nil
-	}
-	if !got {
-		b.again = append(b.again, j)
-		return true, nil
-	}
-	b.locked[project] = last
-	return false, nil
-}
-
-// holdsLock says whether the batch holds the project's lock (PostgreSQL).
-func (b *batch) holdsLock(projectID string) bool {
-	_, ok := b.locked[projectID]
-	return ok
-}
-
-// lockFailed handles the failure of beginPostgres's statement. Only a batch's first
-// write waits, holding nothing, so PostgreSQL is not expected to find it in a deadlock;
-// should it still cancel the wait as one, the write has not run, and goes back for the
-// next batch.
-func (b *batch) lockFailed(ctx context.Context, j *job, waited bool, err error) (again bool, _ error) {
-	if !waited || !isDeadlock(err) {
-		// A failed statement leaves a PostgreSQL transaction unusable.
-		return false, fmt.Errorf("begin a write: %w", err)
-	}
-	// Only the lock waits, so SAVEPOINT w ran: rolling back to it ends the wait.
-	if _, rbErr := b.q.ExecContext(ctx, "ROLLBACK TO w"); rbErr != nil {
-		return false, fmt.Errorf("roll back a write whose lock deadlocked: %w", rbErr)
-	}
-	b.savepoint = true
-	if j.retries++; j.retries > maxLockRetries {
-		b.jobs = append(b.jobs, j)
-		b.results = append(b.results, errDeadlock)
-		return true, nil
-	}
-	b.again = append(b.again, j)
-	return true, nil
 }
 
 // batchError is what the writes of a batch that failed with err are told: 507 when the
@@ -514,22 +346,10 @@ func (s *Store) batchError(err error) error {
 	return err
 }
 
-// fail rolls the batch back and gives every write of it err.
+// fail rolls the batch back and gives every write of it err (SQLite).
 func (b *batch) fail(err error) {
-	if b.tx != nil {
-		_ = b.tx.Rollback()
-	} else if b.begun {
-		// Should it fail, the pool drops the connection, still in the transaction
-		// (pgx's ResetSession), and PostgreSQL rolls back when the session ends.
-		_, _ = b.conn.ExecContext(context.Background(), "ROLLBACK")
-	}
+	_ = b.tx.Rollback()
 	failJobs(b.jobs, err)
-}
-
-// putBack is what the next batch runs first: the writes this one put back (each comes
-// first in its turn), then those of its queue it had no room for or did not reach.
-func (b *batch) putBack() []*job {
-	return append(b.again, b.queue...)
 }
 
 // failJobs gives each write err.

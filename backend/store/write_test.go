@@ -396,10 +396,18 @@ type batchWrite struct {
 }
 
 // inOneBatch runs writes in one batch, in order, and returns their results: a first
-// write holds the writer until all of them are queued behind it.
+// write holds the writer until all of them are queued behind it. PostgreSQL has no
+// batches (each write is a transaction of its own): they run one after the other.
 func inOneBatch(t *testing.T, s *Store, writes ...batchWrite) []error {
 	t.Helper()
 	ctx := context.Background()
+	if s.pg {
+		out := make([]error, len(writes))
+		for i, w := range writes {
+			out[i] = s.Write(cmp.Or(w.ctx, ctx), w.by, w.fn)
+		}
+		return out
+	}
 	release, held := make(chan struct{}), make(chan struct{})
 	holding := make(chan error, 1)
 	go func() {
@@ -431,55 +439,6 @@ func inOneBatch(t *testing.T, s *Store, writes ...batchWrite) []error {
 	return out
 }
 
-// TestPostgresWriteBackForItsLock: a write whose project's lock another server holds
-// goes back for the next batch without running; a later write of the batch that fails
-// after a change rolls back to its own savepoint only: the ones before stay stored.
-func TestPostgresWriteBackForItsLock(t *testing.T) {
-	s := openTestOn(t, "postgres")
-	ctx := context.Background()
-	if err := s.Write(ctx, Author{}, func(tx *Tx) error {
-		return tx.InsertProject(ctx, &model.Project{ID: "q", Name: "q", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
-	}); err != nil {
-		t.Fatal(err)
-	}
-	// Another server's batch holds project q: this session's lock stands for it.
-	other, err := s.locks.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	if _, err := other.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, projectLockKey("q")); err != nil {
-		t.Fatal(err)
-	}
-	var unlock sync.Once
-	refused := errors.New("refused")
-	insert := func(summary string, then error) func(*Tx) error {
-		return func(tx *Tx) error {
-			if err := insertBacklogTask(tx, summary); err != nil {
-				return err
-			}
-			return then
-		}
-	}
-	p := Author{Project: "p"}
-	results := inOneBatch(t, s,
-		batchWrite{by: p, fn: insert("a", nil)},
-		batchWrite{by: p, fn: insert("b", nil)},
-		batchWrite{by: Author{Project: "q"}, fn: func(tx *Tx) error { return nil }}, // goes back: q is held
-		batchWrite{by: p, fn: func(tx *Tx) error {
-			// The other server is done with q (its write comes first in the next batch).
-			unlock.Do(func() { _, _ = other.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, projectLockKey("q")) })
-			return insert("refused", refused)(tx)
-		}},
-	)
-	if results[0] != nil || results[1] != nil || results[2] != nil || !errors.Is(results[3], refused) {
-		t.Fatalf("results %v, want nil nil nil refused", results)
-	}
-	if got := storedSummaries(t, s); got != "a b" {
-		t.Fatalf("tasks stored: %s, want a b", got)
-	}
-}
-
 // insertBacklogTask stores a task of project p with summary, and its event.
 func insertBacklogTask(tx *Tx, summary string) error {
 	ctx := context.Background()
@@ -508,7 +467,7 @@ func storedSummaries(t *testing.T, s *Store) string {
 // TestRefusedEventsFailTheBatch: the database refuses the batch's events as it stores
 // them (here an event row with the same seq, put there behind the batch's back). On
 // PostgreSQL they go with the COMMIT in one round trip, which then does not run
-// (pgpipeline.go). The batch's writes are told, nothing of it is stored, and the store
+// (pgwrite.go). The batch's writes are told, nothing of it is stored, and the store
 // goes on.
 func TestRefusedEventsFailTheBatch(t *testing.T) { pgtest.Engines(t, testRefusedEventsFailTheBatch) }
 
@@ -547,7 +506,7 @@ func testRefusedEventsFailTheBatch(t *testing.T, engine string) {
 // can make one.
 func runBehindItsBack(t *testing.T, tx *Tx, query string, args ...any) {
 	t.Helper()
-	if tx.b.pg {
+	if tx.pg {
 		query = postgresText(query)
 	}
 	if _, err := tx.b.q.ExecContext(context.Background(), query, args...); err != nil {
