@@ -65,7 +65,7 @@ func NewRouter(svc *service.Service, hub *events.Hub, allowedOrigins []string, t
 		c.Data(http.StatusOK, "application/json", precompressed(c.Writer, c.Request, openAPIDocument, openAPIGzip))
 	})
 
-	tasks := tasksHandler{svc}
+	tasks := tasksHandler{svc, newTaskCache()}
 	bearer := r.Group("/api", requireCaller(svc))
 	bearer.GET("/tasks", handle(tasks.list))
 	bearer.POST("/tasks", handle(tasks.create))

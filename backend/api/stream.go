@@ -11,7 +11,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
 )
 
@@ -127,6 +126,3 @@ func appendJSONOf[T any](buf []byte, v T) ([]byte, error) {
 	b, err := json.Marshal(&v) // as an element of a slice: addressable
 	return append(buf, b...), err
 }
-
-// appendTask appends a task's JSON (model/taskjson.go).
-func appendTask(buf []byte, t model.Task) ([]byte, error) { return t.AppendJSON(buf) }

@@ -13,7 +13,10 @@ import (
 )
 
 // tasksHandler serves the Tasks REST interface.
-type tasksHandler struct{ svc *service.Service }
+type tasksHandler struct {
+	svc   *service.Service
+	cache *taskCache // the lists' encoded tasks (taskcache.go)
+}
 
 // idempotencyKey is the request's Idempotency-Key header ("" when absent).
 func idempotencyKey(c *gin.Context) string { return c.GetHeader("Idempotency-Key") }
@@ -49,11 +52,11 @@ func (h tasksHandler) list(c *gin.Context) error {
 		}
 		in.AssignedMe = true
 	}
-	read := func(pg service.PageInput) ([]model.Task, bool, error) {
+	read := func(pg service.PageInput) ([]encodedTask, bool, error) {
 		in.PageInput = pg
-		return h.svc.ListTasks(c.Request.Context(), principal(c), in)
+		return h.cache.page(c.Request.Context(), h.svc, principal(c), in)
 	}
-	return answerList(c, page, read, func(t model.Task) int64 { return t.ID }, appendTask)
+	return answerList(c, page, read, lastTaskID, appendEncodedTask)
 }
 
 // searchQuery is the optional q of a task list: present, it must not be empty.

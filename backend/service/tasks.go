@@ -207,6 +207,25 @@ func (s *Service) ListTasks(ctx context.Context, p *auth.Principal, in ListTasks
 	return listTasks(ctx, s, p, in, store.Reader.Tasks)
 }
 
+// ListTaskVersions is ListTasks reading only each task's id and version, for callers
+// that keep tasks encoded (the REST list's cache); TasksByID reads those they lack.
+func (s *Service) ListTaskVersions(ctx context.Context, p *auth.Principal, in ListTasksInput) ([]store.TaskVersion, bool, error) {
+	return listTasks(ctx, s, p, in, store.Reader.TaskVersions)
+}
+
+// TasksByID reads the tasks of ids in the principal's project, without their
+// conversations, in no particular order; an id of no task of the project is left out.
+func (s *Service) TasksByID(ctx context.Context, p *auth.Principal, ids []int64) ([]model.Task, error) {
+	if err := require(p, auth.TaskRead); err != nil {
+		return nil, err
+	}
+	tasks, err := s.store.Read().TasksByID(ctx, p.ProjectID, ids)
+	if err != nil {
+		return nil, internal("load tasks", err)
+	}
+	return tasks, nil
+}
+
 // listTasks checks a task list's input and reads it with read.
 func listTasks[T any](ctx context.Context, s *Service, p *auth.Principal, in ListTasksInput,
 	read func(store.Reader, context.Context, store.TaskFilter) ([]T, bool, error)) ([]T, bool, error) {

@@ -570,3 +570,57 @@ func (t *Tx) UpdateSteps(ctx context.Context, taskID int64, steps []model.Step) 
 	}
 	return t.execOne(ctx, `UPDATE tasks SET steps = $1 WHERE id = $2`, raw, taskID)
 }
+
+// TaskVersion is a task's id and version: every change of what the task's JSON shows
+// raises its version (UpdateTask, an agent's profile or deletion, a skill's rename), so
+// an encoding of the task at that version is the task as it is (api's task cache).
+type TaskVersion struct{ ID, Version int64 }
+
+// TaskVersions is Tasks reading only each task's id and version.
+func (r Reader) TaskVersions(ctx context.Context, f TaskFilter) (tasks []TaskVersion, more bool, err error) {
+	q, args := f.page(`SELECT t.id, t.version FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`, r.pg)
+	rows, err := r.query(ctx, q, args...)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	tasks = make([]TaskVersion, 0, max(f.Limit, 16))
+	for rows.Next() {
+		var v TaskVersion
+		if err := rows.Scan(&v.ID, &v.Version); err != nil {
+			return nil, false, err
+		}
+		tasks = append(tasks, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, err
+	}
+	if f.Limit > 0 && len(tasks) > f.Limit {
+		tasks, more = tasks[:f.Limit], true
+	}
+	return tasks, more, nil
+}
+
+// TasksByID reads the project's tasks of ids, without their conversations, in no
+// particular order; an id of another project, or of no task, is left out.
+func (r Reader) TasksByID(ctx context.Context, projectID string, ids []int64) ([]model.Task, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	return queryList(ctx, r, func(row rowScanner) (*model.Task, error) {
+		t, err := scanTask(row)
+		if err == nil {
+			t.Derive()
+		}
+		return t, err
+	}, tasksByID, projectID, string(list))
+}
+
+var tasksByID = postgresSQL(`SELECT `+taskColumns(false)+` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id
+		WHERE t.project_id = $1 AND t.id IN (SELECT value FROM json_each($2))`,
+	`SELECT `+taskColumns(true)+` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id
+		WHERE t.project_id = $1 AND t.id IN (SELECT value::bigint FROM jsonb_array_elements_text($2))`)
