@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
+	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
 )
 
@@ -89,6 +90,9 @@ func (tc *taskCache) page(ctx context.Context, svc *service.Service, p *auth.Pri
 	tc.mu.Unlock()
 	return kept, more, nil
 }
+
+// appendTask appends a task's JSON (model/taskjson.go).
+func appendTask(buf []byte, t model.Task) ([]byte, error) { return t.AppendJSON(buf) }
 
 // appendEncodedTask appends a task's JSON, encoded already.
 func appendEncodedTask(buf []byte, t encodedTask) ([]byte, error) { return append(buf, t.json...), nil }
