@@ -116,9 +116,11 @@ func (s *Service) insertTask(ctx context.Context, tx *store.Tx, p *auth.Principa
 		task.Steps[i] = model.Step{Title: st.Title, Status: model.StepPending}
 	}
 	var agent *model.Agent
+	remote := false // the agent is a remote A2A agent, to be sent the task (a2aremote.go)
 	if in.AgentID != nil {
 		var err error
-		if agent, err = s.projectAgent(ctx, tx, p.ProjectID, *in.AgentID); err != nil {
+		agent, remote, err = tx.TaskAgent(ctx, p.ProjectID, *in.AgentID)
+		if err := agentError(*in.AgentID, err); err != nil {
 			return nil, err
 		}
 		task.AgentID, task.AgentName, task.Status = &agent.ID, agent.Name, model.StatusTodo
@@ -143,7 +145,7 @@ func (s *Service) insertTask(ctx context.Context, tx *store.Tx, p *auth.Principa
 	if err := tx.SetTaskSkills(ctx, task.ID, skillIDs); err != nil {
 		return nil, internal("store required skills", err)
 	}
-	if agent != nil {
+	if remote {
 		if err := s.queueRemoteRequest(ctx, tx, task, true, now); err != nil { // a2aremote.go
 			return nil, err
 		}
@@ -165,10 +167,15 @@ type agentLoader interface {
 // projectAgent loads an agent of the project; any other id is a bad request.
 func (s *Service) projectAgent(ctx context.Context, r agentLoader, projectID string, id int64) (*model.Agent, error) {
 	agent, err := r.Agent(ctx, projectID, id)
-	if err := storeError(err, "load agent", func() error { return errs.Invalid("agent_id %d is not an agent of this project", id) }); err != nil {
+	if err := agentError(id, err); err != nil {
 		return nil, err
 	}
 	return agent, nil
+}
+
+// agentError is storeError for loading the agent a request names by id.
+func agentError(id int64, err error) error {
+	return storeError(err, "load agent", func() error { return errs.Invalid("agent_id %d is not an agent of this project", id) })
 }
 
 // GetTask loads one task of the principal's project, with its conversation.

@@ -67,6 +67,23 @@ func (r Reader) Agent(ctx context.Context, projectID string, id int64) (*model.A
 		`SELECT `+agentColumns+` FROM agents WHERE project_id = $1 AND id = $2`, projectID, id))
 }
 
+// TaskAgent is Agent, and whether the agent is a remote A2A agent (a2a.go): what a new
+// task assigned to it needs, in one query.
+func (r Reader) TaskAgent(ctx context.Context, projectID string, id int64) (agent *model.Agent, remote bool, err error) {
+	row := r.queryRow(ctx, `SELECT `+agentColumns+`, EXISTS (SELECT 1 FROM a2a_remote_agents r WHERE r.agent_id = agents.id)
+		FROM agents WHERE project_id = $1 AND id = $2`, projectID, id)
+	agent, err = scanAgent(moreColumns{row, []any{&remote}})
+	return agent, remote, err
+}
+
+// moreColumns is a row whose last columns go to more, after those its scanner reads.
+type moreColumns struct {
+	row  rowScanner
+	more []any
+}
+
+func (m moreColumns) Scan(dest ...any) error { return m.row.Scan(append(dest, m.more...)...) }
+
 // AgentByName loads an agent of the project by name.
 func (r Reader) AgentByName(ctx context.Context, projectID, name string) (*model.Agent, error) {
 	return scanAgent(r.queryRow(ctx,
