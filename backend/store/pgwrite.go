@@ -59,17 +59,16 @@ func (s *Store) writePostgres(j *job) error {
 	}
 	p := &pgTransaction{conn: conn, pool: s.writer, locked: map[string]int64{}}
 	defer func() { p.conn.Close() }() // gives the connection back (reconnect may replace it)
-	b := &batch{q: conn, postgres: p, seqs: map[string]int64{}, jobs: []*job{j}}
 	if err := p.begin(ctx, j.by.Project); err != nil {
 		p.rollback()
 		return s.batchError(err)
 	}
-	b.q = p.conn // begin may have made it again
+	b := &batch{q: p.conn, postgres: p, seqs: map[string]int64{}} // begin may have made the connection again
 	t := &Tx{Reader: Reader{q: b.q, pg: true}, b: b, by: j.by}
 	if err := runJob(j, t); err != nil {
 		p.rollback()
 		if isDeadlock(err) {
-			return errDeadlock
+			return errDeadlock // a write's own error is its answer; only a deadlock is told to send again
 		}
 		return err
 	}
