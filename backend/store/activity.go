@@ -38,14 +38,8 @@ func (t *Tx) IndexActivity(ctx context.Context, limit int) (more bool, err error
 		id       string
 		from, to int64
 	}
-	if t.pg {
-		// Two servers filling the trail at once would both copy the same events: they
-		// take turns, and each reads how far the trail is filled once it has its turn.
-		// (Locking the projects' rows instead held every batch's commit, which advances
-		// their event seq, for the whole copy: creates -4 to -10% on two servers.)
-		if _, err := t.exec(ctx, `SELECT pg_advisory_xact_lock($1)`, activityLockKey); err != nil {
-			return false, err
-		}
+	if err := t.sql.lockActivity(ctx, t); err != nil {
+		return false, err
 	}
 	var projects []behind
 	rows, err := t.query(ctx, `SELECT id, activity_seq, event_seq FROM projects WHERE event_seq > activity_seq`)
@@ -96,19 +90,12 @@ func (r Reader) ActivityBehind(ctx context.Context) (bool, error) {
 // activity trail, in one statement. Events already pruned have nothing to copy. The
 // object's type is the event type's prefix (task.updated: task).
 func (t *Tx) copyActivity(ctx context.Context, projectID string, from, upTo int64) error {
-	_, err := t.exec(ctx, copyActivity, projectID, from, upTo)
+	_, err := t.exec(ctx, t.sql.copyActivity, projectID, from, upTo)
 	if err != nil {
 		return fmt.Errorf("store activity: %w", err)
 	}
 	return nil
 }
-
-var copyActivity = postgresSQL(`INSERT INTO activity (project_id, at, actor_kind, actor, via, action, object_type, object_id, event_seq)
-		SELECT project_id, at, actor_kind, actor, via, type, IIF(instr(type, '.') > 0, substr(type, 1, instr(type, '.') - 1), type), object_id, seq
-		FROM events WHERE project_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`,
-	`INSERT INTO activity (project_id, at, actor_kind, actor, via, action, object_type, object_id, event_seq)
-		SELECT project_id, at, actor_kind, actor, via, type, split_part(type, '.', 1), object_id, seq
-		FROM events WHERE project_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq`)
 
 // objectID finds the id of the object an event is about in its data: id, else the
 // first of the usual reference fields. It decodes those fields alone: the rest of the

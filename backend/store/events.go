@@ -85,7 +85,7 @@ func (t *Tx) projectSeq(ctx context.Context, projectID string) (int64, error) {
 // flushEvents writes the batch's events and the projects' last seq, before the batch
 // commits. (PostgreSQL sends the same statements with its COMMIT: commitPostgres.)
 func (b *batch) flushEvents(ctx context.Context) error {
-	r := Reader{q: b.q, batch: b.stmts}
+	r := Reader{q: b.q, batch: b.stmts, sql: sqliteSQL}
 	for _, st := range b.eventStatements() {
 		if _, err := r.exec(ctx, st.query, st.args...); err != nil {
 			return fmt.Errorf("%s: %w", st.what, err)

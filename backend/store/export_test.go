@@ -1,6 +1,11 @@
 package store
 
-import "github.com/agentdesk/agentdesk/backend/model"
+import (
+	"reflect"
+	"strings"
+
+	"github.com/agentdesk/agentdesk/backend/model"
+)
 
 // FailNextSync makes the store's next fsync of a write with an event of eventType fail
 // with err, as a failing disk would (a background write's fsync, say a prune's, is left
@@ -38,4 +43,15 @@ func StatementTexts(s *Store) []string {
 }
 
 // PostgresText is a statement text as it will run on PostgreSQL.
-func PostgresText(query string) string { return postgresText(query) }
+// A statement of the SQLite dialect becomes its PostgreSQL twin, and SQLite's column
+// lists in a statement built at run time PostgreSQL's.
+func PostgresText(query string) string {
+	sqlite, postgres := reflect.ValueOf(*sqliteSQL), reflect.ValueOf(*postgresSQL)
+	for i := range sqlite.NumField() {
+		if f := sqlite.Field(i); f.Kind() == reflect.String && f.String() == query {
+			return postgres.Field(i).String()
+		}
+	}
+	query = strings.ReplaceAll(query, sqliteSQL.taskColumns, postgresSQL.taskColumns)
+	return strings.ReplaceAll(query, sqliteSQL.vectorSpaceColumns, postgresSQL.vectorSpaceColumns)
+}

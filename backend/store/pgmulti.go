@@ -46,29 +46,7 @@ func (s *Store) Listening() bool { return s.listener == nil || s.listener.Listen
 // PostgreSQL the job's row is also locked for this write, and a job another server's
 // write holds is ErrJobHeld: that server is running it (pgjobs.go).
 func (t *Tx) ClaimDueJob(ctx context.Context, projectID string, id int64, now time.Time) (*model.Job, error) {
-	if t.pg {
-		j, err := claimJob(ctx, t.q, projectID, id, now)
-		if errors.Is(err, ErrNotFound) {
-			// Gone, not due, or held: only a held job is still due, and is looked at again.
-			var due bool
-			if err := t.q.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM jobs j`+dueJobsWhere+
-				` AND j.project_id = $3 AND j.id = $4)`, fmtTime(now), neverRun, projectID, id).Scan(&due); err != nil {
-				return nil, err
-			}
-			if due {
-				return nil, ErrJobHeld
-			}
-		}
-		return j, err
-	}
-	j, err := t.Job(ctx, projectID, id)
-	if err != nil {
-		return nil, err
-	}
-	if j.NextRunAt == nil || j.NextRunAt.After(now) {
-		return nil, ErrNotFound // paused or rescheduled meanwhile
-	}
-	return j, nil
+	return t.sql.claimDueJob(ctx, t, projectID, id, now)
 }
 
 // ErrJobHeld is a due job that another server's write is running (PostgreSQL).

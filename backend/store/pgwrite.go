@@ -64,7 +64,7 @@ func (s *Store) writePostgres(j *job) error {
 		return s.batchError(err)
 	}
 	b := &batch{q: p.conn, postgres: p, seqs: map[string]int64{}} // begin may have made the connection again
-	t := &Tx{Reader: Reader{q: b.q, pg: true}, b: b, by: j.by}
+	t := &Tx{Reader: Reader{q: b.q, sql: postgresSQL}, b: b, by: j.by}
 	if err := runJob(j, t); err != nil {
 		p.rollback()
 		if isDeadlock(err) {
@@ -155,9 +155,9 @@ func (p *pgTransaction) sendTogether(ctx context.Context, q *pgx.Batch) error {
 	})
 }
 
-// queue adds a statement written for both engines to q.
+// queue adds a statement to q.
 func queue(q *pgx.Batch, query string, args ...any) *pgx.QueuedQuery {
-	return q.Queue(postgresText(query), pgArgs(args)...)
+	return q.Queue(query, pgArgs(args)...)
 }
 
 // reconnect replaces the write's connection when its first round trip (begin) found it

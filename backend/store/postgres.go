@@ -197,7 +197,7 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		return nil, fmt.Errorf("connect to %s: %w", loc.Redacted(), err)
 	}
 	s := &Store{
-		path: loc.Redacted(), pg: true, writer: writer, reader: reader, opts: opts,
+		path: loc.Redacted(), pg: true, sql: postgresSQL, writer: writer, reader: reader, opts: opts,
 		writerPIDs: writerPIDs, locks: locks,
 		checkpointerEnd: make(chan struct{}),
 		stop:            make(chan struct{}),

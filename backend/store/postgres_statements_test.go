@@ -17,7 +17,7 @@ import (
 // TestPostgresStatementWorklist runs the life of a few tasks through REST on SQLite,
 // and the rest of the service (platformWorkload),
 // then prepares every statement text the store ran, as it runs on PostgreSQL
-// (postgresText: as written, or the statement's PostgreSQL text), on a real PostgreSQL
+// (PostgresText: as written, or the statement's PostgreSQL text), on a real PostgreSQL
 // with the postgres schema: PostgreSQL parses and type-checks each one. It fails on a
 // statement PostgreSQL refuses, unless it belongs to SQLite's machinery, which the
 // store does not run there (sqliteOnlyStatement); go test -v lists those.
@@ -92,7 +92,7 @@ func TestPostgresStatementWorklist(t *testing.T) {
 // FTS5 form of a task search, which TaskFilter.where writes differently there).
 func sqliteOnlyStatement(q string) bool {
 	// json_group_array: SQLite's column of a JSON aggregate, whose PostgreSQL twin the
-	// store chooses by engine (taskColumns, vectorSpaceColumns), not by statement text.
+	// store takes from the engine's dialect (dialect.go).
 	for _, s := range []string{"tasks_fts", "PRAGMA ", "json_group_array"} {
 		if strings.Contains(q, s) {
 			return true

@@ -23,33 +23,16 @@ type TextMatch struct {
 // PostgreSQL's ILIKE on the "C" collation), newest first. They read every message (or
 // document) of the project's conversations: enough for a team's tens of thousands of
 // messages, and no index to keep.
-var (
-	searchMessagesSQL = postgresSQL(
-		`SELECT m.id, m.conversation_id, COALESCE(c.name, ''), m.author, m.content, m.created_at
-		 FROM messages m JOIN conversations c ON c.id = m.conversation_id
-		 WHERE c.project_id = $1 AND m.content LIKE $2 ESCAPE '\' ORDER BY m.id DESC LIMIT $3`,
-		`SELECT m.id, m.conversation_id, COALESCE(c.name, ''), m.author, m.content, m.created_at
-		 FROM messages m JOIN conversations c ON c.id = m.conversation_id
-		 WHERE c.project_id = $1 AND m.content ILIKE $2 ESCAPE '\' ORDER BY m.id DESC LIMIT $3`)
-	searchDocumentsSQL = postgresSQL(
-		`SELECT d.id, d.conversation_id, COALESCE(c.name, ''), d.uploaded_by, d.name, d.created_at
-		 FROM documents d JOIN conversations c ON c.id = d.conversation_id
-		 WHERE c.project_id = $1 AND d.name LIKE $2 ESCAPE '\' ORDER BY d.id DESC LIMIT $3`,
-		`SELECT d.id, d.conversation_id, COALESCE(c.name, ''), d.uploaded_by, d.name, d.created_at
-		 FROM documents d JOIN conversations c ON c.id = d.conversation_id
-		 WHERE c.project_id = $1 AND d.name ILIKE $2 ESCAPE '\' ORDER BY d.id DESC LIMIT $3`)
-)
-
 // SearchMessages finds the project's messages whose content holds text, newest first, at
 // most limit.
 func (r Reader) SearchMessages(ctx context.Context, projectID, text string, limit int) ([]TextMatch, error) {
-	return r.searchText(ctx, searchMessagesSQL, projectID, text, limit)
+	return r.searchText(ctx, r.sql.searchMessages, projectID, text, limit)
 }
 
 // SearchDocuments finds the project's documents whose name holds text, newest first, at
 // most limit. Their content is not searched (it may be any bytes).
 func (r Reader) SearchDocuments(ctx context.Context, projectID, text string, limit int) ([]TextMatch, error) {
-	return r.searchText(ctx, searchDocumentsSQL, projectID, text, limit)
+	return r.searchText(ctx, r.sql.searchDocuments, projectID, text, limit)
 }
 
 func (r Reader) searchText(ctx context.Context, query, projectID, text string, limit int) ([]TextMatch, error) {

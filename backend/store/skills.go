@@ -9,15 +9,6 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 )
 
-// taskSkillsColumn is the names of a task's required skills as a JSON array, sorted:
-// a correlated subquery on task_skills' primary key, so a list of tasks stays one query.
-func taskSkillsColumn(pg bool) string {
-	if pg {
-		return `COALESCE((SELECT json_agg(s.name ORDER BY s.name) FROM task_skills ts JOIN skills s ON s.id = ts.skill_id WHERE ts.task_id = t.id), '[]')`
-	}
-	return `(SELECT json_group_array(name) FROM (SELECT s.name FROM task_skills ts JOIN skills s ON s.id = ts.skill_id WHERE ts.task_id = t.id ORDER BY s.name))`
-}
-
 func parseSkillNames(raw string) ([]string, error) {
 	if raw == "" || raw == "[]" {
 		return []string{}, nil

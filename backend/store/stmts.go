@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,37 +144,28 @@ func (r Reader) statementContext(ctx context.Context, query string) context.Cont
 
 func (r Reader) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	ctx = r.statementContext(ctx, query)
-	if r.pg {
-		return r.q.ExecContext(ctx, postgresText(query), pgArgs(args)...)
-	}
 	if st := r.stmt(ctx, query); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
-	return r.q.ExecContext(ctx, query, args...)
+	return r.q.ExecContext(ctx, query, r.sql.bind(args)...)
 }
 
 func (r Reader) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	r.count(ctx)
 	ctx = r.statementContext(ctx, query)
-	if r.pg {
-		return r.q.QueryContext(ctx, postgresText(query), pgArgs(args)...)
-	}
 	if st := r.stmt(ctx, query); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
-	return r.q.QueryContext(ctx, query, args...)
+	return r.q.QueryContext(ctx, query, r.sql.bind(args)...)
 }
 
 func (r Reader) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	r.count(ctx)
 	ctx = r.statementContext(ctx, query)
-	if r.pg {
-		return r.q.QueryRowContext(ctx, postgresText(query), pgArgs(args)...)
-	}
 	if st := r.stmt(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
-	return r.q.QueryRowContext(ctx, query, args...)
+	return r.q.QueryRowContext(ctx, query, r.sql.bind(args)...)
 }
 
 // rowScanner is a row to scan: *sql.Row or *sql.Rows.
@@ -248,47 +238,7 @@ func params(first, n int) string {
 	return sb.String()
 }
 
-// insert runs an INSERT of one row whose id the caller reads with LastInsertId. pgx has
-// no LastInsertId: on PostgreSQL the statement returns the id (RETURNING id) instead.
+// insert runs an INSERT of one row whose id the caller reads with LastInsertId.
 func (r Reader) insert(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if !r.pg {
-		return r.exec(ctx, query, args...)
-	}
-	var id int64
-	ctx = r.statementContext(ctx, query) // not r.queryRow: an insert is not a counted query
-	if err := r.q.QueryRowContext(ctx, postgresText(query+" RETURNING id"), pgArgs(args)...).Scan(&id); err != nil {
-		return nil, err
-	}
-	return insertedRow(id), nil
-}
-
-// insertedRow is the result of insert on PostgreSQL: one row, with its id.
-type insertedRow int64
-
-func (r insertedRow) LastInsertId() (int64, error) { return int64(r), nil }
-func (r insertedRow) RowsAffected() (int64, error) { return 1, nil }
-
-// pgArgs adapts arguments to PostgreSQL: SQLite stores a Go bool as the integer 0 or 1,
-// and the columns that hold them are bigint on PostgreSQL, which pgx will not encode a
-// bool into. The slice is copied only when it holds a bool.
-func pgArgs(args []any) []any {
-	for i, a := range args {
-		if _, ok := a.(bool); ok {
-			out := slices.Clone(args)
-			for j := i; j < len(out); j++ {
-				if b, ok := out[j].(bool); ok {
-					out[j] = boolInt(b)
-				}
-			}
-			return out
-		}
-	}
-	return args
-}
-
-func boolInt(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
+	return r.sql.insert(ctx, r, query, args)
 }

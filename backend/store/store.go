@@ -50,6 +50,7 @@ type Options struct {
 type Store struct {
 	path   string
 	pg     bool // the engine is PostgreSQL (postgres.go); SQLite otherwise
+	sql    *dialect
 	writer *sql.DB
 	reader *sql.DB
 	opts   Options
@@ -162,7 +163,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	reader.SetConnMaxLifetime(0)
 
 	s := &Store{
-		path: path, writer: writer, reader: reader, opts: opts,
+		path: path, writer: writer, reader: reader, opts: opts, sql: sqliteSQL,
 		jobs:            make(chan *job, 1024),
 		committed:       make(chan committed, 64),
 		syncReady:       make(chan struct{}, 1),
@@ -346,7 +347,7 @@ func (s *Store) Backup(ctx context.Context, path string) (err error) {
 
 // Read gives the queries that run on the read pool.
 func (s *Store) Read() Reader {
-	return Reader{q: s.reader, cache: s.readStmts, horizon: &s.horizon, watch: s.watch, pg: s.pg}
+	return Reader{q: s.reader, cache: s.readStmts, horizon: &s.horizon, watch: s.watch, sql: s.sql}
 }
 
 // Timestamps are stored as fixed-width UTC text, so that they sort as strings.

@@ -12,8 +12,8 @@ import (
 func TestSearchCountsStartFromTheMatches(t *testing.T) {
 	s := openTest(t)
 	f := TaskFilter{ProjectID: "p", Query: "report"}
-	where, args := f.where(false)
-	rows, err := s.reader.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+taskCountsQuery(f, where, false), args...)
+	where, args := f.where(sqliteSQL)
+	rows, err := s.reader.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+taskCountsQuery(f, where, sqliteSQL), args...)
 	if err != nil {
 		t.Fatal(err)
 	}

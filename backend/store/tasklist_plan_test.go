@@ -79,7 +79,7 @@ func TestPostgresListPlan(t *testing.T) {
 		{"one status", TaskFilter{ProjectID: "b", Status: "Done", Limit: 50}, "tasks_project_status "},
 	}
 	selects := []string{
-		`SELECT ` + taskColumns(true) + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`, // Tasks
+		`SELECT ` + postgresSQL.taskColumns + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`, // Tasks
 	}
 	for _, stats := range []string{"statistics of a's tasks", "after ANALYZE"} {
 		if stats == "after ANALYZE" {
@@ -89,8 +89,7 @@ func TestPostgresListPlan(t *testing.T) {
 		}
 		for c := range len(pages) * len(selects) {
 			p := pages[c/len(selects)]
-			q, args := p.f.page(selects[c%len(selects)], true)
-			q = postgresText(q)
+			q, args := p.f.page(selects[c%len(selects)], postgresSQL)
 			literals := make([]string, len(args))
 			for j, a := range args {
 				if s, ok := a.(string); ok {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/md5"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -13,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-
-	"modernc.org/sqlite"
 
 	"github.com/agentdesk/agentdesk/backend/model"
 )
@@ -134,13 +131,8 @@ func (t *Tx) TaskVersion(ctx context.Context, projectID string, id int64) (int64
 
 // UpdateStepStatus sets the status of the step at position (0-based) of a task.
 func (t *Tx) UpdateStepStatus(ctx context.Context, taskID int64, position int, status string) error {
-	return t.execOne(ctx, updateStepStatus, status, position, taskID)
+	return t.execOne(ctx, t.sql.updateStepStatus, status, position, taskID)
 }
-
-var updateStepStatus = postgresSQL(`UPDATE tasks SET steps = json_set(steps, '$[' || $2 || '].status', $1)
-		WHERE id = $3 AND $2 BETWEEN 0 AND json_array_length(steps) - 1`,
-	`UPDATE tasks SET steps = jsonb_set(steps, ARRAY[$2::bigint::text, 'status'], to_jsonb($1::text))
-		WHERE id = $3 AND $2::bigint BETWEEN 0 AND jsonb_array_length(steps) - 1`)
 
 // AppendTaskMessage adds an entry to a task's conversation.
 func (t *Tx) AppendTaskMessage(ctx context.Context, taskID int64, m model.TaskMessage) error {
@@ -184,21 +176,9 @@ type TaskFilter struct {
 
 // page completes selectFrom (over tasks t) into the query of f's page, oldest first, with
 // one task more than the limit: its presence says more remain.
-func (f TaskFilter) page(selectFrom string, pg bool) (string, []any) {
-	where, args := f.where(pg)
-	asc, desc := `t.id`, `t.id DESC`
-	if pg && f.AgentID == nil && f.ConversationID == nil && f.Query == "" {
-		// A list of the project (or of one status): only the project's indexes
-		// (tasks_project, tasks_project_status) give its order. With project_id = ?,
-		// PostgreSQL drops project_id from the order (a constant) and, taking the project's
-		// tasks to be spread evenly over the ids, may walk the primary key instead and
-		// filter out every other project's task before the first of this one (a page of
-		// 10k tasks behind 5k of another project: 5-12 ms; TestPostgresListPlan).
-		// = ANY(ARRAY[?]) is the same condition, which PostgreSQL does not take for a
-		// constant: the order project_id, id can then only come from the index.
-		where = `t.project_id = ANY(ARRAY[$1])` + strings.TrimPrefix(where, `t.project_id = $1`)
-		asc, desc = `t.project_id, t.id`, `t.project_id DESC, t.id DESC`
-	}
+func (f TaskFilter) page(selectFrom string, d *dialect) (string, []any) {
+	where, args := f.where(d)
+	where, asc, desc := d.taskPageOrder(f, where)
 	var q string
 	switch {
 	case !f.Desc:
@@ -225,19 +205,14 @@ func (r Reader) TaskCounts(ctx context.Context, f TaskFilter) (map[string]int64,
 		return r.countRows(ctx, `SELECT status, n FROM task_counts WHERE project_id = $1 AND n > 0`, f.ProjectID)
 	}
 	f.Status = ""
-	where, args := f.where(r.pg)
-	return r.countRows(ctx, taskCountsQuery(f, where, r.pg), args...)
+	where, args := f.where(r.sql)
+	return r.countRows(ctx, taskCountsQuery(f, where, r.sql), args...)
 }
 
-// taskCountsQuery counts the filtered tasks per status. With a search, the count starts
-// from the index's matches, each task read by id: the unary + keeps SQLite off the
-// project's index, which it would otherwise walk whole (at 1,000,000 tasks, 340-570 ms
-// against 5-9 ms). where begins with the project's condition.
-func taskCountsQuery(f TaskFilter, where string, pg bool) string {
-	if f.Query != "" && !pg { // PostgreSQL has no unary + on text, nor the need
-		where = "+" + where
-	}
-	return `SELECT t.status, COUNT(*) FROM tasks t WHERE ` + where + ` GROUP BY t.status`
+// taskCountsQuery counts the filtered tasks per status; where begins with the project's
+// condition.
+func taskCountsQuery(f TaskFilter, where string, d *dialect) string {
+	return `SELECT t.status, COUNT(*) FROM tasks t WHERE ` + d.taskCountsWhere(f, where) + ` GROUP BY t.status`
 }
 
 // countRows reads (status, count) rows.
@@ -259,7 +234,7 @@ func (r Reader) countRows(ctx context.Context, q string, args ...any) (map[strin
 	return out, rows.Err()
 }
 
-func (f TaskFilter) where(pg bool) (string, []any) {
+func (f TaskFilter) where(d *dialect) (string, []any) {
 	var sb strings.Builder
 	var args []any
 	param := func(v any) string { // the next parameter, $N
@@ -279,63 +254,16 @@ func (f TaskFilter) where(pg bool) (string, []any) {
 	if f.Query != "" {
 		// The matches come from the index; the page is still read in id order over the
 		// project's index, so that search pages like any list (after_id, Link).
-		// Both indexes hold each word behind its project's tag (searchTag), and the search
-		// asks for its project's: it reads only its own project's terms.
-		if pg {
-			// The GIN index tasks_search (migration 00030); no pending queue on PostgreSQL.
-			sb.WriteString(" AND to_tsvector('agentdesk_simple', task_search_words(t.project_id, t.summary, t.details)) @@ to_tsquery('agentdesk_simple', " + param(taskTSQuery(f.ProjectID, f.Query)) + ")")
-		} else {
-			sb.WriteString(" AND t.id IN (SELECT rowid FROM tasks_fts WHERE tasks_fts MATCH " + param(taskMatch(f.ProjectID, f.Query)) + ")")
-		}
+		sb.WriteString(" AND " + d.taskSearch(param, f.ProjectID, f.Query))
 	}
 	return sb.String(), args
 }
 
-// IndexTaskSearch brings the search index (tasks_fts) up to date with the tasks noted in
-// tasks_fts_pending by the triggers of migration 00021, about limit of them at most, and
-// says whether some remain: each noted task's entry goes, and comes back with its
-// current words (taskSearchWords) unless the task is gone. One FTS5 segment for the
-// whole pass.
+// IndexTaskSearch brings the task search index up to date with the tasks changed
+// since, about limit of them at most, and says whether some remain (on SQLite; on
+// PostgreSQL every write keeps its index).
 func (t *Tx) IndexTaskSearch(ctx context.Context, limit int) (more bool, err error) {
-	if t.pg {
-		return false, nil // the GIN index tasks_search is kept by every write
-	}
-	ids, err := t.ids(ctx, `SELECT task_id FROM tasks_fts_pending ORDER BY task_id LIMIT $1`, limit+1)
-	if err != nil || len(ids) == 0 {
-		return false, err
-	}
-	if len(ids) > limit {
-		ids, more = ids[:limit], true
-	}
-	list, _ := json.Marshal(ids)
-	for _, q := range []string{
-		`DELETE FROM tasks_fts WHERE rowid IN (SELECT value FROM json_each($1))`,
-		`INSERT INTO tasks_fts (rowid, words) SELECT id, task_search_words(project_id, summary, details) FROM tasks WHERE id IN (SELECT value FROM json_each($1))`,
-		`DELETE FROM tasks_fts_pending WHERE task_id IN (SELECT value FROM json_each($1))`,
-	} {
-		if _, err := t.exec(ctx, q, string(list)); err != nil {
-			return false, err
-		}
-	}
-	return more, nil
-}
-
-// task_search_words(project_id, summary, details) is taskSearchWords as a SQLite
-// function (PostgreSQL has its own, migration 00030): the index is filled row by row
-// inside SQLite, so a pass never holds its tasks' text in Go.
-func init() {
-	sqlite.MustRegisterDeterministicScalarFunction("task_search_words", 3, func(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
-		text := func(v driver.Value) string {
-			switch v := v.(type) {
-			case string:
-				return v
-			case []byte:
-				return string(v)
-			}
-			return ""
-		}
-		return taskSearchWords(text(args[0]), text(args[1])+" "+text(args[2])), nil
-	})
+	return t.sql.indexTaskSearch(ctx, t, limit)
 }
 
 // searchTag is the mark of a project's words in the search indexes (migration 00030):
@@ -354,31 +282,6 @@ func searchTag(projectID string) string {
 	return string(tag)
 }
 
-// taskSearchWords is what tasks_fts holds for a task's text: each of its words (runs of
-// letters and digits, as searchWords splits a query) behind the project's tag. Case and
-// accents are left to the index's tokenizer, which folds both, and a word twice is
-// harmless (the index keeps no positions): the index takes in every task through this,
-// so it allocates little more than its result.
-func taskSearchWords(projectID, text string) string {
-	tag := searchTag(projectID)
-	var sb strings.Builder
-	inWord := false
-	for _, c := range text {
-		letter := unicode.IsLetter(c) || unicode.IsDigit(c)
-		switch {
-		case letter && !inWord:
-			sb.WriteString(tag)
-		case !letter && inWord:
-			sb.WriteByte(' ')
-		}
-		if letter {
-			sb.WriteRune(c)
-		}
-		inWord = letter
-	}
-	return sb.String()
-}
-
 // searchWords splits text into its words, lower case: runs of letters and digits.
 func searchWords(text string) []string {
 	return strings.FieldsFunc(strings.ToLower(text), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) })
@@ -386,12 +289,7 @@ func searchWords(text string) []string {
 
 // TaskSearchBehind says whether tasks wait to be indexed for search.
 func (r Reader) TaskSearchBehind(ctx context.Context) (bool, error) {
-	if r.pg {
-		return false, nil // no pending queue on PostgreSQL
-	}
-	var behind bool
-	err := r.queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tasks_fts_pending)`).Scan(&behind)
-	return behind, err
+	return r.sql.taskSearchBehind(ctx, r)
 }
 
 // maxSearchTerms bounds the words of a task search.
@@ -431,13 +329,6 @@ func taskMatch(projectID, q string) string {
 	return strings.Join(terms, " AND ")
 }
 
-// taskColumns are what scanTask reads, over tasks t and agents a.
-func taskColumns(pg bool) string {
-	return `t.id, t.project_id, t.agent_id, COALESCE(a.name, ''), t.conversation_id, t.summary, t.details, t.status, t.source, t.task_type,
-	t.waiting_details, t.waiting_version, t.created_at, t.updated_at, t.steps, t.version, ` + taskSkillsColumn(pg) + `,
-	t.created_by, t.waiting_options, t.waiting_schema, t.waiting_expires_at, t.waiting_on_expiry, t.waiting_default, t.waiting_ask`
-}
-
 func scanTask(row interface{ Scan(...any) error }) (*model.Task, error) {
 	var task model.Task
 	var agentID, conversationID sql.NullInt64
@@ -474,7 +365,7 @@ func scanTask(row interface{ Scan(...any) error }) (*model.Task, error) {
 
 // Task loads one task of the project with its steps and, if asked, its conversation.
 func (r Reader) Task(ctx context.Context, projectID string, id int64, withConversation bool) (*model.Task, error) {
-	task, err := scanTask(r.queryRow(ctx, taskQuery[r.pg], id, projectID))
+	task, err := scanTask(r.queryRow(ctx, r.sql.taskByID, id, projectID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, ErrNotFound
 	}
@@ -488,12 +379,6 @@ func (r Reader) Task(ctx context.Context, projectID string, id int64, withConver
 	}
 	task.Derive()
 	return task, nil
-}
-
-// taskQuery loads one task, on either engine (true: PostgreSQL).
-var taskQuery = map[bool]string{
-	false: `SELECT ` + taskColumns(false) + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id WHERE t.id = $1 AND t.project_id = $2`,
-	true:  `SELECT ` + taskColumns(true) + ` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id WHERE t.id = $1 AND t.project_id = $2`,
 }
 
 const (
@@ -535,7 +420,7 @@ func scanTaskMessage(row interface{ Scan(...any) error }) (model.TaskMessage, er
 // Tasks lists the tasks that match f, oldest first, with their steps, in one query.
 // more reports whether tasks remain after the last one returned.
 func (r Reader) Tasks(ctx context.Context, f TaskFilter) (tasks []model.Task, more bool, err error) {
-	q, args := f.page(`SELECT `+taskColumns(r.pg)+` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`, r.pg)
+	q, args := f.page(`SELECT `+r.sql.taskColumns+` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`, r.sql)
 	rows, err := r.query(ctx, q, args...)
 	if err != nil {
 		return nil, false, err
@@ -578,7 +463,7 @@ type TaskVersion struct{ ID, Version int64 }
 
 // TaskVersions is Tasks reading only each task's id and version.
 func (r Reader) TaskVersions(ctx context.Context, f TaskFilter) (tasks []TaskVersion, more bool, err error) {
-	q, args := f.page(`SELECT t.id, t.version FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`, r.pg)
+	q, args := f.page(`SELECT t.id, t.version FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`, r.sql)
 	rows, err := r.query(ctx, q, args...)
 	if err != nil {
 		return nil, false, err
@@ -617,10 +502,5 @@ func (r Reader) TasksByID(ctx context.Context, projectID string, ids []int64) ([
 			t.Derive()
 		}
 		return t, err
-	}, tasksByID, projectID, string(list))
+	}, r.sql.tasksByID, projectID, string(list))
 }
-
-var tasksByID = postgresSQL(`SELECT `+taskColumns(false)+` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id
-		WHERE t.project_id = $1 AND t.id IN (SELECT value FROM json_each($2))`,
-	`SELECT `+taskColumns(true)+` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id
-		WHERE t.project_id = $1 AND t.id IN (SELECT value::bigint FROM jsonb_array_elements_text($2))`)

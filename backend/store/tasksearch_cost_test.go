@@ -81,7 +81,7 @@ func TestTaskSearchReadsItsProjectsTerms(t *testing.T) {
 	}
 	quoted := regexp.MustCompile(`"([^"]*)"\*`)
 	for _, letter := range strings.Fields(sixteenPrefixes) {
-		_, args := TaskFilter{ProjectID: "small", Query: letter}.where(false)
+		_, args := TaskFilter{ProjectID: "small", Query: letter}.where(sqliteSQL)
 		m := quoted.FindStringSubmatch(args[len(args)-1].(string)) // the MATCH: "prefix"*
 		if m == nil {
 			t.Fatalf("MATCH %v", args)
@@ -119,8 +119,8 @@ func TestPostgresTaskSearchReadsItsProject(t *testing.T) {
 			t.Fatalf("PostgreSQL tags %q %q (%v), the store %q", project, tag, err, searchTag(project))
 		}
 	}
-	q, args := TaskFilter{ProjectID: "small", Query: sixteenPrefixes, Limit: 50}.page(`SELECT `+taskColumns(true)+` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`, true)
-	if _, err := conn.ExecContext(ctx, `PREPARE search AS `+postgresText(q)); err != nil {
+	q, args := TaskFilter{ProjectID: "small", Query: sixteenPrefixes, Limit: 50}.page(`SELECT `+postgresSQL.taskColumns+` FROM tasks t LEFT JOIN agents a ON a.id = t.agent_id`, postgresSQL)
+	if _, err := conn.ExecContext(ctx, `PREPARE search AS `+q); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 	literals := make([]string, len(args))

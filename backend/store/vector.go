@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -37,15 +36,6 @@ func (t *Tx) InsertVectorSpace(ctx context.Context, sp *model.VectorSpace) error
 	return err
 }
 
-// vectorSpaceColumns are what scanVectorSpace reads: the agents' ids as a JSON array.
-func vectorSpaceColumns(pg bool) string {
-	agents := `COALESCE((SELECT json_group_array(agent_id) FROM (SELECT agent_id FROM vector_space_agents a WHERE a.space_id = vector_spaces.id ORDER BY agent_id)), '[]')`
-	if pg {
-		agents = `COALESCE((SELECT json_agg(agent_id ORDER BY agent_id) FROM vector_space_agents a WHERE a.space_id = vector_spaces.id), '[]')`
-	}
-	return `id, project_id, name, description, embedder, dimensions, document_count, chunk_count, created_at, version, ` + agents
-}
-
 func scanVectorSpace(row interface{ Scan(...any) error }) (*model.VectorSpace, error) {
 	var sp model.VectorSpace
 	var created, agents string
@@ -66,12 +56,12 @@ func scanVectorSpace(row interface{ Scan(...any) error }) (*model.VectorSpace, e
 
 // VectorSpaces lists a project's spaces, oldest first.
 func (r Reader) VectorSpaces(ctx context.Context, projectID string) ([]model.VectorSpace, error) {
-	return queryList(ctx, r, scanVectorSpace, `SELECT `+vectorSpaceColumns(r.pg)+` FROM vector_spaces WHERE project_id = $1 ORDER BY id`, projectID)
+	return queryList(ctx, r, scanVectorSpace, `SELECT `+r.sql.vectorSpaceColumns+` FROM vector_spaces WHERE project_id = $1 ORDER BY id`, projectID)
 }
 
 // VectorSpace loads a space of the project (ErrNotFound for another project's).
 func (r Reader) VectorSpace(ctx context.Context, projectID string, id int64) (*model.VectorSpace, error) {
-	return scanVectorSpace(r.queryRow(ctx, `SELECT `+vectorSpaceColumns(r.pg)+` FROM vector_spaces WHERE id = $1 AND project_id = $2`, id, projectID))
+	return scanVectorSpace(r.queryRow(ctx, `SELECT `+r.sql.vectorSpaceColumns+` FROM vector_spaces WHERE id = $1 AND project_id = $2`, id, projectID))
 }
 
 // DeleteVectorSpace deletes a space with its documents, chunks and agent links.
@@ -184,11 +174,6 @@ func (r Reader) EachVectorChunk(ctx context.Context, spaceID int64, fn func(id, 
 	return rows.Err()
 }
 
-var vectorChunksByID = postgresSQL(`SELECT c.id, c.document_id, d.name, c.seq, c.text FROM vector_chunks c JOIN vector_documents d ON d.id = c.document_id
-		WHERE c.space_id = $1 AND c.id IN (SELECT value FROM json_each($2))`,
-	`SELECT c.id, c.document_id, d.name, c.seq, c.text FROM vector_chunks c JOIN vector_documents d ON d.id = c.document_id
-		WHERE c.space_id = $1 AND c.id IN (SELECT value::bigint FROM jsonb_array_elements_text($2))`)
-
 // VectorChunks loads chunks by id, with their document's name.
 func (r Reader) VectorChunks(ctx context.Context, spaceID int64, ids []int64) (map[int64]model.VectorChunk, error) {
 	out := make(map[int64]model.VectorChunk, len(ids))
@@ -196,7 +181,7 @@ func (r Reader) VectorChunks(ctx context.Context, spaceID int64, ids []int64) (m
 		return out, nil
 	}
 	list, _ := json.Marshal(ids)
-	rows, err := r.query(ctx, vectorChunksByID, spaceID, string(list))
+	rows, err := r.query(ctx, r.sql.vectorChunksByID, spaceID, string(list))
 	if err != nil {
 		return nil, err
 	}
@@ -219,31 +204,10 @@ const maxKeywordTerms = 32
 // keeps only their chunks. Any word may match (OR); a query without words finds nothing.
 func (r Reader) VectorKeywordSearch(ctx context.Context, spaceID int64, query string, limit int, documents []int64) ([]int64, error) {
 	words := strings.FieldsFunc(strings.ToLower(query), func(c rune) bool { return !unicode.IsLetter(c) && !unicode.IsDigit(c) })
-	seen := map[string]bool{}
-	var terms []string
-	for _, w := range words {
-		if !seen[w] && len(terms) < maxKeywordTerms {
-			seen[w] = true
-			terms = append(terms, `"`+strings.ReplaceAll(w, `"`, `""`)+`"`)
-		}
-	}
-	if len(terms) == 0 || limit <= 0 {
+	if len(words) == 0 || limit <= 0 {
 		return nil, nil
 	}
-	if r.pg {
-		return r.vectorKeywordSearchPostgres(ctx, spaceID, words, limit, documents)
-	}
-	match := `space : "s` + strconv.FormatInt(spaceID, 10) + `" AND text : (` + strings.Join(terms, " OR ") + `)`
-	q := `SELECT rowid FROM vector_chunks_fts WHERE vector_chunks_fts MATCH $1 ORDER BY bm25(vector_chunks_fts, 1.0, 0.0) LIMIT $2`
-	args := []any{match, limit}
-	if len(documents) > 0 {
-		list, _ := json.Marshal(documents)
-		q = `SELECT f.rowid FROM vector_chunks_fts f JOIN vector_chunks c ON c.id = f.rowid
-			WHERE vector_chunks_fts MATCH $1 AND c.document_id IN (SELECT value FROM json_each($2))
-			ORDER BY bm25(vector_chunks_fts, 1.0, 0.0) LIMIT $3`
-		args = []any{match, string(list), limit}
-	}
-	return r.ids(ctx, q, args...)
+	return r.sql.vectorKeywordSearch(ctx, r, spaceID, words, limit, documents)
 }
 
 // vectorKeywordSearchPostgres is VectorKeywordSearch on PostgreSQL: the chunks that
@@ -255,7 +219,7 @@ func (r Reader) VectorKeywordSearch(ctx context.Context, spaceID int64, query st
 // every chunk with any of the words; a chunk's length relative to the space's mean is
 // measured in characters rather than words (close enough, and no tsvector of every
 // chunk of the space per search).
-func (r Reader) vectorKeywordSearchPostgres(ctx context.Context, spaceID int64, words []string, limit int, documents []int64) ([]int64, error) {
+func vectorKeywordSearchPostgres(ctx context.Context, r Reader, spaceID int64, words []string, limit int, documents []int64) ([]int64, error) {
 	var terms []string
 	for _, w := range words { // letters and digits only: nothing to quote
 		if !slices.Contains(terms, w) && len(terms) < maxKeywordTerms {

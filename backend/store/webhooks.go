@@ -81,12 +81,8 @@ func (t *Tx) UpdateWebhook(ctx context.Context, w *model.Webhook) error {
 // AdvanceWebhook moves the webhook's cursor to seq (never back) and clears its failures:
 // the events up to seq are done with.
 func (t *Tx) AdvanceWebhook(ctx context.Context, id, seq int64) error {
-	return t.execOne(ctx, advanceWebhook, seq, id)
+	return t.execOne(ctx, t.sql.advanceWebhook, seq, id)
 }
-
-var advanceWebhook = postgresSQL(
-	`UPDATE webhooks SET cursor = MAX(cursor, $1), attempts = 0, failing_since = NULL, next_attempt_at = NULL WHERE id = $2`,
-	`UPDATE webhooks SET cursor = GREATEST(cursor, $1), attempts = 0, failing_since = NULL, next_attempt_at = NULL WHERE id = $2`)
 
 // DeleteWebhook removes a webhook of the project with its deliveries.
 func (t *Tx) DeleteWebhook(ctx context.Context, projectID string, id int64) error {

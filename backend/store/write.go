@@ -230,7 +230,7 @@ func (s *Store) writeBatch(queue []*job) (rest []*job) {
 	// The writer connection's data_version, for telling other processes' commits from
 	// this one (foreign.go), and the count of token changes (credcache.go).
 	var writerVersion, credChanges int64
-	r := Reader{q: b.tx, batch: b.stmts}
+	r := Reader{q: b.tx, batch: b.stmts, sql: sqliteSQL}
 	if err := r.queryRow(ctx, `PRAGMA data_version`).Scan(&writerVersion); err != nil {
 		b.fail(s.batchError(fmt.Errorf("read data_version: %w", err)))
 		return b.queue
@@ -301,7 +301,7 @@ func (b *batch) run(ctx context.Context, j *job) error {
 	// What a failed write leaves as it was.
 	seqs := maps.Clone(b.seqs)
 	// The savepoint statements are prepared once, like the writes' own (stmts.go).
-	r := Reader{q: b.tx, batch: b.stmts}
+	r := Reader{q: b.tx, batch: b.stmts, sql: sqliteSQL}
 	if _, err := r.exec(ctx, "SAVEPOINT w"); err != nil {
 		b.jobs = append(b.jobs, j)
 		b.results = append(b.results, err)
@@ -388,6 +388,6 @@ type Reader struct {
 	// On the read pool: notices other processes' commits before a cache is read
 	// (foreign.go).
 	watch *foreignWatch
-	// On PostgreSQL: each statement runs as postgresText gives it (dialect.go).
-	pg bool
+	// The SQL that differs between the engines (dialect.go).
+	sql *dialect
 }

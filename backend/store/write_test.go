@@ -506,9 +506,6 @@ func testRefusedEventsFailTheBatch(t *testing.T, engine string) {
 // can make one.
 func runBehindItsBack(t *testing.T, tx *Tx, query string, args ...any) {
 	t.Helper()
-	if tx.pg {
-		query = postgresText(query)
-	}
 	if _, err := tx.b.q.ExecContext(context.Background(), query, args...); err != nil {
 		t.Error(err)
 	}
