@@ -44,7 +44,7 @@ func walCheckpoint(ctx context.Context, db *sql.DB) (frames int64, err error) {
 }
 
 // checkpointLoop runs the background checkpoints until the store closes.
-func (s *Store) checkpointLoop() {
+func (s *sqliteEngine) checkpointLoop() {
 	defer close(s.checkpointerEnd)
 	ctx := context.Background()
 	for {
@@ -72,7 +72,7 @@ func (s *Store) checkpointLoop() {
 }
 
 // walWritten is called by the writer after each commit.
-func (s *Store) walWritten(ctx context.Context) {
+func (s *sqliteEngine) walWritten(ctx context.Context) {
 	if s.finishCheckpoint.CompareAndSwap(true, false) {
 		// Between batches: the writer's connection is free and nothing else writes, so
 		// this copies every frame, unless a reader still reads an old snapshot, and the

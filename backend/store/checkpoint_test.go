@@ -72,7 +72,7 @@ func TestWALStartsOver(t *testing.T) {
 			changed.Wait()
 		}
 	}
-	s.beforeCheckpoint.Store(&hook)
+	sqliteOf(s).beforeCheckpoint.Store(&hook)
 	if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		return tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 	}); err != nil {

@@ -88,12 +88,8 @@ func (c *tokenCache) clear() {
 
 // TokenByHash finds a token by the SHA-256 of its value.
 func (s *Store) TokenByHash(ctx context.Context, hash []byte) (*model.Token, error) {
-	if !s.pg {
-		s.watch.checkRecent(ctx, foreignLookEvery)
-	} else if !s.credentials.recent() {
-		if err := s.lookAtCredentials(ctx); err != nil {
-			return s.Read().TokenByHash(ctx, hash)
-		}
+	if err := s.eng.checkTokens(ctx); err != nil {
+		return s.Read().TokenByHash(ctx, hash)
 	}
 	tok, gen, ok := s.tokens.get(hash)
 	if ok {

@@ -100,7 +100,7 @@ func syncDir(dir string) error {
 
 // syncLoop acknowledges committed batches in commit order, after one fsync for all
 // those that are waiting (when the store runs FULL).
-func (s *Store) syncLoop() {
+func (s *sqliteEngine) syncLoop() {
 	defer close(s.writerEnd)
 	var pending []committed
 	for {

@@ -25,14 +25,14 @@ func FailNextSync(s *Store, err error, eventType string) {
 		}
 		return nil
 	}
-	s.beforeSync.Store(&hook)
+	sqliteOf(s).beforeSync.Store(&hook)
 }
 
 // StatementTexts is every statement text the store has prepared on its two pools: what
 // the work done so far has run (up to the caches' bound).
 func StatementTexts(s *Store) []string {
 	var out []string
-	for _, c := range []*stmtCache{s.readStmts, s.writeStmts} {
+	for _, c := range []*stmtCache{sqliteOf(s).readStmts, sqliteOf(s).writeStmts} {
 		c.mu.RLock()
 		for q := range c.m {
 			out = append(out, q)
@@ -54,4 +54,12 @@ func PostgresText(query string) string {
 	}
 	query = strings.ReplaceAll(query, sqliteSQL.taskColumns, postgresSQL.taskColumns)
 	return strings.ReplaceAll(query, sqliteSQL.vectorSpaceColumns, postgresSQL.vectorSpaceColumns)
+}
+
+// sqliteOf and postgresOf are the engine under s; onPostgres says which it is.
+func sqliteOf(s *Store) *sqliteEngine     { return s.eng.(*sqliteEngine) }
+func postgresOf(s *Store) *postgresEngine { return s.eng.(*postgresEngine) }
+func onPostgres(s *Store) bool {
+	_, ok := s.eng.(*postgresEngine)
+	return ok
 }

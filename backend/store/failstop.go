@@ -15,56 +15,52 @@ import (
 // Ping fails (so /healthz answers 503), and the log says why. A restart, once the disk
 // is fixed, starts over from what SQLite finds on disk.
 
+// stopTexts are what an engine's store says once it has stopped: the log line, the
+// answer to the writes whose outcome is unknown, and to every write after.
+type stopTexts struct {
+	log                     string
+	unknownOutcome, stopped error
+}
+
 // errUnknownOutcome answers the writes of the batch whose commit or fsync failed.
 var errUnknownOutcome = errs.Unavailable("this write could not be made durable (the disk failed to flush it), so it may or " +
 	"may not be stored; the server has stopped accepting writes until its operator restarts it: do not retry " +
 	"against this server, and check after the restart whether the write is there")
 
-// errStopped answers every write after the failure, and /healthz.
-var errStopped = errs.Unavailable("the server has stopped accepting writes after a failed flush to disk; " +
-	"its operator must check the disk and restart it (the server log says why)")
+var sqliteStopTexts = stopTexts{
+	log: "the database writer has stopped: a commit or fsync failed, so whether the last writes are on disk is " +
+		"unknown; no further write is accepted and /healthz answers 503; check the disk (space, I/O errors) and restart agentdesk",
+	unknownOutcome: errUnknownOutcome,
+	stopped: errs.Unavailable("the server has stopped accepting writes after a failed flush to disk; " +
+		"its operator must check the disk and restart it (the server log says why)"),
+}
 
 // On PostgreSQL the store stops only when a COMMIT failed and the database could not
 // be asked what became of it (pgoutcome.go).
-var (
-	errUnknownOutcomePostgres = errs.Unavailable("the connection to the database was lost as this write was committed, and " +
+var postgresStopTexts = stopTexts{
+	log: "the database writer has stopped: a COMMIT failed and the database could not be asked whether it committed; " +
+		"no further write is accepted and /healthz answers 503; check the database and restart agentdesk",
+	unknownOutcome: errs.Unavailable("the connection to the database was lost as this write was committed, and " +
 		"the database could not be asked whether it was, so it may or may not be stored; the server has stopped accepting " +
-		"writes until its operator restarts it: do not retry against this server, and check after the restart whether the write is there")
-	errStoppedPostgres = errs.Unavailable("the server has stopped accepting writes after it lost the database in the middle of " +
-		"a commit; its operator must check the database and restart it (the server log says why)")
-)
+		"writes until its operator restarts it: do not retry against this server, and check after the restart whether the write is there"),
+	stopped: errs.Unavailable("the server has stopped accepting writes after it lost the database in the middle of " +
+		"a commit; its operator must check the database and restart it (the server log says why)"),
+}
 
 // failStop makes the store refuse writes from now on, logging the cause once.
 func (s *Store) failStop(cause error) {
-	if !s.stopped.CompareAndSwap(false, true) {
-		return
+	if s.stopped.CompareAndSwap(false, true) {
+		slog.Error(s.eng.stopTexts().log, "db", s.path, "err", cause)
 	}
-	if s.pg {
-		slog.Error("the database writer has stopped: a COMMIT failed and the database could not be asked whether it committed; "+
-			"no further write is accepted and /healthz answers 503; check the database and restart agentdesk",
-			"db", s.path, "err", cause)
-		return
-	}
-	slog.Error("the database writer has stopped: a commit or fsync failed, so whether the last writes are on disk is "+
-		"unknown; no further write is accepted and /healthz answers 503; check the disk (space, I/O errors) and restart agentdesk",
-		"db", s.path, "err", cause)
 }
 
 // unknownOutcome answers the writes of the batch that made the store stop.
-func (s *Store) unknownOutcome() error {
-	if s.pg {
-		return errUnknownOutcomePostgres
-	}
-	return errUnknownOutcome
-}
+func (s *Store) unknownOutcome() error { return s.eng.stopTexts().unknownOutcome }
 
 // Stopped is the reason writes are refused, nil while the store takes writes.
 func (s *Store) Stopped() error {
-	switch {
-	case !s.stopped.Load():
+	if !s.stopped.Load() {
 		return nil
-	case s.pg:
-		return errStoppedPostgres
 	}
-	return errStopped
+	return s.eng.stopTexts().stopped
 }

@@ -13,22 +13,22 @@ func TestOwnCommitsKeepTheCaches(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
 	forgot := 0
-	inner := s.watch.forget
-	s.watch.forget = func() { forgot++; inner() } // the writer is idle: set before any write below
+	inner := sqliteOf(s).watch.forget
+	sqliteOf(s).watch.forget = func() { forgot++; inner() } // the writer is idle: set before any write below
 	for i := range 20 {
 		if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 			return tx.AppendEvent(ctx, "p", "test.own", map[string]int{"i": i}, time.Now())
 		}); err != nil {
 			t.Fatal(err)
 		}
-		s.watch.check(ctx)
+		sqliteOf(s).watch.check(ctx)
 	}
 	if forgot != 0 {
 		t.Fatalf("own commits emptied the caches %d times", forgot)
 	}
 	commitElsewhere(t, s, `UPDATE projects SET name = 'renamed' WHERE id = 'p'`)
-	s.watch.check(ctx)
-	s.watch.check(ctx)
+	sqliteOf(s).watch.check(ctx)
+	sqliteOf(s).watch.check(ctx)
 	if forgot != 1 {
 		t.Fatalf("another connection's commit emptied the caches %d times, want once", forgot)
 	}

@@ -22,7 +22,7 @@ func testPruneLoginsByIndex(t *testing.T, engine string) {
 	}
 	defer conn.Close()
 	q := strings.Replace(pruneLogins, "$1", "'2026-11-24T00:00:00Z'", 1)
-	if s.pg {
+	if onPostgres(s) {
 		if _, err := conn.ExecContext(ctx, `SET enable_seqscan = off`); err != nil {
 			t.Fatal(err)
 		}

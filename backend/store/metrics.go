@@ -7,7 +7,7 @@ import (
 )
 
 // QueueDepth is how many writes wait for the writer (the metrics' gauge).
-func (s *Store) QueueDepth() int { return len(s.jobs) }
+func (s *Store) QueueDepth() int { return s.eng.queued() }
 
 // OldestUndelivered is the time of the oldest event an enabled webhook has still to be
 // sent (the first after its cursor); ok is false when every webhook is up to date.

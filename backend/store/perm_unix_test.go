@@ -67,7 +67,7 @@ func TestFilesArePrivate(t *testing.T) {
 		}
 	}
 	check(filepath.Join(shared, "new"), 0o700)
-	if err := (&Store{}).Backup(ctx, filepath.Join(shared, "older.db")); err == nil {
+	if err := (&sqliteEngine{Store: &Store{}}).backup(ctx, filepath.Join(shared, "older.db")); err == nil {
 		t.Error("a backup over an existing file succeeded")
 	}
 }

@@ -19,7 +19,7 @@ import (
 // startListener starts the Store's listener: another server's commit (its NOTIFY, sent
 // by writeBatch) calls Options.OnForeign, as this server's own commits call OnCommit.
 // This server's own notifications are skipped by the writer connections' backend pids.
-func (s *Store) startListener(ctx context.Context, rawURL string) error {
+func (s *postgresEngine) startListener(ctx context.Context, rawURL string) error {
 	foreign := func() {
 		if s.opts.OnForeign != nil {
 			s.opts.OnForeign()
@@ -39,7 +39,9 @@ func (s *Store) startListener(ctx context.Context, rawURL string) error {
 
 // Listening reports whether other servers' commits are being noticed now (PostgreSQL's
 // listener holds LISTEN); always true on SQLite, which has no other servers.
-func (s *Store) Listening() bool { return s.listener == nil || s.listener.Listening() }
+func (s *Store) Listening() bool { return s.eng.listening() }
+
+func (s *postgresEngine) listening() bool { return s.listener.Listening() }
 
 // ClaimDueJob reads the project's job id for running it now, in the write that runs it
 // and advances its next run: ErrNotFound when it is gone or not due (any more). On
@@ -80,9 +82,10 @@ var activityLockKey = func() int64 {
 // fn must read the webhook's cursor itself, after the hold begins. On SQLite, one server
 // per data directory: fn just runs.
 func (s *Store) HoldWebhook(ctx context.Context, id int64, fn func() error) (bool, error) {
-	if !s.pg {
-		return true, fn()
-	}
+	return s.eng.holdWebhook(ctx, id, fn)
+}
+
+func (s *postgresEngine) holdWebhook(ctx context.Context, id int64, fn func() error) (bool, error) {
 	conn, err := s.locks.Conn(ctx)
 	if err != nil {
 		return false, err

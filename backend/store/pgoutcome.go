@@ -31,7 +31,7 @@ var errRolledBack = errs.Unavailable("the connection to the database was lost as
 // postgresOutcome says what became of transaction xid, begun by backend pid, after its
 // COMMIT failed with commitErr: nil when it committed, errRolledBack when it did not,
 // commitErr when that cannot be known.
-func (s *Store) postgresOutcome(xid string, pid uint32, commitErr error) error {
+func (s *postgresEngine) postgresOutcome(xid string, pid uint32, commitErr error) error {
 	if xid == "" {
 		return commitErr
 	}

@@ -49,7 +49,7 @@ func TestPostgresCommitOutcome(t *testing.T) {
 		}
 		return n == 1
 	}
-	onCommit := func(hook func()) { s.beforeCommit.Store(&hook) }
+	onCommit := func(hook func()) { postgresOf(s).beforeCommit.Store(&hook) }
 
 	t.Run("answer lost after the commit", func(t *testing.T) {
 		// The connection's first batch also prepares its statements, a round trip of
@@ -185,7 +185,7 @@ func TestPostgresStalledServerReleasesItsLocks(t *testing.T) {
 			t.Error("the other server's write still waits for the stalled server's lock after 30 s")
 		}
 	}
-	stores[0].beforeCommit.Store(&stall)
+	postgresOf(stores[0]).beforeCommit.Store(&stall)
 	if err := appendOne(stores[0]); !errors.Is(err, errRolledBack) {
 		t.Errorf("the stalled server's write: %v; want errRolledBack", err)
 	}
@@ -283,9 +283,9 @@ func insertProjectIn(s *Store, id string, before func()) error {
 // and returns how many it ended.
 func endWriters(t *testing.T, s *Store) (ended int) {
 	t.Helper()
-	s.writerPIDs.m.Range(func(pid, _ any) bool {
+	postgresOf(s).writerPIDs.m.Range(func(pid, _ any) bool {
 		var ok bool
-		if err := s.locks.QueryRowContext(context.Background(), `SELECT pg_terminate_backend($1, 5000)`, int64(pid.(uint32))).Scan(&ok); err != nil {
+		if err := postgresOf(s).locks.QueryRowContext(context.Background(), `SELECT pg_terminate_backend($1, 5000)`, int64(pid.(uint32))).Scan(&ok); err != nil {
 			t.Errorf("end the writer's backend %d: %v", pid, err)
 		}
 		if ok {

@@ -22,7 +22,7 @@ var (
 
 // analyzeTasksFirst runs until the tasks table has statistics or the store stops,
 // looking every so often.
-func (s *Store) analyzeTasksFirst(every time.Duration) {
+func (s *postgresEngine) analyzeTasksFirst(every time.Duration) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { // a query under way ends with the store

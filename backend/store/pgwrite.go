@@ -47,7 +47,7 @@ type pgTransaction struct {
 }
 
 // writePostgres runs j as a transaction of its own and answers it (j.done is not used).
-func (s *Store) writePostgres(j *job) error {
+func (s *postgresEngine) writePostgres(j *job) error {
 	if err := j.ctx.Err(); err != nil {
 		return err
 	}
@@ -199,7 +199,7 @@ func (e notCommitted) Error() string { return e.err.Error() }
 // when) the write commits (pgwake.go), and commits: one round trip. When the COMMIT
 // may have run and its answer is missing, the database is asked whether the write's
 // transaction committed (pgoutcome.go).
-func (s *Store) commitPostgres(ctx context.Context, b *batch) error {
+func (s *postgresEngine) commitPostgres(ctx context.Context, b *batch) error {
 	p := b.postgres
 	q := &pgx.Batch{}
 	answered := 0 // statements after those that succeeded, in order

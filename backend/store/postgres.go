@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -196,27 +197,67 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		locks.Close()
 		return nil, fmt.Errorf("connect to %s: %w", loc.Redacted(), err)
 	}
-	s := &Store{
-		path: loc.Redacted(), pg: true, sql: postgresSQL, writer: writer, reader: reader, opts: opts,
+	e := &postgresEngine{
+		Store:      newStore(loc.Redacted(), writer, reader, postgresSQL, opts),
 		writerPIDs: writerPIDs, locks: locks,
-		checkpointerEnd: make(chan struct{}),
-		stop:            make(chan struct{}),
-		writerEnd:       make(chan struct{}),
-		readStmts:       newStmtCache(reader),
-		writeStmts:      newStmtCache(writer),
 	}
-	close(s.checkpointerEnd) // no checkpointer
-	close(s.writerEnd)       // no single writer: Close waits for the writes under way (closeMu)
+	e.eng = e
 	// Other servers' commits wake this one's hub (pgmulti.go).
-	if err := s.startListener(ctx, loc.URL); err != nil {
+	if err := e.startListener(ctx, loc.URL); err != nil {
 		writer.Close()
 		reader.Close()
 		locks.Close()
 		return nil, fmt.Errorf("connect to %s: %w", loc.Redacted(), err)
 	}
-	go s.analyzeTasksFirst(firstAnalyzeEvery) // pgstats.go
-	return s, nil
+	go e.analyzeTasksFirst(firstAnalyzeEvery) // pgstats.go
+	return e.Store, nil
 }
+
+// postgresEngine is the store on PostgreSQL: a pool of writers, each write a
+// transaction of its own (pgwrite.go), and none of SQLite's machinery: no single
+// writer, no WAL syncer (with synchronous_commit on, a COMMIT that returned is durable),
+// no checkpointer, no data_version watch. Several servers may share the database
+// (pgmulti.go).
+type postgresEngine struct {
+	*Store
+	// The writer connections' backend pids, the listener for the other servers'
+	// commits, the pool holding webhook locks (pgmulti.go).
+	writerPIDs *pidSet
+	listener   *Listener
+	locks      *sql.DB
+
+	beforeCommit atomic.Pointer[func()] // tests: runs (once) before a write's COMMIT
+}
+
+// submit runs j here, in the caller's goroutine (pgwrite.go).
+func (s *postgresEngine) submit(j *job) func() error {
+	err := s.writePostgres(j)
+	return func() error { return err }
+}
+
+// close closes the pools once the writes under way have finished (Store.Close held
+// closeMu until then).
+func (s *postgresEngine) close() error {
+	return errors.Join(s.listener.Close(), s.locks.Close(), s.reader.Close(), s.writer.Close())
+}
+
+func (s *postgresEngine) backup(context.Context, string) error { return errBackupPostgres }
+func (s *postgresEngine) canBackup() error                      { return errBackupPostgres }
+
+// checkTokens reads the count of token changes unless a read began less than
+// foreignLookEvery ago (credcache.go).
+func (s *postgresEngine) checkTokens(ctx context.Context) error {
+	if s.credentials.recent() {
+		return nil
+	}
+	return s.lookAtCredentials(ctx)
+}
+
+// queued: each write runs in its caller's goroutine (those waiting for a connection of
+// the pool are not counted).
+func (s *postgresEngine) queued() int { return 0 }
+
+func (s *postgresEngine) stopTexts() stopTexts { return postgresStopTexts }
 
 // errDeadlock answers the writes PostgreSQL cancelled to break a deadlock (40P01) or a
 // serialization failure (40001) with another write. They are not run again. Nothing of
@@ -232,12 +273,3 @@ func isDeadlock(err error) bool {
 
 // errBackupPostgres answers a backup asked of a PostgreSQL store.
 var errBackupPostgres = errs.Conflicting("agentdesk's backup and export copy its SQLite database; this server runs on PostgreSQL: back it up with pg_dump (see docs/postgres.md)")
-
-// CanBackup says whether Backup can copy this store's database: nil on SQLite, the
-// reason on PostgreSQL.
-func (s *Store) CanBackup() error {
-	if s.pg {
-		return errBackupPostgres
-	}
-	return nil
-}

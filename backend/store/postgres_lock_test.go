@@ -143,7 +143,7 @@ func TestPostgresLostConnectionWhileWaitingForALock(t *testing.T) {
 	waitsForTheLock := func(not uint32) uint32 {
 		deadline := time.Now().Add(30 * time.Second) // a hang, not a speed
 		for time.Now().Before(deadline) {
-			rows, err := stores[0].locks.QueryContext(ctx, `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)
+			rows, err := postgresOf(stores[0]).locks.QueryContext(ctx, `SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`)
 			if err != nil {
 				t.Error(err)
 				return 0
@@ -158,7 +158,7 @@ func TestPostgresLostConnectionWhileWaitingForALock(t *testing.T) {
 			}
 			rows.Close()
 			for _, pid := range waiting {
-				if stores[1].writerPIDs.has(pid) && pid != not {
+				if postgresOf(stores[1]).writerPIDs.has(pid) && pid != not {
 					return pid
 				}
 			}
@@ -171,12 +171,12 @@ func TestPostgresLostConnectionWhileWaitingForALock(t *testing.T) {
 	hold := func() { // stores[0]'s batch holds p's lock while stores[1]'s write waits for it
 		go func() { waiter <- appendOne(stores[1]) }()
 		first := waitsForTheLock(0)
-		if _, err := stores[0].locks.ExecContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, int64(first)); err != nil {
+		if _, err := postgresOf(stores[0]).locks.ExecContext(ctx, `SELECT pg_terminate_backend($1, 5000)`, int64(first)); err != nil {
 			t.Error(err)
 		}
 		waitsForTheLock(first) // sent again, on a new connection
 	}
-	stores[0].beforeCommit.Store(&hold)
+	postgresOf(stores[0]).beforeCommit.Store(&hold)
 	if err := appendOne(stores[0]); err != nil {
 		t.Fatalf("the write holding the lock: %v", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode"
 )
 
@@ -18,8 +17,6 @@ type stmtCache struct {
 	db *sql.DB
 	mu sync.RWMutex
 	m  map[string]*sql.Stmt
-
-	queries atomic.Int64 // queries run on the pool (see Store.ReadQueries)
 }
 
 const maxCachedStmts = 512

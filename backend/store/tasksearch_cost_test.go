@@ -29,7 +29,7 @@ func seedSearchCost(t testing.TB, engine string) *Store {
 	ctx := context.Background()
 	s := openTestOn(t, engine)
 	series := `WITH RECURSIVE g(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM g WHERE n < $2) SELECT n FROM g`
-	if s.pg {
+	if onPostgres(s) {
 		series = `SELECT generate_series(1, $2) AS n`
 	}
 	err := s.Write(ctx, Author{}, func(tx *Tx) error {
@@ -59,7 +59,7 @@ func seedSearchCost(t testing.TB, engine string) *Store {
 			t.Fatal(err)
 		}
 	}
-	if s.pg {
+	if onPostgres(s) {
 		// As autovacuum leaves the table: analyzed, and the GIN index's pending list (the
 		// last writes of every project, which every search reads) moved into the index.
 		if _, err := s.writer.ExecContext(ctx, `VACUUM ANALYZE tasks`); err != nil {

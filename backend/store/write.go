@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/audit"
@@ -81,21 +82,9 @@ func (s *Store) Write(ctx context.Context, by Author, fn func(*Tx) error) error 
 		s.closeMu.RUnlock()
 		return err
 	}
-	if s.pg {
-		err := s.writePostgres(j) // Close waits for it: closeMu is held
-		s.closeMu.RUnlock()
-		s.waitForOtherServers(j)
-		return err
-	}
-	select {
-	case s.jobs <- j:
-	case <-ctx.Done():
-		s.closeMu.RUnlock()
-		return ctx.Err()
-	}
+	wait := s.eng.submit(j) // Close waits for what is submitted: closeMu is held
 	s.closeMu.RUnlock()
-	// Once submitted, wait for the outcome even if ctx ends: the write may commit.
-	err := <-j.done
+	err := wait()
 	s.waitForOtherServers(j)
 	return err
 }
@@ -110,7 +99,7 @@ func (s *Store) waitForOtherServers(j *job) {
 	}
 }
 
-func (s *Store) writeLoop() {
+func (s *sqliteEngine) writeLoop() {
 	defer close(s.committed) // the syncer acknowledges what is left, then ends
 	for {
 		select {
@@ -132,7 +121,7 @@ func (s *Store) writeLoop() {
 
 // writeBatches writes first and what is queued after it, and then the writes a batch
 // put back, until none is left.
-func (s *Store) writeBatches(first *job) {
+func (s *sqliteEngine) writeBatches(first *job) {
 	for queue := []*job{first}; len(queue) > 0; {
 		queue = s.writeBatch(queue)
 	}
@@ -164,7 +153,7 @@ type batch struct {
 // waiting and the syncer is ready for more, or the batch is full: while the syncer
 // waits for the disk, the batch grows, and one commit and one fsync serve every write
 // that came meanwhile.
-func (s *Store) writeBatch(queue []*job) (rest []*job) {
+func (s *sqliteEngine) writeBatch(queue []*job) (rest []*job) {
 	ctx := context.Background()
 	if err := s.Stopped(); err != nil { // queued before the failure
 		failJobs(queue, err)
@@ -381,13 +370,12 @@ type queryer interface {
 // Reader runs queries, on the read pool or inside a write.
 type Reader struct {
 	q     queryer
-	cache *stmtCache  // prepared statements of the read pool
-	batch *batchStmts // prepared statements of the write batch, inside a write
-	// On the read pool: how far event reads may go (durable.go).
+	cache *stmtCache  // prepared statements of the read pool (SQLite)
+	batch *batchStmts // prepared statements of the write batch, inside a write (SQLite)
+	// On the read pool: how far event reads may go (durable.go), and the count of
+	// queries run (querycount.go).
 	horizon *eventHorizon
-	// On the read pool: notices other processes' commits before a cache is read
-	// (foreign.go).
-	watch *foreignWatch
+	queries *atomic.Int64
 	// The SQL that differs between the engines (dialect.go).
 	sql *dialect
 }

@@ -225,7 +225,7 @@ func TestEventsWaitForTheirFsync(t *testing.T) {
 		<-release
 		return nil
 	}
-	s.beforeSync.Store(&hook)
+	sqliteOf(s).beforeSync.Store(&hook)
 	done := make(chan error, 1)
 	go func() {
 		done <- s.Write(ctx, Author{}, func(tx *Tx) error {
@@ -401,7 +401,7 @@ type batchWrite struct {
 func inOneBatch(t *testing.T, s *Store, writes ...batchWrite) []error {
 	t.Helper()
 	ctx := context.Background()
-	if s.pg {
+	if onPostgres(s) {
 		out := make([]error, len(writes))
 		for i, w := range writes {
 			out[i] = s.Write(cmp.Or(w.ctx, ctx), w.by, w.fn)
@@ -421,10 +421,10 @@ func inOneBatch(t *testing.T, s *Store, writes ...batchWrite) []error {
 	results := make([]chan error, len(writes))
 	for i, w := range writes {
 		results[i] = make(chan error, 1)
-		n := len(s.jobs)
+		n := len(sqliteOf(s).jobs)
 		wctx := cmp.Or(w.ctx, ctx)
 		go func() { results[i] <- s.Write(wctx, w.by, w.fn) }()
-		for len(s.jobs) == n {
+		for len(sqliteOf(s).jobs) == n {
 			time.Sleep(time.Millisecond)
 		}
 	}
