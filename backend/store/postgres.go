@@ -242,7 +242,7 @@ func (s *postgresEngine) close() error {
 }
 
 func (s *postgresEngine) backup(context.Context, string) error { return errBackupPostgres }
-func (s *postgresEngine) canBackup() error                      { return errBackupPostgres }
+func (s *postgresEngine) canBackup() error                     { return errBackupPostgres }
 
 // checkTokens reads the count of token changes unless a read began less than
 // foreignLookEvery ago (credcache.go).

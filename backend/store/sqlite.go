@@ -139,6 +139,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	go e.checkpointLoop()
 	return e.Store, nil
 }
+
 // keepOneConnection makes db one connection, never closed for its age or idleness: the
 // writer's (its transaction is the batch) and the data_version watch's (the value is per
 // connection).
@@ -283,4 +284,3 @@ func (s *sqliteEngine) backup(ctx context.Context, path string) (err error) {
 	_, err = db.ExecContext(ctx, "VACUUM INTO $1", path)
 	return err
 }
-
