@@ -12,14 +12,25 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// fanout opens n WebSocket subscribers, makes `events` task changes at a steady rate,
-// and measures, for every delivery to every subscriber, the time from the event's
-// commit timestamp (`at`, taken by the server as the write starts, so it includes the
-// commit) to its arrival. It returns p50 and p99 in ms, and the servers' CPU time per
-// delivery in µs (the creates' own included: a few percent of it). The subscribers
-// follow with streamTokens (a credential holds a limited number of sockets); token
-// makes the changes.
-func (l *loader) fanout(n, events int, rate float64, token string, streamTokens []string) (p50, p99, cpuPerDelivery float64, err error) {
+// fanoutResult is one run of the fan-out phase: p50 and p99 in ms of each delivery's
+// time from the create's answer (the issue's figure: the client got its 201, then each
+// subscriber its event; negative when the event came first), the same from the event's
+// "at" (taken by the server as the write starts, so it includes the commit and the
+// fsync: what the phase reported before), and the servers' CPU time per delivery in µs
+// (the creates' own included: a few percent of it).
+type fanoutResult struct {
+	p50, p99          float64 // from the create's answer
+	p50At, p99At      float64 // from the event's "at"
+	cpuPerDelivery    float64
+	early, deliveries int // deliveries that arrived before their create's answer, and all
+}
+
+// fanout opens n WebSocket subscribers, makes `events` creates at a steady rate, and
+// times every delivery to every subscriber. The creates' summaries are "fan-out I": I
+// is the key that pairs each receipt with its create's answer, read from the event's
+// bytes without decoding it (fanoutKey). The subscribers follow with streamTokens (a
+// credential holds a limited number of sockets); token makes the creates.
+func (l *loader) fanout(n, events int, rate float64, token string, streamTokens []string) (res fanoutResult, err error) {
 	conns := make([]*websocket.Conn, n)
 	for i := range conns {
 		// With two servers, half the subscribers follow the other one: the events made
@@ -28,7 +39,7 @@ func (l *loader) fanout(n, events int, rate float64, token string, streamTokens 
 		header := http.Header{"Authorization": {"Bearer " + streamTokens[i*len(streamTokens)/n]}}
 		c, _, err := websocket.DefaultDialer.Dial(url, header)
 		if err != nil {
-			return 0, 0, 0, fmt.Errorf("subscriber %d: %w", i, err)
+			return res, fmt.Errorf("subscriber %d: %w", i, err)
 		}
 		conns[i] = c
 	}
@@ -38,28 +49,34 @@ func (l *loader) fanout(n, events int, rate float64, token string, streamTokens 
 		}
 	}()
 
-	var mu sync.Mutex
-	lat := make([]float64, 0, n*events)
+	// arrived[s][i]: when subscriber s received the event of create i (zero: not yet).
+	// Every subscriber gets the same event, so its "at" is read once, by subscriber 0.
+	arrived := make([][]time.Time, n)
+	ats := make([]time.Time, events)
 	var wg sync.WaitGroup
-	for _, c := range conns {
+	for s, c := range conns {
+		mine := make([]time.Time, events)
+		arrived[s] = mine
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			mine := make([]float64, 0, events)
 			c.SetReadDeadline(time.Now().Add(time.Duration(float64(events)/rate*float64(time.Second)) + 30*time.Second))
-			for len(mine) < events {
+			for got := 0; got < events; {
 				_, raw, err := c.ReadMessage()
 				if err != nil {
-					break
+					return
 				}
-				arrived := time.Now()
-				if at, ok := eventAt(raw); ok {
-					mine = append(mine, float64(arrived.Sub(at).Microseconds())/1000)
+				now := time.Now()
+				i, ok := fanoutKey(raw)
+				if !ok || i >= events || !mine[i].IsZero() {
+					continue
+				}
+				mine[i] = now
+				got++
+				if s == 0 {
+					ats[i], _ = eventAt(raw)
 				}
 			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
 		}()
 	}
 	time.Sleep(200 * time.Millisecond) // every subscriber is registered
@@ -70,22 +87,62 @@ func (l *loader) fanout(n, events int, rate float64, token string, streamTokens 
 		return d
 	}
 	cpuBefore := serversCPU()
+	answered := make([]time.Time, events)
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	for i := range events {
 		<-tick.C
 		if err := l.do("POST", "/api/tasks", token, fmt.Appendf(nil, `{"summary":"fan-out %d"}`, i), http.StatusCreated); err != nil {
 			tick.Stop()
-			return 0, 0, 0, err
+			return res, err
 		}
+		answered[i] = time.Now()
 	}
 	tick.Stop()
 	wg.Wait()
-	cpuPerDelivery = float64((serversCPU() - cpuBefore).Microseconds()) / float64(n*events)
-	if len(lat) < n*events {
-		return 0, 0, 0, fmt.Errorf("only %d of %d deliveries arrived", len(lat), n*events)
+	res.cpuPerDelivery = float64((serversCPU() - cpuBefore).Microseconds()) / float64(n*events)
+
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	fromAnswer := make([]float64, 0, n*events)
+	fromAt := make([]float64, 0, n*events)
+	for _, mine := range arrived {
+		for i, t := range mine {
+			if t.IsZero() {
+				continue
+			}
+			d := t.Sub(answered[i])
+			if d < 0 {
+				res.early++
+			}
+			fromAnswer = append(fromAnswer, ms(d))
+			if !ats[i].IsZero() {
+				fromAt = append(fromAt, ms(t.Sub(ats[i])))
+			}
+		}
 	}
-	slices.Sort(lat)
-	return lat[len(lat)/2], lat[len(lat)*99/100], cpuPerDelivery, nil
+	res.deliveries = len(fromAnswer)
+	if len(fromAnswer) < n*events || len(fromAt) < n*events {
+		return res, fmt.Errorf("only %d of %d deliveries arrived (%d with their at)", len(fromAnswer), n*events, len(fromAt))
+	}
+	slices.Sort(fromAnswer)
+	slices.Sort(fromAt)
+	res.p50, res.p99 = fromAnswer[len(fromAnswer)/2], fromAnswer[len(fromAnswer)*99/100]
+	res.p50At, res.p99At = fromAt[len(fromAt)/2], fromAt[len(fromAt)*99/100]
+	return res, nil
+}
+
+// fanoutKey is the I of the "fan-out I" summary in an event's bytes. Like eventAt, it
+// reads only what it needs: the summary is in the event's data, the task, and nothing
+// else in a fan-out create's event holds its text.
+func fanoutKey(raw []byte) (int, bool) {
+	_, rest, ok := bytes.Cut(raw, []byte(`"summary":"fan-out `))
+	if !ok {
+		return 0, false
+	}
+	i, digits := 0, 0
+	for ; digits < len(rest) && digits < 9 && '0' <= rest[digits] && rest[digits] <= '9'; digits++ {
+		i = i*10 + int(rest[digits]-'0')
+	}
+	return i, digits > 0 && digits < len(rest) && rest[digits] == '"'
 }
 
 // eventAt is the "at" of an event's JSON. It reads only that field: decoding the whole

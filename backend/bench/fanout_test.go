@@ -15,3 +15,22 @@ func TestEventAt(t *testing.T) {
 		t.Error("an event without at: ok")
 	}
 }
+
+// TestFanoutKey: the fan-out pairs a receipt with its create by the summary's number,
+// read from the event's bytes; anything else is no key.
+func TestFanoutKey(t *testing.T) {
+	ev := `{"seq":9,"type":"task.created","projectId":"p","at":"2026-11-30T10:00:00Z","data":{"id":12,"summary":"fan-out 73","status":"Todo"}}`
+	if i, ok := fanoutKey([]byte(ev)); !ok || i != 73 {
+		t.Errorf("fanoutKey = %d, %v; want 73, true", i, ok)
+	}
+	for _, raw := range []string{
+		`{"seq":9,"data":{"summary":"other"}}`,
+		`{"seq":9,"data":{"summary":"fan-out "}}`,
+		`{"seq":9,"data":{"summary":"fan-out 7x"}}`,
+		`{"seq":9,"data":{"summary":"fan-out 7`,
+	} {
+		if i, ok := fanoutKey([]byte(raw)); ok {
+			t.Errorf("fanoutKey(%s) = %d, true; want no key", raw, i)
+		}
+	}
+}
