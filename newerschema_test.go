@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentdesk/agentdesk/backend/store/sqlite"
 	_ "modernc.org/sqlite"
-
-	"github.com/agentdesk/agentdesk/backend/store"
 )
 
 // TestNewerDatabaseRefused: this binary, given a database written by a newer agentdesk
@@ -26,7 +25,7 @@ func TestNewerDatabaseRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	newer := store.KnownSchema() + 1
+	newer := sqlite.KnownSchema() + 1
 	if _, err := db.Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES (?, 1)`, newer); err != nil {
 		t.Fatal(err)
 	}

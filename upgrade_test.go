@@ -10,9 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentdesk/agentdesk/backend/store/sqlite"
 	_ "modernc.org/sqlite"
-
-	"github.com/agentdesk/agentdesk/backend/store"
 )
 
 // TestUpgradeFrom020: a database written by agentdesk 0.2.0 (the end of round 2, schema
@@ -76,8 +75,8 @@ func TestUpgradeFrom020(t *testing.T) {
 	if code, body := call(t, "POST", srv.url+"/api/tasks", token, `{"summary":"After the upgrade"}`); code != 201 {
 		t.Errorf("a create after the upgrade: %d %s", code, body)
 	}
-	if v := schemaVersion(t, path); v != store.KnownSchema() {
-		t.Errorf("after the server started: schema %d, want %d", v, store.KnownSchema())
+	if v := schemaVersion(t, path); v != sqlite.KnownSchema() {
+		t.Errorf("after the server started: schema %d, want %d", v, sqlite.KnownSchema())
 	}
 }
 

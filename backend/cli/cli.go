@@ -25,6 +25,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
+	"github.com/agentdesk/agentdesk/backend/store/sqlite"
 	"github.com/agentdesk/agentdesk/backend/version"
 )
 
@@ -689,7 +690,7 @@ func backup(args []string, dataDir string, stdout, stderr io.Writer) error {
 	})
 }
 
-// restore puts a backup in place of the data directory's database (store.Restore),
+// restore puts a backup in place of the data directory's database (sqlite.Restore),
 // holding the directory's lock so that no server runs on it meanwhile.
 func restore(args []string, dataDir string, stdout, stderr io.Writer) error {
 	fs := newFlags("restore", &dataDir)
@@ -724,7 +725,7 @@ func restore(args []string, dataDir string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer lock.Release()
-	res, err := store.Restore(context.Background(), *from, server.DBPath(dataDir), time.Now())
+	res, err := sqlite.Restore(context.Background(), *from, server.DBPath(dataDir), time.Now())
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
-	"github.com/agentdesk/agentdesk/backend/store"
+	"github.com/agentdesk/agentdesk/backend/store/sqlite"
 	"github.com/agentdesk/agentdesk/backend/testenv"
 	"github.com/agentdesk/agentdesk/backend/testenv/fsstate"
 )
@@ -207,12 +207,12 @@ func TestRestoreDrill(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("restore: exit %d: %s", code, errOut)
 	}
-	var res store.RestoreResult
+	var res sqlite.RestoreResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil || strings.Count(out, "\n") != 1 {
 		t.Fatalf("restore printed %q: %v", out, err)
 	}
 	db := server.DBPath(dir)
-	if res.Database != db || res.From != backup || res.Replaced != nil || res.SchemaVersion != store.KnownSchema() || res.Bytes <= 0 {
+	if res.Database != db || res.From != backup || res.Replaced != nil || res.SchemaVersion != sqlite.KnownSchema() || res.Bytes <= 0 {
 		t.Fatalf("restore result %+v", res)
 	}
 	if st, err := os.Stat(db); err != nil || st.Mode().Perm() != 0o600 {
@@ -338,7 +338,7 @@ func TestRestoreDrill(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("restore over a crashed database: exit %d: %s", code, errOut)
 	}
-	res = store.RestoreResult{}
+	res = sqlite.RestoreResult{}
 	json.Unmarshal([]byte(out), &res)
 	if res.Replaced == nil || !strings.HasPrefix(filepath.Base(*res.Replaced), "agentdesk.db.replaced-") {
 		t.Fatalf("restore result %+v, want the replaced database kept", res)
@@ -373,7 +373,7 @@ func TestRestoreDrill(t *testing.T) {
 	newer := filepath.Join(bad, "newer.db")
 	os.WriteFile(newer, raw, 0o600)
 	nd, _ := sql.Open("sqlite", newer)
-	if _, err := nd.Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES (?, 1)`, store.KnownSchema()+1); err != nil {
+	if _, err := nd.Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES (?, 1)`, sqlite.KnownSchema()+1); err != nil {
 		t.Fatal(err)
 	}
 	nd.Close()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/store/sqlite"
 )
 
 // TestWALStartsOver: with the checkpoints out of the writer, a steady write load still
@@ -72,7 +73,7 @@ func TestWALStartsOver(t *testing.T) {
 			changed.Wait()
 		}
 	}
-	sqliteOf(s).beforeCheckpoint.Store(&hook)
+	sqliteOf(s).checkpointer.Before.Store(&hook)
 	if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 		return tx.InsertProject(ctx, &model.Project{ID: "p", Name: "p", Namespace: "default", TokenSecret: "s", CreatedAt: time.Now()})
 	}); err != nil {
@@ -133,7 +134,7 @@ func TestWALStartsOver(t *testing.T) {
 	if _, err := os.Stat(path + "-wal"); !os.IsNotExist(err) {
 		t.Fatalf("the WAL is still there after Close (%v): the last checkpoint did not run", err)
 	}
-	db, err := sql.Open("sqlite", dsn(path, false, "FULL", true))
+	db, err := sql.Open("sqlite", sqlite.DSN(path, false, "FULL", true))
 	if err != nil {
 		t.Fatal(err)
 	}

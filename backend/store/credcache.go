@@ -20,7 +20,7 @@ import (
 //     before any write of the batch is acknowledged. No code path has to remember to do
 //     it. (A new token needs nothing: only tokens that exist are cached.)
 //   - Another process's commit (the command line beside a running server, a second store
-//     on the file): the data_version watch (foreign.go) is looked at before a cached
+//     on the file): the data_version watch (sqlite.Watch) is looked at before a cached
 //     token is used, unless a look began less than foreignLookEvery ago; under load the
 //     writer's own commits look that often. So a server notices another process's commit
 //     within foreignLookEvery; and since every writer acknowledges a batch that changed

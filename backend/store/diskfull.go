@@ -1,15 +1,11 @@
 package store
 
 import (
-	"errors"
 	"log/slog"
-	"syscall"
 	"time"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
-
 	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/store/sqlite"
 )
 
 // A full disk. SQLite answers SQLITE_FULL when a write to the database or its WAL
@@ -34,11 +30,7 @@ var errDiskFull = errs.NoSpace("the disk that holds agentdesk's database is full
 // IsDiskFull reports whether err says the disk is full: SQLite's SQLITE_FULL, ENOSPC,
 // or the store's answer to them.
 func IsDiskFull(err error) bool {
-	var se *sqlite.Error
-	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL {
-		return true
-	}
-	return errors.Is(err, syscall.ENOSPC) || errs.CodeOf(err) == errs.InsufficientStorage
+	return sqlite.IsFull(err) || errs.CodeOf(err) == errs.InsufficientStorage
 }
 
 // noteDiskFull records that a batch failed for want of space. The log says so once an

@@ -1,11 +1,8 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -36,66 +33,6 @@ type committed struct {
 	batch   []*job
 	results []error
 	events  []model.Event
-}
-
-// walSyncer fsyncs the WAL file of the database at dbPath.
-type walSyncer struct {
-	dbPath string
-	wal    *os.File
-}
-
-// sync makes everything committed so far durable. SQLite creates the WAL on the first
-// write and, when the last connection closes, deletes it; the syncer keeps a descriptor
-// of the current file and opens it again (syncing the directory, which holds its name)
-// when the file it holds is no longer the one at the path.
-//
-// It never closes a descriptor of the live WAL file before Close: closing any descriptor
-// of a file drops the process's POSIX locks on it.
-func (w *walSyncer) sync() error {
-	path := w.dbPath + "-wal"
-	current, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("find the WAL file: %w", err)
-	}
-	if w.wal != nil {
-		held, err := w.wal.Stat()
-		if err != nil || !os.SameFile(held, current) {
-			w.wal.Close() // a file that is gone: its locks are gone with it
-			w.wal = nil
-		}
-	}
-	if w.wal == nil {
-		f, err := os.OpenFile(path, os.O_RDWR, 0)
-		if err != nil {
-			return fmt.Errorf("open the WAL file: %w", err)
-		}
-		w.wal = f
-		if err := syncDir(filepath.Dir(path)); err != nil {
-			return err
-		}
-	}
-	return datasync(w.wal)
-}
-
-func (w *walSyncer) close() error {
-	if w.wal == nil {
-		return nil
-	}
-	err := w.wal.Close()
-	w.wal = nil
-	return err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open the data directory: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return fmt.Errorf("sync the data directory: %w", err)
-	}
-	return nil
 }
 
 // syncLoop acknowledges committed batches in commit order, after one fsync for all
@@ -136,7 +73,7 @@ func (s *sqliteEngine) syncLoop() {
 		}
 		if s.opts.Synchronous == "FULL" && syncErr == nil {
 			start := time.Now()
-			syncErr = s.wal.sync()
+			syncErr = s.wal.Sync()
 			s.syncNanos.Add(int64(time.Since(start)))
 			s.syncs.Add(1)
 		}

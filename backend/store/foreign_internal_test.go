@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"testing"
 	"time"
+
+	"github.com/agentdesk/agentdesk/backend/store/sqlite"
 )
 
 // TestOwnCommitsKeepTheCaches: this store's own commits never empty the read caches
@@ -12,32 +14,32 @@ import (
 func TestOwnCommitsKeepTheCaches(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()
-	forgot := 0
-	inner := sqliteOf(s).watch.forget
-	sqliteOf(s).watch.forget = func() { forgot++; inner() } // the writer is idle: set before any write below
+	cleared := func() uint64 { s.tokens.mu.Lock(); defer s.tokens.mu.Unlock(); return s.tokens.gen }
+	before := cleared() // the watch forgets by emptying the token cache
+	forgot := func() uint64 { return cleared() - before }
 	for i := range 20 {
 		if err := s.Write(ctx, Author{}, func(tx *Tx) error {
 			return tx.AppendEvent(ctx, "p", "test.own", map[string]int{"i": i}, time.Now())
 		}); err != nil {
 			t.Fatal(err)
 		}
-		sqliteOf(s).watch.check(ctx)
+		sqliteOf(s).watch.Check(ctx)
 	}
-	if forgot != 0 {
-		t.Fatalf("own commits emptied the caches %d times", forgot)
+	if forgot() != 0 {
+		t.Fatalf("own commits emptied the caches %d times", forgot())
 	}
 	commitElsewhere(t, s, `UPDATE projects SET name = 'renamed' WHERE id = 'p'`)
-	sqliteOf(s).watch.check(ctx)
-	sqliteOf(s).watch.check(ctx)
-	if forgot != 1 {
-		t.Fatalf("another connection's commit emptied the caches %d times, want once", forgot)
+	sqliteOf(s).watch.Check(ctx)
+	sqliteOf(s).watch.Check(ctx)
+	if forgot() != 1 {
+		t.Fatalf("another connection's commit emptied the caches %d times, want once", forgot())
 	}
 }
 
 // commitElsewhere runs query on a connection of its own, as another process would.
 func commitElsewhere(t *testing.T, s *Store, query string, args ...any) {
 	t.Helper()
-	other, err := sql.Open("sqlite", dsn(s.path, true, "FULL", false))
+	other, err := sql.Open("sqlite", sqlite.DSN(s.path, true, "FULL", false))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,10 @@ package store
 
 import (
 	"context"
-	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"testing"
 	"time"
+
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 
 	"github.com/agentdesk/agentdesk/backend/model"
 )

@@ -12,6 +12,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/database"
 
+	"github.com/agentdesk/agentdesk/backend/store/sqlite"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"github.com/agentdesk/agentdesk/migrations"
 )
@@ -29,7 +30,7 @@ func testJoinOrderMigration(t *testing.T, engine string) {
 	var err error
 	if engine == "sqlite" {
 		migrateTo(t, path, 24)
-		db, err = sql.Open("sqlite", dsn(path, true, "FULL", false))
+		db, err = sql.Open("sqlite", sqlite.DSN(path, true, "FULL", false))
 	} else {
 		db, err = sql.Open("pgx", url)
 		if err == nil {

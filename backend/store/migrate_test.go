@@ -14,13 +14,14 @@ import (
 	"github.com/pressly/goose/v3/database"
 
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/store/sqlite"
 	"github.com/agentdesk/agentdesk/migrations"
 )
 
 // migrateTo brings the database at path to schema version v (up or down).
 func migrateTo(t *testing.T, path string, v int64) {
 	t.Helper()
-	db, err := sql.Open("sqlite", dsn(path, true, "FULL", false))
+	db, err := sql.Open("sqlite", sqlite.DSN(path, true, "FULL", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func migrateTo(t *testing.T, path string, v int64) {
 func TestStepsByTaskMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agentdesk.db")
 	migrateTo(t, path, 8)
-	db, err := sql.Open("sqlite", dsn(path, true, "FULL", false))
+	db, err := sql.Open("sqlite", sqlite.DSN(path, true, "FULL", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestStepsByTaskMigration(t *testing.T) {
 	}
 
 	migrateTo(t, path, 9)
-	db, err = sql.Open("sqlite", dsn(path, true, "FULL", false))
+	db, err = sql.Open("sqlite", sqlite.DSN(path, true, "FULL", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestStepsByTaskMigration(t *testing.T) {
 	db.Close()
 
 	migrateTo(t, path, 8)
-	db, err = sql.Open("sqlite", dsn(path, true, "FULL", false))
+	db, err = sql.Open("sqlite", sqlite.DSN(path, true, "FULL", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestIDsNeverReusedMigration(t *testing.T) {
 		}
 	}
 	const at = `'2026-01-01T00:00:00.000000Z'`
-	db, err := sql.Open("sqlite", dsn(path, true, "FULL", false))
+	db, err := sql.Open("sqlite", sqlite.DSN(path, true, "FULL", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestIDsNeverReusedMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db, err = sql.Open("sqlite", dsn(path, true, "FULL", false))
+	db, err = sql.Open("sqlite", sqlite.DSN(path, true, "FULL", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +326,7 @@ func TestIDsNeverReusedMigration(t *testing.T) {
 	db.Close()
 
 	migrateTo(t, path, 10)
-	db, err = sql.Open("sqlite", dsn(path, true, "FULL", false))
+	db, err = sql.Open("sqlite", sqlite.DSN(path, true, "FULL", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,8 +384,8 @@ func TestMigrateAtTheSameTime(t *testing.T) {
 				t.Fatalf("round %d: %v", round, err)
 			}
 		}
-		if v, err := SchemaVersion(context.Background(), path); err != nil || v != KnownSchema() {
-			t.Fatalf("round %d: schema %d (%v), want %d", round, v, err, KnownSchema())
+		if v, err := sqlite.SchemaVersion(context.Background(), path); err != nil || v != sqlite.KnownSchema() {
+			t.Fatalf("round %d: schema %d (%v), want %d", round, v, err, sqlite.KnownSchema())
 		}
 	}
 }

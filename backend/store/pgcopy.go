@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agentdesk/agentdesk/backend/store/sqlite"
 )
 
 // Moving a SQLite data directory into PostgreSQL (agentdesk migrate --to postgres://…).
@@ -242,10 +244,10 @@ func pgcopyCheckSchema(ctx context.Context, stx *sql.Tx, path string) error {
 	if version.Int64 < 1 {
 		return fmt.Errorf("%s is a SQLite database but not an agentdesk one (it lacks agentdesk's tables)", path)
 	}
-	known := KnownSchema()
+	known := sqlite.KnownSchema()
 	switch {
 	case version.Int64 > known:
-		return &NewerSchemaError{Version: version.Int64, Known: known}
+		return &sqlite.NewerSchemaError{Version: version.Int64, Known: known}
 	case version.Int64 < known:
 		return &OlderSchemaError{Version: version.Int64, Known: known}
 	}

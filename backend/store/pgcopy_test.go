@@ -22,6 +22,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
+	"github.com/agentdesk/agentdesk/backend/store/sqlite"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
@@ -275,7 +276,7 @@ func TestCopyToPostgresRefuses(t *testing.T) {
 
 	// Older and newer schemas, by goose's own record of them.
 	lite := copyOpenSQLite(t, path)
-	known := store.KnownSchema()
+	known := sqlite.KnownSchema()
 	if _, err := lite.Exec(`DELETE FROM goose_db_version WHERE version_id = $1`, known); err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestCopyToPostgresRefuses(t *testing.T) {
 	if _, err := lite.Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, 1), ($2, 1)`, known, known+1); err != nil {
 		t.Fatal(err)
 	}
-	var newer *store.NewerSchemaError
+	var newer *sqlite.NewerSchemaError
 	if _, err := store.CopyToPostgres(ctx, path, url, nil); !errors.As(err, &newer) {
 		t.Errorf("a newer SQLite schema: %v", err)
 	}

@@ -23,7 +23,7 @@ import (
 // to which seq; the hub then reads them from the events table, as it does for its own
 // commits, so live delivery and ?since= replay stay one path. Notifications sent while a
 // listener is disconnected are lost for it: after reconnecting it calls Resync, and the
-// hub re-reads every project it watches. (The SQLite twin is foreign.go.) Not wired into
+// hub re-reads every project it watches. (The SQLite twin is sqlite.Watch.) Not wired into
 // the Store yet.
 
 // wakeChannel is the channel the writer notifies and every server listens on.

@@ -20,6 +20,7 @@ import (
 	"github.com/pressly/goose/v3/lock"
 
 	"github.com/agentdesk/agentdesk/backend/errs"
+	"github.com/agentdesk/agentdesk/backend/store/sqlite"
 	"github.com/agentdesk/agentdesk/migrations"
 )
 
@@ -112,7 +113,7 @@ func migratePostgres(ctx context.Context, db *sql.DB) error {
 	}
 	sources := p.ListSources()
 	if latest := sources[len(sources)-1].Version; current > latest {
-		return &NewerSchemaError{Version: current, Known: latest}
+		return &sqlite.NewerSchemaError{Version: current, Known: latest}
 	}
 	if _, err := p.Up(ctx); err != nil {
 		return fmt.Errorf("migrate database: %w", err)

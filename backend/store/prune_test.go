@@ -2,9 +2,10 @@ package store
 
 import (
 	"context"
-	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"testing"
 	"time"
+
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // TestPruneByAge: events and activity are pruned in rowid order; what expired goes,

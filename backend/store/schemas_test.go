@@ -20,6 +20,7 @@ import (
 	"github.com/pressly/goose/v3/database"
 
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/store/sqlite"
 	"github.com/agentdesk/agentdesk/backend/testenv/fsstate"
 	"github.com/agentdesk/agentdesk/migrations"
 )
@@ -243,7 +244,7 @@ func checkSchemaUpgrade(t *testing.T, v, latest int64) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "agentdesk.db")
 	migrateTo(t, path, v)
-	db, err := sql.Open("sqlite", dsn(path, true, "FULL", false))
+	db, err := sql.Open("sqlite", sqlite.DSN(path, true, "FULL", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func checkSchemaUpgrade(t *testing.T, v, latest int64) {
 		t.Fatal(err)
 	}
 
-	db, err = sql.Open("sqlite", dsn(path, true, "FULL", false))
+	db, err = sql.Open("sqlite", sqlite.DSN(path, true, "FULL", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -501,7 +502,7 @@ func newerDatabase(t *testing.T, path string) int64 {
 	t.Helper()
 	latest := latestSchema(t)
 	migrateTo(t, path, latest)
-	db, err := sql.Open("sqlite", dsn(path, true, "FULL", false))
+	db, err := sql.Open("sqlite", sqlite.DSN(path, true, "FULL", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -532,9 +533,9 @@ func TestNewerSchemaLeftUntouched(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("open: %v, want %q", err, want)
 	}
-	var ne *NewerSchemaError
+	var ne *sqlite.NewerSchemaError
 	if !errors.As(err, &ne) || ne.Version != newer || ne.Known != newer-1 {
-		t.Fatalf("open: %#v, want a *NewerSchemaError", err)
+		t.Fatalf("open: %#v, want a *sqlite.NewerSchemaError", err)
 	}
 	if after := fsstate.Dir(t, dir); !maps.Equal(before, after) {
 		t.Fatalf("the data directory changed:\nbefore %v\nafter  %v", before, after)

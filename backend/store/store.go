@@ -4,16 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
-	"io/fs"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
-	"github.com/agentdesk/agentdesk/migrations"
 )
 
 // ErrNotFound is returned when a looked-up row does not exist (or is in another project).
@@ -73,27 +68,6 @@ func newStore(path string, writer, reader *sql.DB, d *dialect, opts Options) *St
 	s := &Store{path: path, writer: writer, reader: reader, opts: opts, stop: make(chan struct{})}
 	s.read = Reader{q: reader, sql: d, horizon: &s.horizon, queries: &s.readQueries}
 	return s
-}
-
-// KnownSchema is the highest schema version (goose migration) this agentdesk knows.
-func KnownSchema() int64 {
-	var latest int64
-	entries, _ := fs.ReadDir(migrations.FS, ".")
-	for _, e := range entries {
-		if v, err := strconv.ParseInt(strings.SplitN(e.Name(), "_", 2)[0], 10, 64); err == nil && strings.HasSuffix(e.Name(), ".sql") {
-			latest = max(latest, v)
-		}
-	}
-	return latest
-}
-
-// NewerSchemaError refuses a database written by a newer agentdesk: its schema version
-// is above the highest this one knows, and migrating it down would lose what the newer
-// version stored.
-type NewerSchemaError struct{ Version, Known int64 }
-
-func (e *NewerSchemaError) Error() string {
-	return fmt.Sprintf("this database was written by a newer agentdesk (schema %d, this one knows up to %d): upgrade agentdesk", e.Version, e.Known)
 }
 
 // Path is the database file; on PostgreSQL, the database's URL without its password.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/store/sqlite"
 )
 
 // TestTaskSearchIndex: migration 00021 notes the tasks there already for the search
@@ -21,7 +22,7 @@ func TestTaskSearchIndex(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "agentdesk.db")
 	migrateTo(t, path, 15)
-	db, err := sql.Open("sqlite", dsn(path, true, "FULL", false))
+	db, err := sql.Open("sqlite", sqlite.DSN(path, true, "FULL", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestTaskSearchIndex(t *testing.T) {
 	s.Close()
 
 	migrateTo(t, path, 15)
-	db, err = sql.Open("sqlite", dsn(path, true, "FULL", false))
+	db, err = sql.Open("sqlite", sqlite.DSN(path, true, "FULL", false))
 	if err != nil {
 		t.Fatal(err)
 	}

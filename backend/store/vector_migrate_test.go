@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/store/sqlite"
 )
 
 // TestVectorSpaceVersionMigration: migration 00023 rebuilds vector_spaces with
@@ -21,7 +22,7 @@ func TestVectorSpaceVersionMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agentdesk.db")
 	migrateTo(t, path, 22)
 	const at = `'2026-01-01T00:00:00.000000Z'`
-	db, err := sql.Open("sqlite", dsn(path, true, "FULL", false))
+	db, err := sql.Open("sqlite", sqlite.DSN(path, true, "FULL", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestVectorSpaceVersionMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	db, err = sql.Open("sqlite", dsn(path, true, "FULL", false))
+	db, err = sql.Open("sqlite", sqlite.DSN(path, true, "FULL", false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestVectorSpaceVersionMigration(t *testing.T) {
 	db.Close()
 
 	migrateTo(t, path, 22)
-	db, err = sql.Open("sqlite", dsn(path, true, "FULL", false))
+	db, err = sql.Open("sqlite", sqlite.DSN(path, true, "FULL", false))
 	if err != nil {
 		t.Fatal(err)
 	}

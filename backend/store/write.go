@@ -217,7 +217,7 @@ func (s *sqliteEngine) writeBatch(queue []*job) (rest []*job) {
 		return b.queue
 	}
 	// The writer connection's data_version, for telling other processes' commits from
-	// this one (foreign.go), and the count of token changes (credcache.go).
+	// this one (sqlite.Watch), and the count of token changes (credcache.go).
 	var writerVersion, credChanges int64
 	r := Reader{q: b.tx, batch: b.stmts, sql: sqliteSQL}
 	if err := r.queryRow(ctx, `PRAGMA data_version`).Scan(&writerVersion); err != nil {
@@ -230,7 +230,7 @@ func (s *sqliteEngine) writeBatch(queue []*job) (rest []*job) {
 	}
 	prevSeqs := s.horizon.committing(b.seqs) // durable.go
 	committing := time.Now()
-	if err := s.watch.commit(ctx, b.tx, s.writer, writerVersion); err != nil { // foreign.go
+	if err := s.watch.Commit(ctx, b.tx, s.writer, writerVersion); err != nil { // package sqlite's Watch
 		// Let the read caches forget whatever the batch may have changed.
 		s.horizon.restore(prevSeqs)
 		s.tokens.clear()
@@ -252,7 +252,7 @@ func (s *sqliteEngine) writeBatch(queue []*job) (rest []*job) {
 	s.counted(len(b.jobs), start, committing)
 	handedOver = true
 	s.committed <- committed{batch: b.jobs, results: b.results, events: b.events}
-	s.walWritten(ctx) // checkpoint.go
+	s.checkpointer.Written(ctx)
 	return b.queue
 }
 

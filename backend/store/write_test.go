@@ -269,7 +269,7 @@ func TestEventsWaitForTheirFsync(t *testing.T) {
 }
 
 // TestConnectionSettings: every reader runs query-only with a 1 MiB page cache; the
-// writer keeps SQLite's 2 MiB and checkpoints nothing itself (checkpoint.go does).
+// writer keeps SQLite's 2 MiB and checkpoints nothing itself (sqlite.Checkpointer does).
 func TestConnectionSettings(t *testing.T) {
 	s := openTest(t)
 	ctx := context.Background()

@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -47,7 +47,7 @@ type RestoreResult struct {
 // it no process has it open in WAL mode (agentdesk always uses WAL), so it is opened
 // immutable: SQLite then creates no -shm or -wal beside it. With one, it is read
 // through the WAL, as a server may be writing it.
-func openReadOnly(path string) (*sql.DB, error) {
+func OpenReadOnly(path string) (*sql.DB, error) {
 	q := url.Values{}
 	q.Set("mode", "ro")
 	if _, err := os.Stat(path + "-wal"); errors.Is(err, fs.ErrNotExist) {
@@ -68,7 +68,7 @@ func CheckBackup(ctx context.Context, path string) (int64, error) {
 	if !st.Mode().IsRegular() {
 		return 0, fmt.Errorf("%s is not a file", path)
 	}
-	db, err := openReadOnly(path)
+	db, err := OpenReadOnly(path)
 	if err != nil {
 		return 0, err
 	}
@@ -243,7 +243,7 @@ func Restore(ctx context.Context, from, dbPath string, now time.Time) (*RestoreR
 	if err := os.Rename(tmp, dbPath); err != nil {
 		return nil, fmt.Errorf("put the restored database in place: %w", err)
 	}
-	if err := syncDir(dir); err != nil {
+	if err := SyncDir(dir); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -253,12 +253,12 @@ func Restore(ctx context.Context, from, dbPath string, now time.Time) (*RestoreR
 // exist), 0600.
 func copyDatabase(ctx context.Context, from, to string) error {
 	// VACUUM INTO would create the file with SQLite's default mode; it takes an empty one.
-	f, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, privateMode)
+	f, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, PrivateMode)
 	if err != nil {
 		return err
 	}
 	f.Close()
-	db, err := openReadOnly(from)
+	db, err := OpenReadOnly(from)
 	if err != nil {
 		return err
 	}
@@ -288,7 +288,7 @@ func syncFile(path string) (int64, error) {
 
 // quickCheck checks the copy as it is on disk before it goes in place.
 func quickCheck(ctx context.Context, path string) error {
-	db, err := openReadOnly(path)
+	db, err := OpenReadOnly(path)
 	if err != nil {
 		return err
 	}
@@ -314,7 +314,7 @@ func keepReplaced(ctx context.Context, dbPath string, now time.Time) (string, er
 			return "", fmt.Errorf("keep the replaced database as %s: %w", kept, err)
 		}
 	}
-	if err := os.Chmod(kept, privateMode); err != nil {
+	if err := os.Chmod(kept, PrivateMode); err != nil {
 		return "", err
 	}
 	if walLeft {
@@ -324,7 +324,7 @@ func keepReplaced(ctx context.Context, dbPath string, now time.Time) (string, er
 			return "", fmt.Errorf("keep the replaced database's WAL: %w", err)
 		}
 	}
-	return kept, syncDir(filepath.Dir(dbPath))
+	return kept, SyncDir(filepath.Dir(dbPath))
 }
 
 // checkpointOut copies the database's WAL into its file and empties it; true when a
@@ -353,7 +353,7 @@ func copyFile(from, to string) error {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, privateMode)
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, PrivateMode)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// foreignWatch notices commits made by other connections than this store's writer: the
+// Watch notices commits made by other connections than this store's writer: the
 // CLI beside a running server, or a second store on the same file. The read caches (the
 // credentials, the task lists' JSON) are emptied by this store's own writes as they
 // commit; another process's writes must empty them too, or a token revoked through the
@@ -21,7 +21,7 @@ import (
 // watcher before and after; a foreign commit slipping in between its COMMIT and that
 // second read shows in the writer connection's own data_version, which moves only for
 // other connections' commits. So this store's own writes never empty the caches whole.
-type foreignWatch struct {
+type Watch struct {
 	mu     sync.Mutex
 	db     *sql.DB // one connection, kept open: data_version is per connection
 	stmt   *sql.Stmt
@@ -32,13 +32,14 @@ type foreignWatch struct {
 	looked atomic.Int64
 }
 
-func openForeignWatch(path, synchronous string, forget func()) (*foreignWatch, error) {
-	db, err := sql.Open("sqlite", dsn(path, false, synchronous, true))
+// OpenWatch opens the watch of the database at path; forget empties the caches.
+func OpenWatch(path, synchronous string, forget func()) (*Watch, error) {
+	db, err := sql.Open("sqlite", DSN(path, false, synchronous, true))
 	if err != nil {
 		return nil, err
 	}
-	keepOneConnection(db)
-	w := &foreignWatch{db: db, forget: forget}
+	KeepOneConnection(db)
+	w := &Watch{db: db, forget: forget}
 	if w.stmt, err = db.Prepare("PRAGMA data_version"); err == nil {
 		start := monotonic()
 		if w.known, err = w.version(context.Background()); err == nil {
@@ -52,15 +53,15 @@ func openForeignWatch(path, synchronous string, forget func()) (*foreignWatch, e
 	return w, nil
 }
 
-func (w *foreignWatch) version(ctx context.Context) (int64, error) {
+func (w *Watch) version(ctx context.Context) (int64, error) {
 	var v int64
 	err := w.stmt.QueryRowContext(ctx).Scan(&v)
 	return v, err
 }
 
-// check empties the read caches if another process committed since it last looked;
+// Check empties the read caches if another process committed since it last looked;
 // called before a cache is read. A failed look counts as a change (forgetting is safe).
-func (w *foreignWatch) check(ctx context.Context) {
+func (w *Watch) Check(ctx context.Context) {
 	if w == nil {
 		return
 	}
@@ -69,15 +70,15 @@ func (w *foreignWatch) check(ctx context.Context) {
 	w.checkLocked(ctx)
 }
 
-// checkRecent is check, unless a look began less than within ago: a cache that uses it
+// CheckRecent is Check, unless a look began less than within ago: a cache that uses it
 // notices another process's commit up to within late (the token cache's writers wait
 // that long before answering a token change: credcache.go). Under load the writer's
 // commits look often enough that a request seldom looks itself.
-func (w *foreignWatch) checkRecent(ctx context.Context, within time.Duration) {
+func (w *Watch) CheckRecent(ctx context.Context, within time.Duration) {
 	if w == nil || monotonic()-w.looked.Load() < int64(within) {
 		return
 	}
-	w.check(ctx)
+	w.Check(ctx)
 }
 
 // monotonic is the time since the process began, in nanoseconds, on the monotonic clock.
@@ -85,7 +86,7 @@ func monotonic() int64 { return int64(time.Since(processStart)) }
 
 var processStart = time.Now()
 
-func (w *foreignWatch) checkLocked(ctx context.Context) {
+func (w *Watch) checkLocked(ctx context.Context) {
 	start := monotonic()
 	v, err := w.version(ctx)
 	if err != nil || v != w.known {
@@ -97,10 +98,10 @@ func (w *foreignWatch) checkLocked(ctx context.Context) {
 	}
 }
 
-// commit commits the writer's transaction tx. writerVersion is the writer connection's
+// Commit commits the writer's transaction tx. writerVersion is the writer connection's
 // data_version read inside tx: no other connection can commit while tx holds the write
 // lock, so a different value after the commit is a foreign commit that came after it.
-func (w *foreignWatch) commit(ctx context.Context, tx *sql.Tx, writer *sql.DB, writerVersion int64) error {
+func (w *Watch) Commit(ctx context.Context, tx *sql.Tx, writer *sql.DB, writerVersion int64) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.checkLocked(ctx) // foreign commits before tx began
@@ -123,7 +124,7 @@ func (w *foreignWatch) commit(ctx context.Context, tx *sql.Tx, writer *sql.DB, w
 	return nil
 }
 
-func (w *foreignWatch) close() error {
+func (w *Watch) Close() error {
 	w.stmt.Close()
 	return w.db.Close()
 }
