@@ -15,10 +15,11 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/store"
+	"github.com/agentdesk/agentdesk/backend/store/postgres"
 )
 
 // migrate copies the data directory's SQLite database into an empty PostgreSQL database
-// (store.CopyToPostgres): progress and a summary on stderr, the row counts as one JSON
+// (postgres.CopyFromSQLite): progress and a summary on stderr, the row counts as one JSON
 // object on stdout. It reads a snapshot, so a server may keep running on the data
 // directory, as for backup; what it writes after the snapshot is not copied.
 func migrate(args []string, dataDir string, stdout, stderr io.Writer) error {
@@ -58,7 +59,7 @@ func migrate(args []string, dataDir string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "agentdesk: %s: %d rows, done\n", table, rows)
 		}
 	}
-	res, err := store.CopyToPostgres(ctx, from, *to, progress)
+	res, err := postgres.CopyFromSQLite(ctx, from, *to, progress)
 	if err != nil {
 		return errors.New(hidePassword("migrate: "+err.Error(), *to))
 	}

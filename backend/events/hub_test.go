@@ -8,10 +8,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/agentdesk/agentdesk/backend/store/postgres"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
@@ -48,7 +50,7 @@ func newHub(t *testing.T, engine string, opts Options, check CheckFunc) *Hub {
 
 // migratePostgres migrates a new test database (pgtest.Migrated).
 func migratePostgres(url string) error {
-	db, err := store.OpenPostgres(context.Background(), url)
+	db, err := postgres.Open(context.Background(), url)
 	if err != nil {
 		return err
 	}

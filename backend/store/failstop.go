@@ -36,7 +36,7 @@ var sqliteStopTexts = stopTexts{
 }
 
 // On PostgreSQL the store stops only when a COMMIT failed and the database could not
-// be asked what became of it (pgoutcome.go).
+// be asked what became of it (postgres.Outcome).
 var postgresStopTexts = stopTexts{
 	log: "the database writer has stopped: a COMMIT failed and the database could not be asked whether it committed; " +
 		"no further write is accepted and /healthz answers 503; check the database and restart agentdesk",

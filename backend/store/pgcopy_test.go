@@ -22,6 +22,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
+	"github.com/agentdesk/agentdesk/backend/store/postgres"
 	"github.com/agentdesk/agentdesk/backend/store/sqlite"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
@@ -36,7 +37,7 @@ func TestCopyToPostgres(t *testing.T) {
 	url := pgtest.DB(t)
 
 	var heard []string
-	res, err := store.CopyToPostgres(ctx, path, url, func(table string, rows int64, done bool) {
+	res, err := postgres.CopyFromSQLite(ctx, path, url, func(table string, rows int64, done bool) {
 		if done {
 			heard = append(heard, table)
 		}
@@ -166,8 +167,8 @@ func TestCopyToPostgres(t *testing.T) {
 
 	// A second copy into the same database is refused and leaves it as it was.
 	before := copyDumpAll(t, pg, tables)
-	_, err = store.CopyToPostgres(ctx, path, url, nil)
-	if !errors.Is(err, store.ErrTargetNotEmpty) || !strings.Contains(err.Error(), "already holds agentdesk data") {
+	_, err = postgres.CopyFromSQLite(ctx, path, url, nil)
+	if !errors.Is(err, postgres.ErrTargetNotEmpty) || !strings.Contains(err.Error(), "already holds agentdesk data") {
 		t.Fatalf("copy into a full database: %v, want ErrTargetNotEmpty", err)
 	}
 	if after := copyDumpAll(t, pg, tables); !slices.Equal(before, after) {
@@ -184,7 +185,7 @@ func TestCopyToPostgresFailureLeavesNothing(t *testing.T) {
 	path := copyFillEveryTable(t)
 	url := pgtest.DB(t)
 	done := 0
-	_, err := store.CopyToPostgres(ctx, path, url, func(table string, rows int64, last bool) {
+	_, err := postgres.CopyFromSQLite(ctx, path, url, func(table string, rows int64, last bool) {
 		if last {
 			if done++; done == 5 {
 				cancel()
@@ -218,7 +219,7 @@ func TestCopyToPostgresFailureLeavesNothing(t *testing.T) {
 	if _, err := lite.Exec(`UPDATE tasks SET steps = '[{"title": "a"' WHERE id = 2`); err != nil {
 		t.Fatal(err)
 	}
-	_, err = store.CopyToPostgres(context.Background(), path, url, nil)
+	_, err = postgres.CopyFromSQLite(context.Background(), path, url, nil)
 	if err == nil || !strings.Contains(err.Error(), "tasks.steps, row id 2") {
 		t.Fatalf("a task whose steps are not JSON: %v", err)
 	}
@@ -228,7 +229,7 @@ func TestCopyToPostgresFailureLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, err := store.CopyToPostgres(context.Background(), path, url, nil)
+	res, err := postgres.CopyFromSQLite(context.Background(), path, url, nil)
 	if err != nil {
 		t.Fatalf("second run: %v", err)
 	}
@@ -257,8 +258,8 @@ func TestCopyToPostgresRefuses(t *testing.T) {
 		INSERT INTO goose_db_version (version_id, is_applied) VALUES (0, true), (3, true)`); err != nil {
 		t.Fatal(err)
 	}
-	_, err = store.CopyToPostgres(ctx, path, url, nil)
-	if !errors.Is(err, store.ErrTargetNotEmpty) || !strings.Contains(err.Error(), "accounts") {
+	_, err = postgres.CopyFromSQLite(ctx, path, url, nil)
+	if !errors.Is(err, postgres.ErrTargetNotEmpty) || !strings.Contains(err.Error(), "accounts") {
 		t.Errorf("a database with another application's table: %v, want ErrTargetNotEmpty naming it", err)
 	}
 	var n int
@@ -267,10 +268,10 @@ func TestCopyToPostgresRefuses(t *testing.T) {
 		t.Errorf("the refused target has %d tables, want its 2", n)
 	}
 
-	if _, err := store.CopyToPostgres(ctx, path, "mysql://u:p@h/db", nil); err == nil || !strings.Contains(err.Error(), "postgres://") {
+	if _, err := postgres.CopyFromSQLite(ctx, path, "mysql://u:p@h/db", nil); err == nil || !strings.Contains(err.Error(), "postgres://") {
 		t.Errorf("a mysql:// target: %v", err)
 	}
-	if _, err := store.CopyToPostgres(ctx, filepath.Join(dir, "none.db"), url, nil); err == nil || !strings.Contains(err.Error(), "no agentdesk database") {
+	if _, err := postgres.CopyFromSQLite(ctx, filepath.Join(dir, "none.db"), url, nil); err == nil || !strings.Contains(err.Error(), "no agentdesk database") {
 		t.Errorf("no SQLite database: %v", err)
 	}
 
@@ -280,15 +281,15 @@ func TestCopyToPostgresRefuses(t *testing.T) {
 	if _, err := lite.Exec(`DELETE FROM goose_db_version WHERE version_id = $1`, known); err != nil {
 		t.Fatal(err)
 	}
-	var older *store.OlderSchemaError
-	if _, err := store.CopyToPostgres(ctx, path, url, nil); !errors.As(err, &older) || !strings.Contains(err.Error(), "start this agentdesk once") {
+	var older *postgres.OlderSchemaError
+	if _, err := postgres.CopyFromSQLite(ctx, path, url, nil); !errors.As(err, &older) || !strings.Contains(err.Error(), "start this agentdesk once") {
 		t.Errorf("an older SQLite schema: %v", err)
 	}
 	if _, err := lite.Exec(`INSERT INTO goose_db_version (version_id, is_applied) VALUES ($1, 1), ($2, 1)`, known, known+1); err != nil {
 		t.Fatal(err)
 	}
 	var newer *sqlite.NewerSchemaError
-	if _, err := store.CopyToPostgres(ctx, path, url, nil); !errors.As(err, &newer) {
+	if _, err := postgres.CopyFromSQLite(ctx, path, url, nil); !errors.As(err, &newer) {
 		t.Errorf("a newer SQLite schema: %v", err)
 	}
 }
@@ -596,7 +597,7 @@ func TestCopyToPostgresReadsOneSnapshot(t *testing.T) {
 	}
 	url := pgtest.DB(t)
 	wrote := false
-	_, err := store.CopyToPostgres(ctx, s.Service.Store().Path(), url, func(table string, rows int64, done bool) {
+	_, err := postgres.CopyFromSQLite(ctx, s.Service.Store().Path(), url, func(table string, rows int64, done bool) {
 		if done && !wrote {
 			wrote = true
 			if _, err := s.Service.CreateTask(ctx, owner, service.CreateTaskInput{Summary: "during"}, ""); err != nil {

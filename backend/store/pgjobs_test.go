@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/store/postgres"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
@@ -20,11 +21,11 @@ func jobsDB(t *testing.T, n int, t0 time.Time) (first, second *sql.DB) {
 	ctx := context.Background()
 	rawURL := pgtest.DB(t)
 	var err error
-	if first, err = OpenPostgres(ctx, rawURL); err != nil {
+	if first, err = postgres.Open(ctx, rawURL); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { first.Close() })
-	if second, err = OpenPostgres(ctx, rawURL); err != nil {
+	if second, err = postgres.Open(ctx, rawURL); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { second.Close() })

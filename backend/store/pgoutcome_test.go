@@ -13,11 +13,12 @@ import (
 
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/store/postgres"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 // TestPostgresCommitOutcome: a batch's COMMIT fails on PostgreSQL, and the writer finds
-// out what became of it instead of stopping (pgoutcome.go).
+// out what became of it instead of stopping (postgres.Outcome).
 //   - The answer is lost after the database committed (a proxy drops it): the write is
 //     acknowledged, and its project is there.
 //   - The connection's backend is ended before the COMMIT: the write is told that
@@ -72,8 +73,8 @@ func TestPostgresCommitOutcome(t *testing.T) {
 	t.Run("backend ended before the commit", func(t *testing.T) {
 		onCommit(func() { endWriters(t, s) })
 		err := insert("lost")
-		if !errs.IsUnavailable(err) || !errors.Is(err, errRolledBack) {
-			t.Fatalf("write whose backend was ended: %v; want errRolledBack", err)
+		if !errs.IsUnavailable(err) || !errors.Is(err, postgres.ErrRolledBack) {
+			t.Fatalf("write whose backend was ended: %v; want postgres.ErrRolledBack", err)
 		}
 		if exists("lost") {
 			t.Fatal("told it was not saved, but stored")
@@ -186,8 +187,8 @@ func TestPostgresStalledServerReleasesItsLocks(t *testing.T) {
 		}
 	}
 	postgresOf(stores[0]).beforeCommit.Store(&stall)
-	if err := appendOne(stores[0]); !errors.Is(err, errRolledBack) {
-		t.Errorf("the stalled server's write: %v; want errRolledBack", err)
+	if err := appendOne(stores[0]); !errors.Is(err, postgres.ErrRolledBack) {
+		t.Errorf("the stalled server's write: %v; want postgres.ErrRolledBack", err)
 	}
 	if err := <-other; err != nil {
 		t.Fatalf("the other server's write: %v", err)
@@ -283,15 +284,14 @@ func insertProjectIn(s *Store, id string, before func()) error {
 // and returns how many it ended.
 func endWriters(t *testing.T, s *Store) (ended int) {
 	t.Helper()
-	postgresOf(s).writerPIDs.m.Range(func(pid, _ any) bool {
+	postgresOf(s).writerPIDs.Each(func(pid uint32) {
 		var ok bool
-		if err := postgresOf(s).locks.QueryRowContext(context.Background(), `SELECT pg_terminate_backend($1, 5000)`, int64(pid.(uint32))).Scan(&ok); err != nil {
+		if err := postgresOf(s).locks.QueryRowContext(context.Background(), `SELECT pg_terminate_backend($1, 5000)`, int64(pid)).Scan(&ok); err != nil {
 			t.Errorf("end the writer's backend %d: %v", pid, err)
 		}
 		if ok {
 			ended++
 		}
-		return true
 	})
 	return ended
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentdesk/agentdesk/backend/store/postgres"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -35,7 +36,7 @@ type pgTransaction struct {
 	conn *sql.Conn
 	pool *sql.DB // the writer pool, conn's
 	// BEGIN was sent (it may have run); the transaction's id and its backend's pid, as
-	// read right after it, for postgresOutcome.
+	// read right after it, for postgres.Outcome.
 	begun       bool
 	xid         string
 	pid         uint32
@@ -85,7 +86,7 @@ func (s *postgresEngine) writePostgres(j *job) error {
 			// PostgreSQL refused a statement before the COMMIT, which did not run.
 			p.rollback()
 			return s.batchError(refused.err)
-		case errors.Is(err, errRolledBack): // as PostgreSQL says (pgoutcome.go): 503
+		case errors.Is(err, postgres.ErrRolledBack): // as PostgreSQL says (postgres.Outcome): 503
 			return err
 		}
 		// Whether it is stored is unknown: stop (failstop.go).
@@ -113,7 +114,7 @@ func (p *pgTransaction) begin(ctx context.Context, project string) error {
 	})
 	last := int64(notRead)
 	if project != "" {
-		q.Queue(`SELECT pg_advisory_xact_lock($1)`, projectLockKey(project))
+		q.Queue(`SELECT pg_advisory_xact_lock($1)`, postgres.ProjectLockKey(project))
 		queueProjectSeq(q, project, &last)
 	}
 	if err := p.sendTogether(ctx, q); err != nil {
@@ -196,9 +197,9 @@ func (e notCommitted) Error() string { return e.err.Error() }
 
 // commitPostgres stores the write's events and the projects' last seq (as flushEvents
 // does on SQLite), sends the NOTIFY that wakes the other servers' hubs when (and only
-// when) the write commits (pgwake.go), and commits: one round trip. When the COMMIT
+// when) the write commits (postgres.Listener), and commits: one round trip. When the COMMIT
 // may have run and its answer is missing, the database is asked whether the write's
-// transaction committed (pgoutcome.go).
+// transaction committed (postgres.Outcome).
 func (s *postgresEngine) commitPostgres(ctx context.Context, b *batch) error {
 	p := b.postgres
 	q := &pgx.Batch{}
@@ -207,7 +208,7 @@ func (s *postgresEngine) commitPostgres(ctx context.Context, b *batch) error {
 	for _, st := range b.eventStatements() {
 		queue(q, st.query, st.args...).Exec(counted)
 	}
-	query, args := notifyStatement(b.seqs)
+	query, args := postgres.NotifyStatement(b.seqs)
 	q.Queue(query, args...).Exec(counted)
 	var credentialChanges int64 // for the token cache (credcache.go)
 	q.Queue(countCredentialChanges).QueryRow(func(row pgx.Row) error {
@@ -228,19 +229,19 @@ func (s *postgresEngine) commitPostgres(ctx context.Context, b *batch) error {
 		b.credentialsMoved = s.sawCredentialChanges(credentialChanges, looked)
 		return nil
 	case err == nil: // "ROLLBACK": the transaction had failed
-		return errRolledBack
+		return postgres.ErrRolledBack
 	case errors.As(err, &refused) && answered < beforeCommit:
 		// PostgreSQL skips the statements after one it refused, the COMMIT with them.
 		if refused.Severity == "FATAL" || refused.Severity == "PANIC" {
 			// And it ended the session (its backend was ended, say), which rolled back.
-			return errRolledBack
+			return postgres.ErrRolledBack
 		}
 		return notCommitted{fmt.Errorf("store events and notify other servers: %w", err)}
 	}
 	// Should it have committed after all, the count read may be lost: as if it moved.
 	s.tokens.clear()
 	b.credentialsMoved = true
-	return s.postgresOutcome(p.xid, p.pid, err)
+	return postgres.Outcome(s.writer, p.xid, p.pid, err)
 }
 
 // queueProjectSeq adds the read of a project's last event seq to q: once the write

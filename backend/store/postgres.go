@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"runtime"
 	"strconv"
 	"strings"
@@ -15,13 +14,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib" // also registers the "pgx" driver
-	"github.com/pressly/goose/v3"
-	"github.com/pressly/goose/v3/database"
-	"github.com/pressly/goose/v3/lock"
 
 	"github.com/agentdesk/agentdesk/backend/errs"
-	"github.com/agentdesk/agentdesk/backend/store/sqlite"
-	"github.com/agentdesk/agentdesk/migrations"
+	"github.com/agentdesk/agentdesk/backend/store/postgres"
 )
 
 // PostgreSQL as the second engine (issue 21): the choice of engine, the PostgreSQL
@@ -62,8 +57,7 @@ func ParseDB(raw string) (Location, error) {
 	if raw == "" {
 		return Location{Engine: SQLite}, nil
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+	if !postgres.IsURL(raw) {
 		return Location{}, ErrBadDB
 	}
 	return Location{Engine: Postgres, URL: raw}, nil
@@ -74,51 +68,7 @@ func (l Location) Redacted() string {
 	if l.Engine != Postgres {
 		return "sqlite"
 	}
-	u, err := url.Parse(l.URL)
-	if err != nil {
-		return "postgres://"
-	}
-	return u.Redacted()
-}
-
-// OpenPostgres opens a pool on the PostgreSQL database at rawURL and brings its schema up
-// to date (migrations/postgres), under goose's advisory lock so that servers starting
-// together migrate once. A database of a newer agentdesk is refused. It is the first
-// step of OpenLocation, which then opens the Store's own pools.
-func OpenPostgres(ctx context.Context, rawURL string) (*sql.DB, error) {
-	db, err := sql.Open("pgx", rawURL)
-	if err != nil {
-		return nil, err
-	}
-	db.SetConnMaxIdleTime(5 * time.Minute)
-	if err := migratePostgres(ctx, db); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
-}
-
-func migratePostgres(ctx context.Context, db *sql.DB) error {
-	locker, err := lock.NewPostgresSessionLocker()
-	if err != nil {
-		return err
-	}
-	p, err := goose.NewProvider(database.DialectPostgres, db, migrations.Postgres, goose.WithSessionLocker(locker))
-	if err != nil {
-		return fmt.Errorf("load postgres migrations: %w", err)
-	}
-	current, err := p.GetDBVersion(ctx)
-	if err != nil {
-		return fmt.Errorf("read schema version: %w", err)
-	}
-	sources := p.ListSources()
-	if latest := sources[len(sources)-1].Version; current > latest {
-		return &sqlite.NewerSchemaError{Version: current, Known: latest}
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate database: %w", err)
-	}
-	return nil
+	return postgres.Redacted(l.URL)
 }
 
 // OpenLocation opens the store where loc says: SQLite at path (Open), or the PostgreSQL
@@ -150,14 +100,14 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		return stdlib.OpenDB(*cfg, opts...), nil
 	}
 	// Migrate on a pool of its own, under goose's advisory lock (servers starting together).
-	migrator, err := OpenPostgres(ctx, loc.URL)
+	migrator, err := postgres.Open(ctx, loc.URL)
 	if err != nil {
 		return nil, err
 	}
 	migrator.Close()
 	// The writers' backend pids tell the listener which notifications are this server's
 	// own (pgmulti.go); the pool makes a connection again if it is lost.
-	writerPIDs := &pidSet{}
+	writerPIDs := &postgres.PIDSet{}
 	writerParams := map[string]string{
 		"synchronous_commit": "on",
 		// A server that stops in the middle of a write without closing its connection
@@ -168,7 +118,7 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		"idle_in_transaction_session_timeout": strconv.Itoa(int(writerIdleInTransaction.Milliseconds())),
 	}
 	writer, err := connect(writerParams, stdlib.OptionAfterConnect(func(_ context.Context, c *pgx.Conn) error {
-		writerPIDs.add(c.PgConn().PID())
+		writerPIDs.Add(c.PgConn().PID())
 		return nil
 	}))
 	if err != nil {
@@ -210,7 +160,7 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		locks.Close()
 		return nil, fmt.Errorf("connect to %s: %w", loc.Redacted(), err)
 	}
-	go e.analyzeTasksFirst(firstAnalyzeEvery) // pgstats.go
+	go postgres.AnalyzeTasksFirst(e.locks, e.stop, postgres.FirstAnalyzeEvery)
 	return e.Store, nil
 }
 
@@ -223,8 +173,8 @@ type postgresEngine struct {
 	*Store
 	// The writer connections' backend pids, the listener for the other servers'
 	// commits, the pool holding webhook locks (pgmulti.go).
-	writerPIDs *pidSet
-	listener   *Listener
+	writerPIDs *postgres.PIDSet
+	listener   *postgres.Listener
 	locks      *sql.DB
 
 	beforeCommit atomic.Pointer[func()] // tests: runs (once) before a write's COMMIT

@@ -158,7 +158,7 @@ func TestPostgresLostConnectionWhileWaitingForALock(t *testing.T) {
 			}
 			rows.Close()
 			for _, pid := range waiting {
-				if postgresOf(stores[1]).writerPIDs.has(pid) && pid != not {
+				if postgresOf(stores[1]).writerPIDs.Has(pid) && pid != not {
 					return pid
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentdesk/agentdesk/backend/store/postgres"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
@@ -55,13 +56,13 @@ func (c column) String() string {
 func TestPostgresSchemaMatchesSQLite(t *testing.T) {
 	url := pgtest.DB(t)
 	ctx := context.Background()
-	pg, err := OpenPostgres(ctx, url)
+	pg, err := postgres.Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pg.Close()
 	// Twice: a second server starting on the same database finds nothing to do.
-	if again, err := OpenPostgres(ctx, url); err != nil {
+	if again, err := postgres.Open(ctx, url); err != nil {
 		t.Fatalf("second open: %v", err)
 	} else {
 		again.Close()
@@ -218,7 +219,7 @@ func diff(t *testing.T, what string, want, got []string) {
 // finds a task by the prefix of a word.
 func TestPostgresTaskCounts(t *testing.T) {
 	ctx := context.Background()
-	pg, err := OpenPostgres(ctx, pgtest.DB(t))
+	pg, err := postgres.Open(ctx, pgtest.DB(t))
 	if err != nil {
 		t.Fatal(err)
 	}

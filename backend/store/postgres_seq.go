@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
-	"strconv"
+
+	"github.com/agentdesk/agentdesk/backend/store/postgres"
 )
 
 // Project locks on PostgreSQL, where concurrent writes (of one server or several)
@@ -25,21 +25,6 @@ import (
 // lock only when it appends the project's first event (Tx.projectSeq); it can then meet
 // another write in a cycle, and PostgreSQL fails one of them (errDeadlock).
 
-// projectLockKey is the advisory lock key of a project. Two projects whose keys
-// collide only wait for each other.
-func projectLockKey(projectID string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte("agentdesk.event_seq:"))
-	h.Write([]byte(projectID))
-	return int64(h.Sum64())
-}
-
-// lockProjectSQL takes a project's lock until the transaction ends (Tx.lockProject;
-// pgTransaction.begin sends the same lock with its key as a parameter).
-func lockProjectSQL(projectID string) string {
-	return "SELECT pg_advisory_xact_lock(" + strconv.FormatInt(projectLockKey(projectID), 10) + ")"
-}
-
 // lockProject takes the project's lock for the rest of the write, unless the write
 // holds it already. SQLite has one writer: nothing to do.
 func (t *Tx) lockProject(ctx context.Context, projectID string) error {
@@ -47,7 +32,7 @@ func (t *Tx) lockProject(ctx context.Context, projectID string) error {
 	if p == nil || p.holds(projectID) {
 		return nil
 	}
-	if _, err := t.b.q.ExecContext(ctx, lockProjectSQL(projectID)); err != nil {
+	if _, err := t.b.q.ExecContext(ctx, postgres.LockProjectSQL(projectID)); err != nil {
 		return fmt.Errorf("lock project: %w", err)
 	}
 	p.locked[projectID] = notRead

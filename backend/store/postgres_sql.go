@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/store/postgres"
 )
 
 // PostgreSQL's dialect (dialect.go): the twins of sqlite_sql.go's statements and pieces.
@@ -77,7 +78,7 @@ var postgresSQL = &dialect{
 	// the projects' rows instead held every write's commit, which advances their event
 	// seq, for the whole copy.)
 	lockActivity: func(ctx context.Context, t *Tx) error {
-		_, err := t.exec(ctx, `SELECT pg_advisory_xact_lock($1)`, activityLockKey)
+		_, err := t.exec(ctx, `SELECT pg_advisory_xact_lock($1)`, postgres.ActivityLockKey)
 		return err
 	},
 	claimDueJob: postgresClaimDueJob,

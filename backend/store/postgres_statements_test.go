@@ -11,6 +11,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
+	"github.com/agentdesk/agentdesk/backend/store/postgres"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
@@ -23,7 +24,7 @@ import (
 // store does not run there (sqliteOnlyStatement); go test -v lists those.
 func TestPostgresStatementWorklist(t *testing.T) {
 	ctx := context.Background()
-	pg, err := store.OpenPostgres(ctx, pgtest.DB(t))
+	pg, err := postgres.Open(ctx, pgtest.DB(t))
 	if err != nil {
 		t.Fatal(err)
 	}

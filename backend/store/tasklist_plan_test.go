@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentdesk/agentdesk/backend/store/postgres"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
@@ -23,7 +24,7 @@ import (
 // until autovacuum's first ANALYZE, within a minute (agentdesk migrate runs one).
 func TestPostgresListPlan(t *testing.T) {
 	ctx := context.Background()
-	db, err := OpenPostgres(ctx, pgtest.DB(t))
+	db, err := postgres.Open(ctx, pgtest.DB(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestPostgresListPlan(t *testing.T) {
 func TestPostgresFirstAnalyze(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
-	db, err := OpenPostgres(ctx, url)
+	db, err := postgres.Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,15 +131,15 @@ func TestPostgresFirstAnalyze(t *testing.T) {
 		`ALTER TABLE tasks SET (autovacuum_enabled = off)`,
 		`INSERT INTO projects (id, name, namespace, token_secret, created_at) VALUES ('p', 'p', 'default', 's', '')`,
 		fmt.Sprintf(`INSERT INTO tasks (project_id, summary, details, status, source, task_type, created_at, updated_at)
-			SELECT 'p', 'task', '', 'Todo', 'api', '', '', '' FROM generate_series(1, %d)`, firstAnalyzeTasks),
+			SELECT 'p', 'task', '', 'Todo', 'api', '', '', '' FROM generate_series(1, %d)`, postgres.FirstAnalyzeTasks),
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	every := firstAnalyzeEvery
-	firstAnalyzeEvery = 20 * time.Millisecond
-	t.Cleanup(func() { firstAnalyzeEvery = every })
+	every := postgres.FirstAnalyzeEvery
+	postgres.FirstAnalyzeEvery = 20 * time.Millisecond
+	t.Cleanup(func() { postgres.FirstAnalyzeEvery = every })
 	loc, err := ParseDB(url)
 	if err != nil {
 		t.Fatal(err)

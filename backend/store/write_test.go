@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentdesk/agentdesk/backend/model"
+	"github.com/agentdesk/agentdesk/backend/store/postgres"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
@@ -42,7 +43,7 @@ func openTestOn(t testing.TB, engine string) *Store {
 
 // migrateTestPostgres migrates a new test database (pgtest.Migrated).
 func migrateTestPostgres(url string) error {
-	db, err := OpenPostgres(context.Background(), url)
+	db, err := postgres.Open(context.Background(), url)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/agentdesk/agentdesk/backend/server"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
+	"github.com/agentdesk/agentdesk/backend/store/postgres"
 	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
@@ -76,7 +77,7 @@ func OpenStore(t testing.TB, engine string, opts store.Options) *store.Store {
 // MigratePostgres brings the schema of a new PostgreSQL test database up to date, for
 // pgtest.Migrated.
 func MigratePostgres(url string) error {
-	db, err := store.OpenPostgres(context.Background(), url)
+	db, err := postgres.Open(context.Background(), url)
 	if err != nil {
 		return err
 	}

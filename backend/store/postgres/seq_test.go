@@ -1,4 +1,4 @@
-package store
+package postgres
 
 import (
 	"cmp"
@@ -23,12 +23,12 @@ import (
 func TestPostgresEventSeqAcrossInstances(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
-	first, err := OpenPostgres(ctx, url)
+	first, err := Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer first.Close()
-	second, err := OpenPostgres(ctx, url)
+	second, err := Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,10 +133,10 @@ func appendEvents(ctx context.Context, db *sql.DB, projects []string, counts map
 	defer tx.Rollback()
 	// The writer takes a project's lock as the batch's first write of it begins, and
 	// puts a write whose lock deadlocks back; here, locks in key order never deadlock.
-	sorted := slices.SortedFunc(slices.Values(projects), func(a, b string) int { return cmp.Compare(projectLockKey(a), projectLockKey(b)) })
+	sorted := slices.SortedFunc(slices.Values(projects), func(a, b string) int { return cmp.Compare(ProjectLockKey(a), ProjectLockKey(b)) })
 	last := map[string]int64{}
 	for _, p := range sorted {
-		if _, err := tx.ExecContext(ctx, lockProjectSQL(p)); err != nil {
+		if _, err := tx.ExecContext(ctx, LockProjectSQL(p)); err != nil {
 			return err
 		}
 		var seq int64

@@ -1,4 +1,4 @@
-package store
+package postgres
 
 import (
 	"context"
@@ -17,14 +17,14 @@ import (
 
 // Waking the other servers on PostgreSQL (issue 21). Several servers share one database;
 // a commit on one must wake the hubs (and empty the read caches) of the others. The
-// writer sends a NOTIFY inside each batch's transaction (notifyStatement), so that it is
+// writer sends a NOTIFY inside each batch's transaction (NotifyStatement), so that it is
 // delivered only if the batch commits, and after its rows are visible; every server keeps
 // one connection LISTENing (Listener). A notification says which project has events up
 // to which seq; the hub then reads them from the events table, as it does for its own
 // commits, so live delivery and ?since= replay stay one path. Notifications sent while a
 // listener is disconnected are lost for it: after reconnecting it calls Resync, and the
-// hub re-reads every project it watches. (The SQLite twin is sqlite.Watch.) Not wired into
-// the Store yet.
+// hub re-reads every project it watches. (The SQLite twin is sqlite.Watch.) The store
+// starts one listener a server (pgmulti.go).
 
 // wakeChannel is the channel the writer notifies and every server listens on.
 const wakeChannel = "agentdesk_events"
@@ -39,13 +39,13 @@ const (
 	listenBackoffMax = time.Second
 )
 
-// notifyStatement tells the other servers, when the batch's transaction commits, the
+// NotifyStatement tells the other servers, when the batch's transaction commits, the
 // last event seq of each project the batch appended events to. PostgreSQL delivers a
 // transaction's notifications on commit, after its changes are visible, and drops them
 // on rollback. One statement for the whole batch, sent with its COMMIT
-// (commitPostgres). It returns the transaction's id and the count of notifications.
+// (the store's commitPostgres). It returns the transaction's id and the count of notifications.
 // The order among projects does not matter: each project's notification stands alone.
-func notifyStatement(lastSeqByProject map[string]int64) (query string, args []any) {
+func NotifyStatement(lastSeqByProject map[string]int64) (query string, args []any) {
 	payloads := make([]string, 0, len(lastSeqByProject))
 	for p, seq := range lastSeqByProject {
 		payloads = append(payloads, p+":"+strconv.FormatInt(seq, 10))

@@ -1,4 +1,4 @@
-package store
+package postgres
 
 import (
 	"context"
@@ -50,10 +50,10 @@ func openPlain(t *testing.T, rawURL string) *sql.DB {
 	return db
 }
 
-// notifyEvents runs the writer's NOTIFY statement (notifyStatement) in tx, as a batch
+// notifyEvents runs the writer's NOTIFY statement (NotifyStatement) in tx, as a batch
 // does before its COMMIT.
 func notifyEvents(ctx context.Context, tx *sql.Tx, lastSeqByProject map[string]int64) (xid string, err error) {
-	query, args := notifyStatement(lastSeqByProject)
+	query, args := NotifyStatement(lastSeqByProject)
 	var sent int
 	if err := tx.QueryRowContext(ctx, query, args...).Scan(&xid, &sent); err != nil {
 		return "", fmt.Errorf("notify other servers: %w", err)
@@ -370,7 +370,7 @@ func TestPostgresWakeSeesCommittedEvents(t *testing.T) {
 	rawURL := pgtest.DB(t)
 	var pools [2]*sql.DB
 	for i := range pools {
-		db, err := OpenPostgres(ctx, rawURL)
+		db, err := Open(ctx, rawURL)
 		if err != nil {
 			t.Fatal(err)
 		}

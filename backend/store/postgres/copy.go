@@ -1,4 +1,4 @@
-package store
+package postgres
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 //
 // The SQLite database is read in one read transaction: a consistent snapshot, so a
 // server may keep running on it (what it writes after the snapshot is not copied). The
-// PostgreSQL database must be empty; its schema is made by OpenPostgres (the same as a
+// PostgreSQL database must be empty; its schema is made by Open (the same as a
 // server's), then every table is copied, parents before children, ids and event seqs as
 // they are, in one PostgreSQL transaction: a failure leaves no row behind (the empty
 // schema stays, and a second run accepts it). User triggers (task_counts) are disabled
@@ -33,7 +33,7 @@ import (
 // sequence is then set past the highest id SQLite ever gave (its rows or sqlite_sequence,
 // which remembers deleted ones): ids are never reused.
 
-// CopyResult is what CopyToPostgres copied.
+// CopyResult is what CopyFromSQLite copied.
 type CopyResult struct {
 	Tables  []CopiedTable // in the order copied
 	Rows    int64
@@ -83,13 +83,12 @@ type pgcopyTable struct {
 	columns []pgcopyColumn
 }
 
-// CopyToPostgres copies the agentdesk SQLite database at sqlitePath into the empty
+// CopyFromSQLite copies the agentdesk SQLite database at sqlitePath into the empty
 // PostgreSQL database at pgURL, as described above. progress may be nil. The errors
 // never hold pgURL's password.
-func CopyToPostgres(ctx context.Context, sqlitePath, pgURL string, progress CopyProgress) (*CopyResult, error) {
+func CopyFromSQLite(ctx context.Context, sqlitePath, pgURL string, progress CopyProgress) (*CopyResult, error) {
 	start := time.Now()
-	loc, err := ParseDB(pgURL)
-	if err != nil || loc.Engine != Postgres {
+	if !IsURL(pgURL) {
 		return nil, errors.New("the target must be a postgres://user:password@host/database URL")
 	}
 	if progress == nil {
@@ -118,15 +117,15 @@ func CopyToPostgres(ctx context.Context, sqlitePath, pgURL string, progress Copy
 	// The target: empty before anything is written to it, then given the schema.
 	conn, err := pgx.Connect(ctx, pgURL)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", loc.Redacted(), err)
+		return nil, fmt.Errorf("connect to %s: %w", Redacted(pgURL), err)
 	}
 	defer conn.Close(context.Background())
 	if err := pgcopyCheckEmpty(ctx, conn); err != nil {
 		return nil, err
 	}
-	schema, err := OpenPostgres(ctx, pgURL)
+	schema, err := Open(ctx, pgURL)
 	if err != nil {
-		return nil, fmt.Errorf("create the schema in %s: %w", loc.Redacted(), err)
+		return nil, fmt.Errorf("create the schema in %s: %w", Redacted(pgURL), err)
 	}
 	schema.Close()
 	if err := pgcopyCheckVersion(ctx, stx, conn); err != nil {
@@ -254,7 +253,7 @@ func pgcopyCheckSchema(ctx context.Context, stx *sql.Tx, path string) error {
 	return nil
 }
 
-// pgcopyCheckVersion: the PostgreSQL schema OpenPostgres made is the twin of SQLite's.
+// pgcopyCheckVersion: the PostgreSQL schema Open made is the twin of SQLite's.
 func pgcopyCheckVersion(ctx context.Context, stx *sql.Tx, conn *pgx.Conn) error {
 	var sv, pv int64
 	if err := stx.QueryRowContext(ctx, `SELECT max(version_id) FROM goose_db_version`).Scan(&sv); err != nil {
