@@ -40,7 +40,7 @@
 // (fanout_p50_ms, fanout_p99_ms: issue 44's figure; negative when the event came
 // first, fanout_early_share of the deliveries), the same from the event's "at", taken
 // by the server as the write starts (fanout_p50_from_at_ms, fanout_p99_from_at_ms:
-// what fanout_p50_ms and fanout_p99_ms measured before 2026-11-30), and the server's
+// what fanout_p50_ms and fanout_p99_ms measured before e3120f5), and the server's
 // CPU per delivery (fanout_server_cpu_us_per_delivery). -fanout-only runs that phase
 // alone, without the rounds before it.
 //
