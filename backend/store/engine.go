@@ -8,9 +8,9 @@ import "context"
 // engine holds the state of its own machinery; what both share is the Store's.
 type engine interface {
 	// submit runs the write j or hands it to the engine's writer, while the caller holds
-	// Store.closeMu for reading; wait, called once the caller has let go of it, gives
-	// j's outcome once it is durable. j runs once.
-	submit(j *job) (wait func() error)
+	// Store.closeMu for reading; j's outcome, once it is durable, comes on j.done. An
+	// error means j was not submitted (its context ended first). j runs once.
+	submit(j *job) error
 	// close finishes the writes under way and closes the engine's connections, the
 	// Store's read pool included (Store.Close has refused new writes).
 	close() error

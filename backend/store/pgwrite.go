@@ -47,7 +47,7 @@ type pgTransaction struct {
 	locked map[string]int64
 }
 
-// writePostgres runs j as a transaction of its own and answers it (j.done is not used).
+// writePostgres runs j as a transaction of its own and gives its outcome.
 func (s *postgresEngine) writePostgres(j *job) error {
 	if err := j.ctx.Err(); err != nil {
 		return err

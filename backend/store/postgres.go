@@ -181,9 +181,9 @@ type postgresEngine struct {
 }
 
 // submit runs j here, in the caller's goroutine (pgwrite.go).
-func (s *postgresEngine) submit(j *job) func() error {
-	err := s.writePostgres(j)
-	return func() error { return err }
+func (s *postgresEngine) submit(j *job) error {
+	j.done <- s.writePostgres(j)
+	return nil
 }
 
 // close closes the pools once the writes under way have finished (Store.Close held

@@ -104,15 +104,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return e.Store, nil
 }
 
-// submit queues j for the single writer; wait gives its outcome.
-func (s *sqliteEngine) submit(j *job) func() error {
+// submit queues j for the single writer.
+func (s *sqliteEngine) submit(j *job) error {
 	select {
 	case s.jobs <- j:
+		return nil
 	case <-j.ctx.Done():
-		return j.ctx.Err
+		return j.ctx.Err()
 	}
-	// Once submitted, wait for the outcome even if ctx ends: the write may commit.
-	return func() error { return <-j.done }
 }
 
 // close ends the writer once it has written what is queued, then the checkpointer, and

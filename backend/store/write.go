@@ -82,9 +82,13 @@ func (s *Store) Write(ctx context.Context, by Author, fn func(*Tx) error) error 
 		s.closeMu.RUnlock()
 		return err
 	}
-	wait := s.eng.submit(j) // Close waits for what is submitted: closeMu is held
+	err := s.eng.submit(j) // Close waits for what is submitted: closeMu is held
 	s.closeMu.RUnlock()
-	err := wait()
+	if err != nil {
+		return err
+	}
+	// Once submitted, wait for the outcome even if ctx ends: the write may commit.
+	err = <-j.done
 	s.waitForOtherServers(j)
 	return err
 }
