@@ -34,13 +34,6 @@ const (
 	Postgres
 )
 
-func (e Engine) String() string {
-	if e == Postgres {
-		return "postgres"
-	}
-	return "sqlite"
-}
-
 // Location is where the data lives, as --db (env AGENTDESK_DB) says.
 type Location struct {
 	Engine Engine

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode"
 )
 
 // stmtCache keeps one prepared statement per query text of a pool. modernc's driver
@@ -117,15 +116,6 @@ func (r Reader) stmt(ctx context.Context, query string) *sql.Stmt {
 		return nil
 	}
 	return st
-}
-
-// statementVerb is a statement's first word, as written.
-func statementVerb(query string) string {
-	q := strings.TrimSpace(query)
-	if i := strings.IndexFunc(q, unicode.IsSpace); i >= 0 {
-		return q[:i]
-	}
-	return q
 }
 
 // statementContext is the context a statement runs with. Inside a write it cannot be
