@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/database"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // also registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/agentdesk/agentdesk/migrations"
 )
@@ -25,7 +27,7 @@ func DSN(path string, writer bool, sync string, queryOnly bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+sync+")")
-	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "busy_timeout("+strconv.Itoa(int(busyTimeout.Milliseconds()))+")")
 	q.Add("_pragma", "foreign_keys(1)")
 	// Each write of a batch runs in a savepoint, whose statement journal SQLite spills to
 	// a temporary file past 64 KiB; in memory it costs no system calls.
@@ -114,6 +116,14 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("load migrations: %w", err)
 	}
 	current, err := p.GetDBVersion(ctx)
+	// Another process opening the new file at the same moment (switching it to WAL,
+	// creating goose's table) can refuse this one's first statement with SQLITE_BUSY
+	// without the busy timeout applying: it is tried again while that timeout would
+	// have waited.
+	for deadline := time.Now().Add(busyTimeout); isBusy(err) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		current, err = p.GetDBVersion(ctx)
+	}
 	if err != nil {
 		return fmt.Errorf("read schema version: %w", err)
 	}
@@ -170,3 +180,12 @@ func Backup(ctx context.Context, dbPath, synchronous, path string) (err error) {
 	_, err = db.ExecContext(ctx, "VACUUM INTO $1", path)
 	return err
 }
+
+// isBusy reports SQLITE_BUSY: another connection holds the lock asked for.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
+// busyTimeout is how long a connection waits for another's lock (SQLite's busy_timeout).
+const busyTimeout = 10 * time.Second
