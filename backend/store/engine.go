@@ -28,6 +28,4 @@ type engine interface {
 	queued() int
 	// listening says whether other servers' commits are being noticed now.
 	listening() bool
-	// stopTexts are what the store says once it has stopped taking writes (failstop.go).
-	stopTexts() stopTexts
 }

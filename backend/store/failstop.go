@@ -50,17 +50,17 @@ var postgresStopTexts = stopTexts{
 // failStop makes the store refuse writes from now on, logging the cause once.
 func (s *Store) failStop(cause error) {
 	if s.stopped.CompareAndSwap(false, true) {
-		slog.Error(s.eng.stopTexts().log, "db", s.path, "err", cause)
+		slog.Error(s.stopTexts.log, "db", s.path, "err", cause)
 	}
 }
 
 // unknownOutcome answers the writes of the batch that made the store stop.
-func (s *Store) unknownOutcome() error { return s.eng.stopTexts().unknownOutcome }
+func (s *Store) unknownOutcome() error { return s.stopTexts.unknownOutcome }
 
 // Stopped is the reason writes are refused, nil while the store takes writes.
 func (s *Store) Stopped() error {
 	if !s.stopped.Load() {
 		return nil
 	}
-	return s.eng.stopTexts().stopped
+	return s.stopTexts.stopped
 }

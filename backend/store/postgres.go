@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -125,9 +124,7 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		writer.Close()
 		return nil, err
 	}
-	n := max(4, 2*runtime.GOMAXPROCS(0))
-	reader.SetMaxOpenConns(n)
-	reader.SetMaxIdleConns(n)
+	sizeReadPool(reader)
 	locks, err := connect(nil)
 	if err != nil {
 		writer.Close()
@@ -142,7 +139,7 @@ func openPostgresStore(ctx context.Context, loc Location, opts Options) (*Store,
 		return nil, fmt.Errorf("connect to %s: %w", loc.Redacted(), err)
 	}
 	e := &postgresEngine{
-		Store:      newStore(loc.Redacted(), writer, reader, postgresSQL, opts),
+		Store:      newStore(loc.Redacted(), writer, reader, postgresSQL, postgresStopTexts, opts),
 		writerPIDs: writerPIDs, locks: locks,
 	}
 	e.eng = e
@@ -200,8 +197,6 @@ func (s *postgresEngine) checkTokens(ctx context.Context) error {
 // queued: each write runs in its caller's goroutine (those waiting for a connection of
 // the pool are not counted).
 func (s *postgresEngine) queued() int { return 0 }
-
-func (s *postgresEngine) stopTexts() stopTexts { return postgresStopTexts }
 
 // errDeadlock answers the writes PostgreSQL cancelled to break a deadlock (40P01) or a
 // serialization failure (40001) with another write. They are not run again. Nothing of

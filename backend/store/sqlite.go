@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync/atomic"
 
 	"github.com/agentdesk/agentdesk/backend/model"
@@ -72,14 +71,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		writer.Close()
 		return nil, err
 	}
-	n := max(4, 2*runtime.GOMAXPROCS(0))
-	reader.SetMaxOpenConns(n)
-	reader.SetMaxIdleConns(n)
+	sizeReadPool(reader)
 	reader.SetConnMaxIdleTime(0)
 	reader.SetConnMaxLifetime(0)
 
 	e := &sqliteEngine{
-		Store:      newStore(path, writer, reader, sqliteSQL, opts),
+		Store:      newStore(path, writer, reader, sqliteSQL, sqliteStopTexts, opts),
 		jobs:       make(chan *job, 1024),
 		committed:  make(chan committed, 64),
 		syncReady:  make(chan struct{}, 1),
@@ -143,8 +140,6 @@ func (s *sqliteEngine) queued() int { return len(s.jobs) }
 
 // listening: there are no other servers.
 func (s *sqliteEngine) listening() bool { return true }
-
-func (s *sqliteEngine) stopTexts() stopTexts { return sqliteStopTexts }
 
 // backup is Store.Backup (sqlite.Backup).
 func (s *sqliteEngine) backup(ctx context.Context, path string) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,8 @@ type Store struct {
 	reader *sql.DB
 	read   Reader // the read pool's queries (Read)
 	opts   Options
+	// What the store says once it has stopped taking writes (failstop.go).
+	stopTexts stopTexts
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -64,8 +67,8 @@ type Store struct {
 }
 
 // newStore is a Store on the pools writer and reader, before its engine is set.
-func newStore(path string, writer, reader *sql.DB, d *dialect, opts Options) *Store {
-	s := &Store{path: path, writer: writer, reader: reader, opts: opts, stop: make(chan struct{})}
+func newStore(path string, writer, reader *sql.DB, d *dialect, stop stopTexts, opts Options) *Store {
+	s := &Store{path: path, writer: writer, reader: reader, opts: opts, stopTexts: stop, stop: make(chan struct{})}
 	s.read = Reader{q: reader, sql: d, horizon: &s.horizon, queries: &s.readQueries}
 	return s
 }
@@ -125,4 +128,11 @@ func parseTimePtr(s sql.NullString) *time.Time {
 	}
 	t := parseTime(s.String)
 	return &t
+}
+
+// sizeReadPool gives a read pool two connections a core, at least four.
+func sizeReadPool(db *sql.DB) {
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
 }

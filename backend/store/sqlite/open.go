@@ -107,13 +107,9 @@ func SchemaVersion(ctx context.Context, path string) (int64, error) {
 // Migrate brings the schema of the database on db up to date (migrations/), refusing
 // a database of a newer agentdesk.
 func Migrate(ctx context.Context, db *sql.DB) error {
-	sub, err := fs.Sub(migrations.FS, ".")
+	p, err := gooseProvider(db)
 	if err != nil {
 		return err
-	}
-	p, err := goose.NewProvider(database.DialectSQLite3, db, sub)
-	if err != nil {
-		return fmt.Errorf("load migrations: %w", err)
 	}
 	current, err := p.GetDBVersion(ctx)
 	// Another process opening the new file at the same moment (switching it to WAL,
@@ -179,6 +175,15 @@ func Backup(ctx context.Context, dbPath, synchronous, path string) (err error) {
 	defer db.Close()
 	_, err = db.ExecContext(ctx, "VACUUM INTO $1", path)
 	return err
+}
+
+// gooseProvider is goose's provider of the SQLite migrations (migrations/) on db.
+func gooseProvider(db *sql.DB) (*goose.Provider, error) {
+	p, err := goose.NewProvider(database.DialectSQLite3, db, migrations.FS)
+	if err != nil {
+		return nil, fmt.Errorf("load migrations: %w", err)
+	}
+	return p, nil
 }
 
 // isBusy reports SQLITE_BUSY: another connection holds the lock asked for.

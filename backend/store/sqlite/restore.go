@@ -15,11 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/pressly/goose/v3"
-	"github.com/pressly/goose/v3/database"
-
-	"github.com/agentdesk/agentdesk/migrations"
 )
 
 // Restoring a backup (agentdesk restore). The caller holds the data directory's lock,
@@ -142,13 +137,9 @@ func checkSchemaObjects(ctx context.Context, db *sql.DB, path string, version in
 	}
 	defer ref.Close()
 	ref.SetMaxOpenConns(1) // one connection: one in-memory database
-	sub, err := fs.Sub(migrations.FS, ".")
+	p, err := gooseProvider(ref)
 	if err != nil {
 		return err
-	}
-	p, err := goose.NewProvider(database.DialectSQLite3, ref, sub)
-	if err != nil {
-		return fmt.Errorf("load migrations: %w", err)
 	}
 	if _, err := p.UpTo(ctx, version); err != nil {
 		return fmt.Errorf("build agentdesk's schema %d to compare the backup with: %w", version, err)
