@@ -53,21 +53,12 @@ func decodeJSON(body []byte, v any, allowEmpty bool) error {
 	if kind := jsonValueKind(bytes.TrimSpace(body)[0]); kind != "" {
 		return errs.Invalid("the request body must be a JSON object, not %s", kind)
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		return jsonError(err)
-	}
-	if dec.More() {
-		return errs.Invalid("the request body must hold one JSON object and nothing after it")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errs.Invalid("the request body must hold one JSON object and nothing after it")
-	}
-	canonical := []byte(raw)
-	if t := reflect.TypeOf(v); !keysAsSpelt(raw, t) {
+	// One pass of encoding/json over the usual body: Unmarshal checks the whole body is
+	// one JSON value before it decodes anything (jsonError names what is wrong).
+	canonical := body
+	if t := reflect.TypeOf(v); !keysAsSpelt(body, t) {
 		var err error
-		if canonical, err = canonicalKeys(raw, t, ""); err != nil {
+		if canonical, err = canonicalKeys(body, t, ""); err != nil {
 			return err
 		}
 	}
@@ -144,41 +135,68 @@ var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 // a t just as canonicalKeys would rewrite it: no key is a field's name in another case
 // and none is a camelCase twin. Most bodies are so, and the rewrite (a decode into maps,
 // a re-encoding) costs several times the decode itself. It may say no when the answer is
-// yes (a field's name in other case inside a string value): canonicalKeys then decides.
+// yes (a value spelt like a field's name in another case): canonicalKeys then decides.
 //
-// Why the bytes suffice: a key that encoding/json matches to a field case-insensitively
-// is, once the body is lower-cased, one more occurrence of the field's quoted name than
-// the body holds exactly; a twin shows as its quoted lower-case spelling. Only \u
-// escapes can hide a key's spelling, and only ſ and the Kelvin sign fold to ASCII
-// letters: bodies holding either take the rewrite.
+// Why the bytes suffice: each JSON string of the body is looked at, keys and values
+// alike, lower-cased; one that is a field's name or twin but not spelt as the field is
+// could be a key encoding/json matches case-insensitively. A string holding an escape
+// cannot spell a name (names are letters, digits and _), but for \u escapes, and only
+// ſ and the Kelvin sign fold to ASCII letters: bodies holding either take the rewrite.
 func keysAsSpelt(raw []byte, t reflect.Type) bool {
 	if bytes.Contains(raw, []byte(`\u`)) || bytes.Contains(raw, []byte("ſ")) || bytes.Contains(raw, []byte("\u212a")) {
 		return false
 	}
-	lower := bytes.ToLower(raw)
-	for _, n := range fieldNamesOf(t) {
-		if bytes.Count(lower, n.lower) != bytes.Count(raw, n.exact) {
-			return false
+	names := spellingsOf(t)
+	var lower [maxNameLen]byte
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '"' {
+			continue
 		}
-		if n.twin != nil && bytes.Contains(lower, n.twin) {
-			return false
+		end, escaped := i+1, false
+		for end < len(raw) && raw[end] != '"' {
+			if raw[end] == '\\' {
+				escaped = true
+				end++
+			}
+			end++
 		}
+		if s := raw[i+1 : min(end, len(raw))]; !escaped && len(s) <= maxNameLen {
+			for k, c := range s {
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				lower[k] = c
+			}
+			if spelt, ok := names[string(lower[:len(s)])]; ok && spelt != string(s) {
+				return false
+			}
+		}
+		i = end
 	}
 	return true
 }
 
-// quotedName is a field's JSON name as it stands quoted in a body: exactly, lower-cased,
-// and its camelCase twin lower-cased (nil when it has none).
-type quotedName struct{ exact, lower, twin []byte }
+// maxNameLen bounds the JSON names keysAsSpelt looks for; a longer one (none is) would
+// always take the rewrite.
+const maxNameLen = 64
 
-var fieldNames sync.Map // reflect.Type -> []quotedName
+var fieldSpellings sync.Map // reflect.Type -> map[string]string
 
-// fieldNamesOf lists the JSON names of t's fields at every depth, computed once a type.
-func fieldNamesOf(t reflect.Type) []quotedName {
-	if names, ok := fieldNames.Load(t); ok {
-		return names.([]quotedName)
+// spellingsOf maps each lower-cased JSON name of t's fields at every depth, and each
+// lower-cased camelCase twin, to the one spelling that decodes as is: the field's name,
+// or "" for a twin and for names that two fields spell differently. Computed once a
+// type; names longer than maxNameLen are left out (and always take the rewrite).
+func spellingsOf(t reflect.Type) map[string]string {
+	if names, ok := fieldSpellings.Load(t); ok {
+		return names.(map[string]string)
 	}
-	var names []quotedName
+	names := map[string]string{}
+	add := func(lower, spelt string) {
+		if prev, ok := names[lower]; ok && prev != spelt {
+			spelt = ""
+		}
+		names[lower] = spelt
+	}
 	seen := map[reflect.Type]bool{}
 	var walk func(t reflect.Type)
 	walk = func(t reflect.Type) {
@@ -190,16 +208,15 @@ func fieldNamesOf(t reflect.Type) []quotedName {
 		}
 		seen[t] = true
 		for _, f := range jsonFields(t) {
-			q := quotedName{exact: []byte(strconv.Quote(f.name)), lower: []byte(strconv.Quote(strings.ToLower(f.name)))}
+			add(strings.ToLower(f.name), f.name)
 			if twin := camelCase(f.name); twin != f.name {
-				q.twin = []byte(strconv.Quote(strings.ToLower(twin)))
+				add(strings.ToLower(twin), "")
 			}
-			names = append(names, q)
 			walk(f.typ)
 		}
 	}
 	walk(t)
-	fieldNames.Store(t, names)
+	fieldSpellings.Store(t, names)
 	return names
 }
 
@@ -269,6 +286,10 @@ func jsonError(err error) error {
 	var typ *json.UnmarshalTypeError
 	var at *time.ParseError
 	switch {
+	case errors.As(err, &syntax) && strings.HasSuffix(syntax.Error(), "after top-level value"):
+		return errs.Invalid("the request body must hold one JSON object and nothing after it")
+	case errors.As(err, &syntax) && syntax.Error() == "unexpected end of JSON input":
+		return errs.Invalid("malformed JSON: the body ends too early")
 	case errors.As(err, &syntax):
 		return errs.Invalid("malformed JSON at byte %d: %v", syntax.Offset, syntax)
 	case errors.As(err, &typ):

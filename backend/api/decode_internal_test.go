@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/service"
 )
 
@@ -53,5 +54,36 @@ func TestKeysAsSpelt(t *testing.T) {
 		keysAsSpelt([]byte(`{"status":"Done","STATUS":"Failed"}`), reflect.TypeOf(&status)) ||
 		keysAsSpelt([]byte(`{"status":"Waiting","waitingDetails":"x"}`), reflect.TypeOf(&status)) {
 		t.Error("keysAsSpelt on a status body")
+	}
+}
+
+// TestDecodeJSONErrors: a body that is not one JSON object gets a 400 that says what is
+// wrong, from the one pass of encoding/json (decodeJSON).
+func TestDecodeJSONErrors(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"summary":"a"} {"summary":"b"}`: "the request body must hold one JSON object and nothing after it",
+		`{"summary":"a"}]`:                "the request body must hold one JSON object and nothing after it",
+		`{"summary":"a"`:                  "malformed JSON: the body ends too early",
+		`{"summary":"a",}`:                "malformed JSON at byte 16: invalid character '}' looking for beginning of object key string",
+		`{"summary":3}`:                   "field summary must be a string, not number",
+		`null`:                            "the request body must be a JSON object, not null",
+		` `:                               "the request body must be a JSON object",
+	} {
+		var in service.CreateTaskInput
+		err := decodeJSON([]byte(body), &in, false)
+		if code, msg := errs.Public(err); code != errs.InvalidArgument || msg != want {
+			t.Errorf("%s: %s %q, want %q", body, code, msg, want)
+		}
+	}
+}
+
+// BenchmarkDecodeCreateTask decodes make bench's create body (backend/bench/load.go).
+func BenchmarkDecodeCreateTask(b *testing.B) {
+	body := []byte(`{"summary":"benchmark task 1","details":"created by the load benchmark to measure the create path","steps":[{"title":"read the issue"},{"title":"write the fix"},{"title":"run the tests"}],"agent_id":7}`)
+	for b.Loop() {
+		var in service.CreateTaskInput
+		if err := decodeJSON(body, &in, false); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
