@@ -87,3 +87,30 @@ func BenchmarkDecodeCreateTask(b *testing.B) {
 		}
 	}
 }
+
+// FuzzKeysAsSpelt: whenever keysAsSpelt lets a body skip the rewrite, decoding it as is
+// gives what decoding the rewrite gives.
+func FuzzKeysAsSpelt(f *testing.F) {
+	for _, seed := range []string{
+		`{"summary":"s","details":"d","steps":[{"title":"a"}],"agent_id":1}`,
+		`{"summary":"a","Summary":"b"}`, `{"SUMMARY":"x"}`, `{"summary":"a","agentId":3}`,
+		`{"summary":"\"SUMMARY\""}`, `{"summary":"a","steps":[{"TITLE":"x"}]}`, `{"summary":"a\\","Summary":"b"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		typ := reflect.TypeFor[*service.CreateTaskInput]()
+		if !keysAsSpelt(body, typ) {
+			return
+		}
+		canonical, err := canonicalKeys(body, typ, "")
+		if err != nil {
+			t.Fatalf("keysAsSpelt passed %q, which canonicalKeys refuses: %v", body, err)
+		}
+		var direct, rewritten service.CreateTaskInput
+		errDirect, errRewritten := json.Unmarshal(body, &direct), json.Unmarshal(canonical, &rewritten)
+		if (errDirect == nil) != (errRewritten == nil) || errDirect == nil && !reflect.DeepEqual(direct, rewritten) {
+			t.Fatalf("%q: as is %+v (%v), rewritten %+v (%v)", body, direct, errDirect, rewritten, errRewritten)
+		}
+	})
+}
