@@ -96,6 +96,7 @@ crashloop: ## $(ROUNDS) kill -9 at random moments under mixed load, each restart
 fuzz: ## explore the request decoders and the GraphQL handler for a minute each
 	$(GO) test ./backend/api -run XXX -fuzz FuzzCreateTask -fuzztime 60s
 	$(GO) test ./backend/api -run XXX -fuzz FuzzStatus -fuzztime 60s
+	$(GO) test ./backend/api -run XXX -fuzz FuzzKeysAsSpelt -fuzztime 60s
 	$(GO) test ./backend/graphql -run XXX -fuzz FuzzGraphQL -fuzztime 60s
 
 desktop: ui ## the desktop window, bin/agentdesk-desktop (needs cgo, libgtk-3-dev, libwebkit2gtk-4.1-dev)
