@@ -87,12 +87,12 @@ func (x *translator) messages() []string {
 // bearer token "s3cret". streaming says what its card says.
 func serveTranslator(t *testing.T, streaming bool) (*translator, string) {
 	t.Helper()
-	return serveTranslatorWith(t, streaming, "")
+	return serveTranslatorWith(t, streaming, nil)
 }
 
-// serveTranslatorWith is serveTranslator wanting "s3cret" in the header apiKeyHeader
-// instead, when one is named (the card's apiKey scheme says so).
-func serveTranslatorWith(t *testing.T, streaming bool, apiKeyHeader string) (*translator, string) {
+// serveTranslatorWith is serveTranslator with its card changed by edit; the endpoint
+// wants "s3cret" in the header the card's apiKey scheme names, if it has one.
+func serveTranslatorWith(t *testing.T, streaming bool, edit func(card *a2a.AgentCard)) (*translator, string) {
 	t.Helper()
 	x := &translator{}
 	rpc := a2asrv.NewJSONRPCHandler(a2asrv.NewHandler(x))
@@ -106,9 +106,12 @@ func serveTranslatorWith(t *testing.T, streaming bool, apiKeyHeader string) (*tr
 		Skills:          []a2a.AgentSkill{{ID: "translate", Name: "Translate", Description: "Into any language", Tags: []string{"i18n"}}},
 		SecuritySchemes: a2a.NamedSecuritySchemes{"bearer": a2a.HTTPAuthSecurityScheme{Scheme: "Bearer"}},
 		Security:        []a2a.SecurityRequirements{{"bearer": a2a.SecuritySchemeScopes{}}}}
-	if apiKeyHeader != "" {
-		card.SecuritySchemes = a2a.NamedSecuritySchemes{"key": a2a.APIKeySecurityScheme{In: a2a.APIKeySecuritySchemeInHeader, Name: apiKeyHeader}}
-		card.Security = []a2a.SecurityRequirements{{"key": a2a.SecuritySchemeScopes{}}}
+	if edit != nil {
+		edit(card)
+	}
+	apiKeyHeader := ""
+	if k, ok := card.SecuritySchemes["key"].(a2a.APIKeySecurityScheme); ok {
+		apiKeyHeader = k.Name
 	}
 	mux.Handle("/.well-known/agent-card.json", a2asrv.NewStaticAgentCardHandler(card))
 	mux.Handle("/rpc", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -307,11 +310,37 @@ func TestRemoteAgentFailures(t *testing.T) {
 // TestRemoteAgentAPIKey: an API key is sent in the header the card's apiKey scheme names.
 func TestRemoteAgentAPIKey(t *testing.T) {
 	fastRemote(t)
-	_, cardURL := serveTranslatorWith(t, true, "X-Agent-Key")
+	_, cardURL := serveTranslatorWith(t, true, func(card *a2a.AgentCard) {
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{"key": a2a.APIKeySecurityScheme{In: a2a.APIKeySecuritySchemeInHeader, Name: "X-Agent-Key"}}
+		card.Security = []a2a.SecurityRequirements{{"key": a2a.SecuritySchemeScopes{}}}
+	})
 	env := testenv.StartWith(t, server.Config{WebhooksAllowPrivate: true})
 	w := &remoteWorld{env: env, admin: env.Token(t, env.Project.ID, auth.Admin, auth.TaskRead, auth.TaskWrite)}
 	var got struct{ Agent struct{ ID int64 } }
 	w.graphql(t, `mutation($u: String!) { registerRemoteAgent(name: "keyed", cardUrl: $u, credentialKind: "apikey", credential: "s3cret") { agent { id } } }`,
+		map[string]any{"u": cardURL}, "registerRemoteAgent", &got)
+	w.agent = got.Agent.ID
+	id := w.assign(t, "Translate this", "")
+	w.waitFor(t, id, "Waiting", func(task *model.Task) bool { return task.Status == model.StatusWaiting })
+}
+
+// TestRemoteAgentJSONRPCInterface: an agent preferring gRPC, its JSON-RPC endpoint among
+// its additional interfaces, is registered and sent its task there.
+func TestRemoteAgentJSONRPCInterface(t *testing.T) {
+	fastRemote(t)
+	_, cardURL := serveTranslatorWith(t, true, func(card *a2a.AgentCard) {
+		grpcTarget := strings.TrimPrefix(strings.TrimSuffix(card.URL, "/rpc"), "http://") // host:port, as gRPC names it
+		card.AdditionalInterfaces = []a2a.AgentInterface{
+			{Transport: a2a.TransportProtocolGRPC, URL: grpcTarget},
+			{Transport: a2a.TransportProtocolHTTPJSON, URL: strings.TrimSuffix(card.URL, "/rpc") + "/v1"},
+			{Transport: a2a.TransportProtocolJSONRPC, URL: card.URL},
+		}
+		card.PreferredTransport, card.URL = a2a.TransportProtocolGRPC, grpcTarget
+	})
+	env := testenv.StartWith(t, server.Config{WebhooksAllowPrivate: true})
+	w := &remoteWorld{env: env, admin: env.Token(t, env.Project.ID, auth.Admin, auth.TaskRead, auth.TaskWrite)}
+	var got struct{ Agent struct{ ID int64 } }
+	w.graphql(t, `mutation($u: String!) { registerRemoteAgent(name: "grpcfirst", cardUrl: $u, credentialKind: "bearer", credential: "s3cret") { agent { id } } }`,
 		map[string]any{"u": cardURL}, "registerRemoteAgent", &got)
 	w.agent = got.Agent.ID
 	id := w.assign(t, "Translate this", "")

@@ -192,10 +192,11 @@ func (s *Service) fetchAgentCard(ctx context.Context, cardURL string) (card *a2a
 	if strings.TrimSpace(card.Name) == "" || card.URL == "" {
 		return nil, nil, errs.Invalid("%s is not an Agent Card: it has no name or no url", cardURL)
 	}
-	if !speaksJSONRPC(card) {
+	endpoint := JSONRPCEndpoint(card)
+	if endpoint == "" {
 		return nil, nil, errs.Invalid("the agent at %s does not speak A2A over JSON-RPC, the one transport agentdesk uses", cardURL)
 	}
-	if err := s.checkWebhookURL(ctx, card.URL); err != nil {
+	if err := s.checkWebhookURL(ctx, endpoint); err != nil {
 		_, msg := errs.Public(err)
 		return nil, nil, errs.Invalid("the Agent Card's endpoint: %s", msg)
 	}
@@ -206,11 +207,20 @@ func (s *Service) fetchAgentCard(ctx context.Context, cardURL string) (card *a2a
 	return card, raw, nil
 }
 
-func speaksJSONRPC(card *a2a.AgentCard) bool {
+// JSONRPCEndpoint is where the card's agent speaks A2A over JSON-RPC, the one transport
+// agentdesk uses: its url when its preferred transport is JSON-RPC (A2A's default), else
+// the first of its additional interfaces that is JSON-RPC (in the card's order, as
+// a2a-go's client picks); "" when it has none.
+func JSONRPCEndpoint(card *a2a.AgentCard) string {
 	if card.PreferredTransport == "" || card.PreferredTransport == a2a.TransportProtocolJSONRPC {
-		return true
+		return card.URL
 	}
-	return slices.ContainsFunc(card.AdditionalInterfaces, func(i a2a.AgentInterface) bool { return i.Transport == a2a.TransportProtocolJSONRPC })
+	for _, i := range card.AdditionalInterfaces {
+		if i.Transport == a2a.TransportProtocolJSONRPC {
+			return i.URL
+		}
+	}
+	return ""
 }
 
 // describeRemoteError says why a request to a remote agent got no answer.
