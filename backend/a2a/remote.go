@@ -54,7 +54,10 @@ func RunRemoteTask(ctx context.Context, svc *service.Service, projectID string, 
 
 // remoteEvents starts the attempt's request: what the agent says, event by event.
 func remoteEvents(ctx context.Context, at *service.RemoteAttempt) (iter.Seq2[a2a.Event, error], error) {
-	client, err := a2aclient.NewFromCard(ctx, at.Card,
+	// At the endpoint registration checked: given the whole card, a2a-go's client finds
+	// no transport in one that names no preferred transport (JSON-RPC, A2A's default).
+	endpoint := a2a.AgentInterface{URL: service.JSONRPCEndpoint(at.Card), Transport: a2a.TransportProtocolJSONRPC}
+	client, err := a2aclient.NewFromEndpoints(ctx, []a2a.AgentInterface{endpoint},
 		a2aclient.WithJSONRPCTransport(at.Client),
 		a2aclient.WithConfig(a2aclient.Config{Polling: true}), // a send answers at once; the task is followed after
 		a2aclient.WithInterceptors(credentialOf(at)))

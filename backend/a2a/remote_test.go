@@ -328,21 +328,30 @@ func TestRemoteAgentAPIKey(t *testing.T) {
 // its additional interfaces, is registered and sent its task there.
 func TestRemoteAgentJSONRPCInterface(t *testing.T) {
 	fastRemote(t)
-	_, cardURL := serveTranslatorWith(t, true, func(card *a2a.AgentCard) {
-		grpcTarget := strings.TrimPrefix(strings.TrimSuffix(card.URL, "/rpc"), "http://") // host:port, as gRPC names it
-		card.AdditionalInterfaces = []a2a.AgentInterface{
-			{Transport: a2a.TransportProtocolGRPC, URL: grpcTarget},
-			{Transport: a2a.TransportProtocolHTTPJSON, URL: strings.TrimSuffix(card.URL, "/rpc") + "/v1"},
-			{Transport: a2a.TransportProtocolJSONRPC, URL: card.URL},
-		}
-		card.PreferredTransport, card.URL = a2a.TransportProtocolGRPC, grpcTarget
-	})
-	env := testenv.StartWith(t, server.Config{WebhooksAllowPrivate: true})
-	w := &remoteWorld{env: env, admin: env.Token(t, env.Project.ID, auth.Admin, auth.TaskRead, auth.TaskWrite)}
-	var got struct{ Agent struct{ ID int64 } }
-	w.graphql(t, `mutation($u: String!) { registerRemoteAgent(name: "grpcfirst", cardUrl: $u, credentialKind: "bearer", credential: "s3cret") { agent { id } } }`,
-		map[string]any{"u": cardURL}, "registerRemoteAgent", &got)
-	w.agent = got.Agent.ID
-	id := w.assign(t, "Translate this", "")
-	w.waitFor(t, id, "Waiting", func(task *model.Task) bool { return task.Status == model.StatusWaiting })
+	for name, edit := range map[string]func(card *a2a.AgentCard){
+		"grpcfirst": func(card *a2a.AgentCard) {
+			grpcTarget := strings.TrimPrefix(strings.TrimSuffix(card.URL, "/rpc"), "http://") // host:port, as gRPC names it
+			card.AdditionalInterfaces = []a2a.AgentInterface{
+				{Transport: a2a.TransportProtocolGRPC, URL: grpcTarget},
+				{Transport: a2a.TransportProtocolHTTPJSON, URL: strings.TrimSuffix(card.URL, "/rpc") + "/v1"},
+				{Transport: a2a.TransportProtocolJSONRPC, URL: card.URL},
+			}
+			card.PreferredTransport, card.URL = a2a.TransportProtocolGRPC, grpcTarget
+		},
+		// No preferred transport: JSON-RPC at the card's url, A2A's default (a2a-go's
+		// client, given the card, finds no transport it can use).
+		"nopreference": func(card *a2a.AgentCard) { card.PreferredTransport = "" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, cardURL := serveTranslatorWith(t, true, edit)
+			env := testenv.StartWith(t, server.Config{WebhooksAllowPrivate: true})
+			w := &remoteWorld{env: env, admin: env.Token(t, env.Project.ID, auth.Admin, auth.TaskRead, auth.TaskWrite)}
+			var got struct{ Agent struct{ ID int64 } }
+			w.graphql(t, `mutation($u: String!) { registerRemoteAgent(name: "translator", cardUrl: $u, credentialKind: "bearer", credential: "s3cret") { agent { id } } }`,
+				map[string]any{"u": cardURL}, "registerRemoteAgent", &got)
+			w.agent = got.Agent.ID
+			id := w.assign(t, "Translate this", "")
+			w.waitFor(t, id, "Waiting", func(task *model.Task) bool { return task.Status == model.StatusWaiting })
+		})
+	}
 }
