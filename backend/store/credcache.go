@@ -18,7 +18,11 @@ import (
 //     it: a revocation, a rotation, a project's deletion cascading. The writer reads the
 //     count once a batch and, when it moved, empties the cache after the commit and
 //     before any write of the batch is acknowledged. No code path has to remember to do
-//     it. (A new token needs nothing: only tokens that exist are cached.)
+//     it. (A new token needs nothing: only tokens that exist are cached.) The count
+//     also moves on the changes that end an agent's or a session's credential
+//     (migration 00037, for the event hub: CredentialChanges); those empty the cache
+//     too, and delay the answer to their write by foreignLookEvery, which is harmless:
+//     they are rare (an agent deleted, a secret rotated, a member removed, a sign-out).
 //   - Another process's commit (the command line beside a running server, a second store
 //     on the file): the data_version watch (sqlite.Watch) is looked at before a cached
 //     token is used, unless a look began less than foreignLookEvery ago; under load the
@@ -114,12 +118,26 @@ func copyToken(tok model.Token) *model.Token {
 	return &tok
 }
 
-// credentialChanges reads the count of token changes, inside the writer's batch.
+// credentialChanges reads the count of credential changes, inside the writer's batch.
 func credentialChanges(ctx context.Context, r Reader) (int64, error) {
 	var n int64
 	err := r.queryRow(ctx, countCredentialChanges).Scan(&n)
 	return n, err
 }
+
+// CredentialChanges reads the count of the changes that can end a credential: a
+// token's, an agent's, a project's secret, a membership's, a session's (migrations
+// 00024 and 00037; on PostgreSQL, 00026 and 00037). While it stays the same, every
+// credential that authenticated still does, but for expiry (which needs no change). The
+// event hub reads it to check open streams' credentials only when one may have ended.
+func (r Reader) CredentialChanges(ctx context.Context) (int64, error) {
+	return credentialChanges(ctx, r)
+}
+
+// ForgetTokens empties the token cache: the next lookups read the database. For a
+// reader of CredentialChanges, which may see another process's or server's change
+// before the cache does (it notices within foreignLookEvery).
+func (s *Store) ForgetTokens() { s.tokens.clear() }
 
 // credentialCount is the store's last read of the count of token changes (by the
 // writer, and on PostgreSQL by requests too), and when that read began (PostgreSQL's
@@ -165,6 +183,6 @@ func (s *Store) lookAtCredentials(ctx context.Context) error {
 	return nil
 }
 
-// countCredentialChanges reads the count of token changes (migration 00024; on
-// PostgreSQL, 00026).
+// countCredentialChanges reads the count of credential changes (migrations 00024 and
+// 00037; on PostgreSQL, 00026 and 00037).
 const countCredentialChanges = `SELECT COALESCE((SELECT n FROM credential_changes WHERE id = 1), 0)`
