@@ -86,9 +86,13 @@ func (c *streamClient) expectTask(t *testing.T) {
 	}
 }
 
-// TestStreamsEndWithTheirCredential: a revoked, rotated or expired token and a deleted
-// agent close the event stream and GraphQL subscriptions with 4401 and a reason, and
-// nothing written after the end reaches them.
+// TestStreamsEndWithTheirCredential: a revoked, rotated or expired token, a deleted agent
+// and a rotated project secret close the event stream and GraphQL subscriptions with
+// 4401 and a reason, and nothing written after the end reaches them (but the events of
+// the ending write itself: agent.deleted, project.secret_rotated). The hub checks an
+// agent's credential after a commit only when the count of credential changes moved
+// (store migration 00037): without its triggers, the task created after the end reaches
+// the agent's stream unless the periodic check (every 250 ms) came between.
 func TestStreamsEndWithTheirCredential(t *testing.T) {
 	pgtest.Engines(t, testStreamsEndWithTheirCredential)
 }
@@ -161,6 +165,13 @@ func testStreamsEndWithTheirCredential(t *testing.T, engine string) {
 						}
 					}
 				}
+			}}, ending{name: "secret rotated", reason: "X-Task-Authorization is wrong", open: func(g bool) *streamClient {
+				env.Agent(t, pid, "rotated-out")
+				return openStream(t, env, g, "?project_id="+pid, env.AgentHeaders(t, pid, "rotated-out"))
+			}, end: func() {
+				if _, err := env.Service.RotateProjectSecret(ctx, owner); err != nil {
+					t.Fatal(err)
+				}
 			}})
 		}
 		for _, e := range endings {
@@ -184,7 +195,7 @@ func testStreamsEndWithTheirCredential(t *testing.T, engine string) {
 						}
 						return
 					}
-					if typ != "ka" && !strings.HasPrefix(typ, "agent.") && !strings.HasPrefix(typ, "participant.") {
+					if typ != "ka" && typ != service.EventProjectSecretRotated && !strings.HasPrefix(typ, "agent.") && !strings.HasPrefix(typ, "participant.") {
 						t.Fatalf("got %s after the credential ended", typ)
 					}
 				}

@@ -35,7 +35,8 @@ type Options struct {
 const replayPage = 256
 
 // checkEvery is how often every open stream's credential is checked again, so that an
-// expiry ends it with no traffic; commits check at once too (deliver).
+// expiry ends it with no traffic; a commit that may have ended one checks at once too
+// (checkIfChanged).
 const checkEvery = 250 * time.Millisecond
 
 // CheckFunc tells whether the credential a principal authenticated with still holds;
@@ -56,6 +57,11 @@ type Hub struct {
 	// The open watches by credential: checked once per credential however many sockets
 	// share it, and at most MaxSocketsPerCredential each.
 	credentials map[credential]map[*Watch]struct{}
+	unchecked   bool // a watch came since checkCredentials last looked at them
+
+	// checkedChanges is the count of credential changes (store.Reader.CredentialChanges)
+	// read before the last check that followed a commit. Only Run's goroutine uses it.
+	checkedChanges int64
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -82,9 +88,10 @@ type Message struct {
 }
 
 // Watch is a connection's hold on the credential it authenticated with. The hub checks
-// the credential again before each delivery and every checkEvery; once it no longer
-// authenticates (revoked, rotated, expired, agent deleted), Ended is closed and the
-// connection must close with code 4401 and Reason.
+// the credential again before each delivery that follows a change that may have ended
+// it, and every checkEvery; once it no longer authenticates (revoked, rotated, expired,
+// agent deleted), Ended is closed and the connection must close with code 4401 and
+// Reason.
 type Watch struct {
 	Principal *auth.Principal
 	ended     chan struct{}
@@ -152,6 +159,7 @@ func (h *Hub) Watch(p *auth.Principal) (*Watch, error) {
 	}
 	w := &Watch{Principal: p, ended: make(chan struct{})}
 	watches[w] = struct{}{}
+	h.unchecked = true
 	return w, nil
 }
 
@@ -175,6 +183,7 @@ func (h *Hub) checkCredentials(ctx context.Context) {
 		return
 	}
 	h.mu.Lock()
+	h.unchecked = false
 	held := make(map[credential]*auth.Principal, len(h.credentials))
 	for c, watches := range h.credentials {
 		for w := range watches {
@@ -195,6 +204,39 @@ func (h *Hub) checkCredentials(ctx context.Context) {
 			w.end(reason)
 		}
 		h.mu.Unlock()
+	}
+}
+
+// checkIfChanged runs checkCredentials after a commit, unless no credential can have
+// ended since the last time: the count of the changes that can end one (store's
+// CredentialChanges) has not moved, and no watch came since. Checking costs a query per
+// agent and session holding a stream (1,000 agents, 1,000 queries a commit); reading
+// the count costs one. An expiry moves no count: the check every checkEvery sees it. A
+// new watch is checked at the next commit whatever the count: its credential may have
+// ended between its authentication and its watch, before the last check counted the
+// change without holding it.
+func (h *Hub) checkIfChanged(ctx context.Context) {
+	h.mu.Lock()
+	idle, fresh := len(h.credentials) == 0, h.unchecked
+	h.mu.Unlock()
+	if h.check == nil || idle {
+		return
+	}
+	// Read before the checks and kept only after them: a change committed while they
+	// run moves the count past it, and is checked at the next wake.
+	n, err := h.store.Read().CredentialChanges(ctx)
+	moved := err != nil || n != h.checkedChanges
+	if !moved && !fresh {
+		return
+	}
+	if moved {
+		// The token cache notices another process's or server's change within
+		// foreignLookEvery of it: it may not have yet, but the database has.
+		h.store.ForgetTokens()
+	}
+	h.checkCredentials(ctx)
+	if err == nil {
+		h.checkedChanges = n
 	}
 }
 
@@ -311,8 +353,8 @@ func (h *Hub) Run(ctx context.Context) {
 			h.checkCredentials(ctx)
 			continue
 		}
-		// A commit may have revoked a credential: check before sending what follows it.
-		h.checkCredentials(ctx)
+		// A commit may have ended a credential: check before sending what follows it.
+		h.checkIfChanged(ctx)
 		h.deliver(ctx)
 	}
 }

@@ -379,3 +379,148 @@ func testPruneEventsEveryBatch(t *testing.T, engine string) {
 		t.Fatalf("left seqs %d..%d (%v), want the two new ones, %d..%d", first, last, err, expired+1, expired+2)
 	}
 }
+
+// After a commit the hub checks the credentials only when one may have ended: the count
+// of credential changes moved, or a watch came since the last check; with no watch it
+// reads nothing. The periodic check asks every time.
+func TestCheckIfChangedAsksOnlyAfterAChange(t *testing.T) {
+	pgtest.Engines(t, testCheckIfChangedAsksOnlyAfterAChange)
+}
+
+func testCheckIfChangedAsksOnlyAfterAChange(t *testing.T, engine string) {
+	ctx := context.Background()
+	asked := 0
+	h := newHub(t, engine, Options{}, func(context.Context, *auth.Principal) error { asked++; return nil })
+	expectAsked := func(step string, want int) {
+		t.Helper()
+		if asked != want {
+			t.Fatalf("%s: asked %d times, want %d", step, asked, want)
+		}
+		asked = 0
+	}
+	write := func(fn func(tx *store.Tx) error) {
+		t.Helper()
+		if err := h.store.Write(ctx, store.Author{}, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit(t, h, "task.created")
+	queries := h.store.ReadQueries()
+	h.checkIfChanged(ctx)
+	expectAsked("no watch", 0)
+	if n := h.store.ReadQueries() - queries; n != 0 {
+		t.Errorf("with no watch, a commit's check ran %d queries, want none", n)
+	}
+
+	subscribe(t, h, -1, auth.TaskRead)
+	h.checkIfChanged(ctx)
+	expectAsked("a new watch", 1)
+	commit(t, h, "task.created")
+	h.checkIfChanged(ctx)
+	expectAsked("an event", 0)
+
+	write(func(tx *store.Tx) error { return tx.SetProjectSecret(ctx, hubProject, "rotated") })
+	h.checkIfChanged(ctx)
+	expectAsked("a rotated secret", 1)
+	h.checkIfChanged(ctx)
+	expectAsked("nothing since", 0)
+
+	agent := &model.Agent{ProjectID: hubProject, Name: "bot", CreatedAt: time.Now()}
+	write(func(tx *store.Tx) error { return tx.InsertAgent(ctx, agent) })
+	h.checkIfChanged(ctx)
+	expectAsked("a new agent", 0)
+	write(func(tx *store.Tx) error { return tx.DeleteAgent(ctx, hubProject, agent.ID) })
+	h.checkIfChanged(ctx)
+	expectAsked("a deleted agent", 1)
+
+	h.checkCredentials(ctx)
+	expectAsked("the periodic check", 1)
+}
+
+// A token revoked by another process (the command line beside a server) or server: the
+// hub may read the moved count before its token cache notices the change (it looks
+// every 10 ms), and then asks the database, so that the check sees the revocation.
+func TestCheckIfChangedSeesAnotherStoresChange(t *testing.T) {
+	pgtest.Engines(t, testCheckIfChangedSeesAnotherStoresChange)
+}
+
+func testCheckIfChangedSeesAnotherStoresChange(t *testing.T, engine string) {
+	ctx := context.Background()
+	loc, err := store.ParseDB(pgtest.DBFor(t, engine, migratePostgres))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/agentdesk.db"
+	var stores [2]*store.Store // the hub's, and the other process's
+	for i := range stores {
+		if stores[i], err = store.OpenLocation(ctx, loc, path, store.Options{Synchronous: "NORMAL"}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { stores[i].Close() })
+	}
+	hash := []byte("0123456789abcdef0123456789abcdef")
+	tok := &model.Token{ProjectID: hubProject, Name: "streamer", Type: "platform", Scopes: []string{auth.TaskRead}, CreatedAt: time.Now()}
+	err = stores[1].Write(ctx, store.Author{}, func(tx *store.Tx) error {
+		if err := tx.InsertProject(ctx, &model.Project{ID: hubProject, Name: "hub", Namespace: "hub", TokenSecret: "s", CreatedAt: time.Now()}); err != nil {
+			return err
+		}
+		return tx.InsertToken(ctx, tok, hash)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := New(Options{})
+	h.Attach(stores[0], func(ctx context.Context, p *auth.Principal) error {
+		tok, err := stores[0].TokenByHash(ctx, p.TokenHash) // through the cache, as service.CheckCredentials
+		if err == nil && tok.RevokedAt != nil {
+			return errs.Unauth("this token was revoked")
+		}
+		return err
+	})
+	w, err := h.Watch(&auth.Principal{Kind: auth.KindToken, ProjectID: hubProject, TokenID: tok.ID, TokenHash: hash})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Unwatch(w)
+	h.checkIfChanged(ctx) // caches the token
+	before, err := stores[0].Read().CredentialChanges(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The other store revokes the token. Its write is answered 10 ms after its commit;
+	// the hub checks in between, as soon as it sees the count moved, while the cache
+	// still takes the last look, made just before the commit, as good.
+	revoked := make(chan error, 1)
+	go func() {
+		revoked <- stores[1].Write(ctx, store.Author{}, func(tx *store.Tx) error {
+			if err := tx.RevokeToken(ctx, hubProject, tok.ID, time.Now()); err != nil {
+				return err
+			}
+			_, err := stores[0].TokenByHash(ctx, hash) // a look that cannot see it yet
+			return err
+		})
+	}()
+	for moved := false; !moved; {
+		select {
+		case err := <-revoked:
+			if err != nil {
+				t.Fatal(err)
+			}
+			revoked <- nil // committed: the count moved
+		default:
+		}
+		n, err := stores[0].Read().CredentialChanges(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved = n != before
+	}
+	h.checkIfChanged(ctx)
+	if err := <-revoked; err != nil {
+		t.Fatal(err)
+	}
+	if w.Reason() == "" {
+		t.Fatal("the check after the count moved passed the revoked token")
+	}
+}
