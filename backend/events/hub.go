@@ -59,7 +59,7 @@ type Hub struct {
 	credentials map[credential]map[*Watch]struct{}
 	unchecked   bool // a watch came since checkCredentials last looked at them
 
-	// checkedChanges is the count of credential changes (store.Reader.CredentialChanges)
+	// checkedChanges is the count of credential changes (store.Store.CredentialChanges)
 	// read before the last check that followed a commit. Only Run's goroutine uses it.
 	checkedChanges int64
 
@@ -224,15 +224,9 @@ func (h *Hub) checkIfChanged(ctx context.Context) {
 	}
 	// Read before the checks and kept only after them: a change committed while they
 	// run moves the count past it, and is checked at the next wake.
-	n, err := h.store.Read().CredentialChanges(ctx)
-	moved := err != nil || n != h.checkedChanges
-	if !moved && !fresh {
+	n, err := h.store.CredentialChanges(ctx)
+	if err == nil && n == h.checkedChanges && !fresh {
 		return
-	}
-	if moved {
-		// The token cache notices another process's or server's change within
-		// foreignLookEvery of it: it may not have yet, but the database has.
-		h.store.ForgetTokens()
 	}
 	h.checkCredentials(ctx)
 	if err == nil {

@@ -483,7 +483,7 @@ func testCheckIfChangedSeesAnotherStoresChange(t *testing.T, engine string) {
 	}
 	defer h.Unwatch(w)
 	h.checkIfChanged(ctx) // caches the token
-	before, err := stores[0].Read().CredentialChanges(ctx)
+	before, err := stores[0].CredentialChanges(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -510,7 +510,7 @@ func testCheckIfChangedSeesAnotherStoresChange(t *testing.T, engine string) {
 			revoked <- nil // committed: the count moved
 		default:
 		}
-		n, err := stores[0].Read().CredentialChanges(ctx)
+		n, err := stores[0].CredentialChanges(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,10 +39,11 @@ import (
 //     (Store.TokenByHash). When the count moved, the cache is emptied. So a server uses
 //     a cached token only if a read of the count that began less than foreignLookEvery
 //     ago found no change since the token was cached.
-//   - A batch whose read found the count moved is acknowledged foreignLookEvery after
-//     its commit. So once a revocation's caller hears it succeeded, any read of the
-//     count that began less than foreignLookEvery ago began after the revocation was
-//     committed, and saw it: no server uses the revoked token from its cache.
+//   - A write whose count moved between its BEGIN and its COMMIT (both read in its own
+//     transaction) is acknowledged foreignLookEvery after its commit. So once a
+//     revocation's caller hears it succeeded, any read of the count that began less
+//     than foreignLookEvery ago began after the revocation was committed, and saw it:
+//     no server uses the revoked token from its cache.
 //
 // The times compared are each server's own (monotonic) durations: no clock is shared.
 
@@ -130,14 +131,23 @@ func credentialChanges(ctx context.Context, r Reader) (int64, error) {
 // 00024 and 00037; on PostgreSQL, 00026 and 00037). While it stays the same, every
 // credential that authenticated still does, but for expiry (which needs no change). The
 // event hub reads it to check open streams' credentials only when one may have ended.
-func (r Reader) CredentialChanges(ctx context.Context) (int64, error) {
-	return credentialChanges(ctx, r)
+// A count the store has not taken yet (another process's or server's change, which the
+// token cache notices only within foreignLookEvery) empties the token cache, so that
+// a check right after this read sees the change. The count stays the writer's to take
+// (sawCredentialChanges): whether a write's answer waits depends on it.
+func (s *Store) CredentialChanges(ctx context.Context) (int64, error) {
+	n, err := credentialChanges(ctx, s.Read())
+	if err != nil {
+		return 0, err
+	}
+	c := &s.credentials
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n != c.n {
+		s.tokens.clear()
+	}
+	return n, nil
 }
-
-// ForgetTokens empties the token cache: the next lookups read the database. For a
-// reader of CredentialChanges, which may see another process's or server's change
-// before the cache does (it notices within foreignLookEvery).
-func (s *Store) ForgetTokens() { s.tokens.clear() }
 
 // credentialCount is the store's last read of the count of token changes (by the
 // writer, and on PostgreSQL by requests too), and when that read began (PostgreSQL's

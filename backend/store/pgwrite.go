@@ -41,6 +41,8 @@ type pgTransaction struct {
 	xid         string
 	pid         uint32
 	reconnected bool // conn replaced one found closed (reconnect)
+	// The count of credential changes as the write began (credcache.go).
+	credentialsBefore int64
 	// The projects whose lock the write holds, each with its last event seq as read
 	// under the lock (or notRead), which batch.seqs overrides once the write has
 	// numbered events of the project (Tx.projectSeq).
@@ -101,8 +103,9 @@ func (s *postgresEngine) writePostgres(j *job) error {
 	return nil
 }
 
-// begin sends BEGIN, reads the transaction's id and backend pid, and takes the lock of
-// the write's project (postgres_seq.go), reading its last seq under it: one round trip.
+// begin sends BEGIN, reads the transaction's id and backend pid, takes the lock of the
+// write's project (postgres_seq.go), reading its last seq under it, and reads the count
+// of credential changes: one round trip.
 // A write that names no project takes the lock when it appends the project's first
 // event (Tx.projectSeq).
 func (p *pgTransaction) begin(ctx context.Context, project string) error {
@@ -117,6 +120,7 @@ func (p *pgTransaction) begin(ctx context.Context, project string) error {
 		q.Queue(`SELECT pg_advisory_xact_lock($1)`, postgres.ProjectLockKey(project))
 		queueProjectSeq(q, project, &last)
 	}
+	q.Queue(countCredentialChanges).QueryRow(func(row pgx.Row) error { return row.Scan(&p.credentialsBefore) })
 	if err := p.sendTogether(ctx, q); err != nil {
 		if p.reconnect(ctx) {
 			return p.begin(ctx, project)
@@ -226,7 +230,11 @@ func (s *postgresEngine) commitPostgres(ctx context.Context, b *batch) error {
 	var refused *pgconn.PgError
 	switch {
 	case err == nil && tag.String() == "COMMIT":
-		b.credentialsMoved = s.sawCredentialChanges(credentialChanges, looked)
+		s.sawCredentialChanges(credentialChanges, looked)
+		// Whether the answer waits is the write's own two reads' to say: the store's
+		// last count may already be this one, taken by a request's read since the COMMIT.
+		// (A change of another server's in between only makes it wait too.)
+		b.credentialsMoved = credentialChanges != p.credentialsBefore
 		return nil
 	case err == nil: // "ROLLBACK": the transaction had failed
 		return postgres.ErrRolledBack
