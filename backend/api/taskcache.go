@@ -28,6 +28,11 @@ type encodedTask struct {
 	json        []byte
 }
 
+// maxCachedPage is the largest page whose tasks the cache keeps and sends: twice the
+// board's page of 50 (frontend TASK_PAGE). Larger pages and whole lists are bulk reads
+// (tasks.go).
+const maxCachedPage = 100
+
 // taskCacheSize bounds the tasks kept (about 6 MB at the typical 600 bytes a task).
 const taskCacheSize = 10_000
 

@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
@@ -35,9 +37,10 @@ func testTaskListShowsEveryChange(t *testing.T, engine string) {
 	if _, err := env.Service.CreateTask(ctx, ownerOf(other.ID), service.CreateTaskInput{Summary: "theirs"}, ""); err != nil {
 		t.Fatal(err)
 	}
-	list := func() map[int64]model.Task {
+	// A page the cache keeps (50) and a bulk page it does not (500) show the same.
+	listPage := func(limit int) map[int64]model.Task {
 		t.Helper()
-		r := env.Do(t, testenv.Request{Method: "GET", Path: "/api/tasks?limit=50", Token: token})
+		r := env.Do(t, testenv.Request{Method: "GET", Path: fmt.Sprintf("/api/tasks?limit=%d", limit), Token: token})
 		if r.Status != 200 {
 			t.Fatalf("list: %d %s", r.Status, r.Body)
 		}
@@ -53,6 +56,14 @@ func testTaskListShowsEveryChange(t *testing.T, engine string) {
 			out[task.ID] = task
 		}
 		return out
+	}
+	list := func() map[int64]model.Task {
+		t.Helper()
+		got, bulk := listPage(50), listPage(500)
+		if !reflect.DeepEqual(got, bulk) {
+			t.Fatalf("a page of 50 shows %+v, a page of 500 %+v", got, bulk)
+		}
+		return got
 	}
 	if got := list(); len(got) != 3 || got[ids[0]].Steps[0].Status != "pending" || got[ids[0]].AgentName != "worker" {
 		t.Fatalf("first list: %+v", got)
