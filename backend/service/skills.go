@@ -317,7 +317,7 @@ func prepareTaskSkills(ctx context.Context, tx *store.Tx, task *model.Task, name
 // calls it with the task's agent, already loaded, or nil): the required skills, which the agent must have,
 // the source a job gives, and the monthly budget, which holds an agent's new task in
 // Backlog once spent. It returns the ids of the required skills, to store with the task.
-func (s *Service) newTaskRules(ctx context.Context, tx *store.Tx, task *model.Task, agent *model.Agent, in CreateTaskInput, now time.Time) ([]int64, error) {
+func (s *Service) newTaskRules(ctx context.Context, tx *store.Tx, task *model.Task, agent *model.Agent, budget *model.Budget, in CreateTaskInput, now time.Time) ([]int64, error) {
 	if in.source != "" {
 		task.Source = in.source
 	}
@@ -326,7 +326,7 @@ func (s *Service) newTaskRules(ctx context.Context, tx *store.Tx, task *model.Ta
 		return nil, err
 	}
 	if agent != nil && task.Status == model.StatusTodo {
-		reason, err := s.budgetHold(ctx, tx, task.ProjectID, now) // usage.go
+		reason, err := s.budgetHold(ctx, tx, task.ProjectID, budget, now) // usage.go
 		if err != nil {
 			return nil, err
 		}

@@ -116,10 +116,11 @@ func (s *Service) insertTask(ctx context.Context, tx *store.Tx, p *auth.Principa
 		task.Steps[i] = model.Step{Title: st.Title, Status: model.StepPending}
 	}
 	var agent *model.Agent
-	remote := false // the agent is a remote A2A agent, to be sent the task (a2aremote.go)
+	var budget *model.Budget // the project's, read with the agent (nil: none)
+	remote := false          // the agent is a remote A2A agent, to be sent the task (a2aremote.go)
 	if in.AgentID != nil {
 		var err error
-		agent, remote, err = tx.TaskAgent(ctx, p.ProjectID, *in.AgentID)
+		agent, remote, budget, err = tx.TaskAgent(ctx, p.ProjectID, *in.AgentID)
 		if err := agentError(*in.AgentID, err); err != nil {
 			return nil, err
 		}
@@ -135,7 +136,7 @@ func (s *Service) insertTask(ctx context.Context, tx *store.Tx, p *auth.Principa
 		}
 		task.ConversationID = &id
 	}
-	skillIDs, err := s.newTaskRules(ctx, tx, task, agent, in, now) // skills.go
+	skillIDs, err := s.newTaskRules(ctx, tx, task, agent, budget, in, now) // skills.go
 	if err != nil {
 		return nil, err
 	}

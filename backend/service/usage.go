@@ -65,7 +65,11 @@ func (s *Service) recordUsage(ctx context.Context, tx *store.Tx, p *auth.Princip
 	if err != nil {
 		return internal("record usage", err)
 	}
-	_, err = s.budgetHold(ctx, tx, p.ProjectID, now)
+	b, err := projectBudget(ctx, tx, p.ProjectID)
+	if err != nil {
+		return err
+	}
+	_, err = s.budgetHold(ctx, tx, p.ProjectID, b, now)
 	return err
 }
 
@@ -75,16 +79,24 @@ func monthRange(now time.Time) (from, to, month string) {
 	return month + "-01", month + "-31", month
 }
 
-// budgetHold says why an agent's new task must wait ("" when it need not): the
-// project's budget for the month is spent. The first time in a month that it is, the
-// budget.exceeded event tells the UI.
-func (s *Service) budgetHold(ctx context.Context, tx *store.Tx, projectID string, now time.Time) (string, error) {
+// projectBudget is the project's budget, nil when it has none.
+func projectBudget(ctx context.Context, tx *store.Tx, projectID string) (*model.Budget, error) {
 	b, err := tx.Budget(ctx, projectID)
 	if errors.Is(err, store.ErrNotFound) {
-		return "", nil
+		return nil, nil
 	}
 	if err != nil {
-		return "", internal("load budget", err)
+		return nil, internal("load budget", err)
+	}
+	return b, nil
+}
+
+// budgetHold says why an agent's new task must wait ("" when it need not): the
+// project's budget b (nil: none) for the month is spent. The first time in a month
+// that it is, the budget.exceeded event tells the UI.
+func (s *Service) budgetHold(ctx context.Context, tx *store.Tx, projectID string, b *model.Budget, now time.Time) (string, error) {
+	if b == nil {
+		return "", nil
 	}
 	from, to, month := monthRange(now)
 	spent, err := tx.MonthCost(ctx, projectID, from, to)
@@ -165,10 +177,13 @@ func (s *Service) SetBudget(ctx context.Context, p *auth.Principal, monthlyUSD *
 		if err := tx.AppendEvent(ctx, p.ProjectID, EventBudgetUpdated, map[string]any{"projectId": p.ProjectID, "monthlyUsd": monthlyUSD}, now); err != nil {
 			return err
 		}
-		if _, err := s.budgetHold(ctx, tx, p.ProjectID, now); err != nil {
+		b, err := projectBudget(ctx, tx, p.ProjectID)
+		if err != nil {
 			return err
 		}
-		var err error
+		if _, err := s.budgetHold(ctx, tx, p.ProjectID, b, now); err != nil {
+			return err
+		}
 		st, err = s.budgetStatus(ctx, tx.Reader, p.ProjectID, now)
 		return err
 	})

@@ -67,13 +67,22 @@ func (r Reader) Agent(ctx context.Context, projectID string, id int64) (*model.A
 		`SELECT `+agentColumns+` FROM agents WHERE project_id = $1 AND id = $2`, projectID, id))
 }
 
-// TaskAgent is Agent, and whether the agent is a remote A2A agent (a2a.go): what a new
-// task assigned to it needs, in one query.
-func (r Reader) TaskAgent(ctx context.Context, projectID string, id int64) (agent *model.Agent, remote bool, err error) {
-	row := r.queryRow(ctx, `SELECT `+agentColumns+`, EXISTS (SELECT 1 FROM a2a_remote_agents r WHERE r.agent_id = agents.id)
+// TaskAgent is Agent, whether the agent is a remote A2A agent (a2a.go), and its
+// project's budget (nil: none; Budget): what a new task assigned to it needs, in one
+// query.
+func (r Reader) TaskAgent(ctx context.Context, projectID string, id int64) (agent *model.Agent, remote bool, budget *model.Budget, err error) {
+	var micros sql.NullInt64
+	var month sql.NullString
+	row := r.queryRow(ctx, `SELECT `+agentColumns+`, EXISTS (SELECT 1 FROM a2a_remote_agents r WHERE r.agent_id = agents.id),
+		(SELECT monthly_micros FROM budgets WHERE project_id = $1), (SELECT exceeded_month FROM budgets WHERE project_id = $1)
 		FROM agents WHERE project_id = $1 AND id = $2`, projectID, id)
-	agent, err = scanAgent(moreColumns{row, []any{&remote}})
-	return agent, remote, err
+	if agent, err = scanAgent(moreColumns{row, []any{&remote, &micros, &month}}); err != nil {
+		return nil, false, nil, err
+	}
+	if micros.Valid {
+		budget = &model.Budget{MonthlyMicros: micros.Int64, ExceededMonth: month.String}
+	}
+	return agent, remote, budget, nil
 }
 
 // moreColumns is a row whose last columns go to more, after those its scanner reads.
