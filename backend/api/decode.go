@@ -147,6 +147,9 @@ func keysAsSpelt(raw []byte, t reflect.Type) bool {
 		return false
 	}
 	names := spellingsOf(t)
+	if names == nil {
+		return false // a name too long for the buffer below
+	}
 	var lower [maxNameLen]byte
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '"' {
@@ -176,8 +179,8 @@ func keysAsSpelt(raw []byte, t reflect.Type) bool {
 	return true
 }
 
-// maxNameLen bounds the JSON names keysAsSpelt looks for; a longer one (none is) would
-// always take the rewrite.
+// maxNameLen bounds the JSON names keysAsSpelt looks for: a type with a longer one
+// (none has) always takes the rewrite.
 const maxNameLen = 64
 
 var fieldSpellings sync.Map // reflect.Type -> map[string]string
@@ -185,13 +188,15 @@ var fieldSpellings sync.Map // reflect.Type -> map[string]string
 // spellingsOf maps each lower-cased JSON name of t's fields at every depth, and each
 // lower-cased camelCase twin, to the one spelling that decodes as is: the field's name,
 // or "" for a twin and for names that two fields spell differently. Computed once a
-// type; names longer than maxNameLen are left out (and always take the rewrite).
+// type; nil when a name is longer than maxNameLen.
 func spellingsOf(t reflect.Type) map[string]string {
 	if names, ok := fieldSpellings.Load(t); ok {
 		return names.(map[string]string)
 	}
 	names := map[string]string{}
+	tooLong := false
 	add := func(lower, spelt string) {
+		tooLong = tooLong || len(lower) > maxNameLen
 		if prev, ok := names[lower]; ok && prev != spelt {
 			spelt = ""
 		}
@@ -216,6 +221,9 @@ func spellingsOf(t reflect.Type) map[string]string {
 		}
 	}
 	walk(t)
+	if tooLong {
+		names = nil
+	}
 	fieldSpellings.Store(t, names)
 	return names
 }

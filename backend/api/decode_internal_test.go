@@ -49,6 +49,13 @@ func TestKeysAsSpelt(t *testing.T) {
 			t.Errorf("%s: decodeJSON gave %+v (%v), the rewrite %+v (%v)", c.body, direct, err, want, wantErr)
 		}
 	}
+	// A name longer than keysAsSpelt's buffer: its type always takes the rewrite.
+	type long struct {
+		Name string `json:"a_name_of_seventy_letters_is_longer_than_any_field_has_but_it_could_be"`
+	}
+	if keysAsSpelt([]byte(`{"A_NAME_OF_SEVENTY_LETTERS_IS_LONGER_THAN_ANY_FIELD_HAS_BUT_IT_COULD_BE":"x"}`), reflect.TypeFor[*long]()) {
+		t.Error("keysAsSpelt let a long name in another case skip the rewrite")
+	}
 	var status StatusBody
 	if !keysAsSpelt([]byte(`{"status":"Done","waiting_details":"x"}`), reflect.TypeOf(&status)) ||
 		keysAsSpelt([]byte(`{"status":"Done","STATUS":"Failed"}`), reflect.TypeOf(&status)) ||
