@@ -16,13 +16,17 @@ import (
 // time from the create's answer (the issue's figure: the client got its 201, then each
 // subscriber its event; negative when the event came first), the same from the event's
 // "at" (taken by the server as the write starts, so it includes the commit and the
-// fsync: what the phase reported before), and the servers' CPU time per delivery in µs
-// (the creates' own included: a few percent of it).
+// fsync: what the phase reported before), and the servers' and this process's CPU time
+// per delivery in µs (the creates' own included: a few percent of it). The two share
+// the machine's cores: a thousand deliveries cannot all arrive sooner than their CPU
+// time over the cores (benchCPUPerDelivery is the receiving side: a wake-up, a read,
+// the frame's parsing).
 type fanoutResult struct {
-	p50, p99          float64 // from the create's answer
-	p50At, p99At      float64 // from the event's "at"
-	cpuPerDelivery    float64
-	early, deliveries int // deliveries that arrived before their create's answer, and all
+	p50, p99            float64 // from the create's answer
+	p50At, p99At        float64 // from the event's "at"
+	cpuPerDelivery      float64
+	benchCPUPerDelivery float64
+	early, deliveries   int // deliveries that arrived before their create's answer, and all
 }
 
 // fanout opens n WebSocket subscribers, makes `events` creates at a steady rate, and
@@ -86,7 +90,7 @@ func (l *loader) fanout(n, events int, rate float64, token string, streamTokens 
 		}
 		return d
 	}
-	cpuBefore := serversCPU()
+	cpuBefore, benchBefore := serversCPU(), selfCPU()
 	answered := make([]time.Time, events)
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	for i := range events {
@@ -100,6 +104,7 @@ func (l *loader) fanout(n, events int, rate float64, token string, streamTokens 
 	tick.Stop()
 	wg.Wait()
 	res.cpuPerDelivery = float64((serversCPU() - cpuBefore).Microseconds()) / float64(n*events)
+	res.benchCPUPerDelivery = float64((selfCPU() - benchBefore).Microseconds()) / float64(n*events)
 
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	fromAnswer := make([]float64, 0, n*events)

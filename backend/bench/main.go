@@ -522,8 +522,9 @@ func run(ctx context.Context, cfg config) int {
 			r.add("fanout_p50_from_at_ms", fo.p50At)
 			r.add("fanout_p99_from_at_ms", fo.p99At)
 			r.add("fanout_server_cpu_us_per_delivery", fo.cpuPerDelivery)
-			logf("  %d subscribers, 100 creates at 50/s: from the answer p50 %.2f ms  p99 %.2f ms (%.1f%% before it); from the event's at p50 %.2f ms  p99 %.2f ms; server CPU %.2f µs a delivery",
-				cfg.subscribers, fo.p50, fo.p99, 100*float64(fo.early)/float64(fo.deliveries), fo.p50At, fo.p99At, fo.cpuPerDelivery)
+			r.add("fanout_bench_cpu_us_per_delivery", fo.benchCPUPerDelivery)
+			logf("  %d subscribers, 100 creates at 50/s: from the answer p50 %.2f ms  p99 %.2f ms (%.1f%% before it); from the event's at p50 %.2f ms  p99 %.2f ms; CPU a delivery: server %.2f µs, bench %.2f µs",
+				cfg.subscribers, fo.p50, fo.p99, 100*float64(fo.early)/float64(fo.deliveries), fo.p50At, fo.p99At, fo.cpuPerDelivery, fo.benchCPUPerDelivery)
 		}
 	}
 	rssEnd, peak, err := srv.memory()
