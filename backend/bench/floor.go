@@ -13,7 +13,12 @@ package main
 //     through one writer goroutine that commits whatever is queued in one transaction
 //     (group commit), SQLite in WAL mode with the server's --synchronous (FULL by
 //     default: the WAL is fsynced before any answer, as agentdesk does);
-//   - the task answered as the same JSON (model.Task), 201.
+//   - the task answered as the same JSON (model.Task), 201;
+//   - GET /api/events, a WebSocket of the creates' events (the fan-out phase's floor):
+//     right after a batch's commit, each event's frame is written on every socket by as
+//     many goroutines as cores, while the batch's creates are answered: agentdesk's
+//     order (backend/events/direct.go), without its reading the events back, its checks
+//     of each subscriber, or its queue for a socket that is not idle.
 //
 // The bench runs it as a child process of its own binary (`bench -floor-serve ADDR
 // -floor-data DIR`), so that it is measured as agentdesk is: its CPU from /proc, its
@@ -23,6 +28,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"database/sql"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,11 +38,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
 
+	"github.com/gorilla/websocket"
 	_ "modernc.org/sqlite" // the driver agentdesk uses
 
 	"github.com/agentdesk/agentdesk/backend/model"
@@ -55,9 +64,10 @@ const (
 // floorCreate is one create waiting for the writer: the task to write, and where to
 // say how it went.
 type floorCreate struct {
-	task *model.Task
-	json []byte // the task's JSON, once written: the answer
-	done chan error
+	task  *model.Task
+	json  []byte // the task's JSON, once written: the answer
+	event []byte // its event's WebSocket frame, once written
+	done  chan error
 }
 
 // serveFloor runs the floor server on addr with its database in dir until SIGTERM.
@@ -92,14 +102,27 @@ func runFloor(ctx context.Context, ln net.Listener, dir, synchronous, token stri
 		return err
 	}
 	queue := make(chan *floorCreate, 1024)
-	go floorWriter(db, queue)
+	hub := &floorHub{sockets: map[net.Conn]struct{}{}, batches: make(chan [][]byte, 1024)}
+	go hub.run()
+	go floorWriter(db, queue, hub)
 
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
-	mux.HandleFunc("POST /api/tasks", func(w http.ResponseWriter, r *http.Request) {
+	authorized := func(w http.ResponseWriter, r *http.Request) bool {
 		given, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		if !ok || subtle.ConstantTimeCompare([]byte(given), []byte(token)) != 1 {
 			floorError(w, http.StatusUnauthorized, "unknown token")
+			return false
+		}
+		return true
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("GET /api/events", func(w http.ResponseWriter, r *http.Request) {
+		if authorized(w, r) {
+			hub.subscribe(w, r)
+		}
+	})
+	mux.HandleFunc("POST /api/tasks", func(w http.ResponseWriter, r *http.Request) {
+		if !authorized(w, r) {
 			return
 		}
 		task, err := floorDecode(r.Body)
@@ -172,7 +195,7 @@ func floorDecode(body io.Reader) (*model.Task, error) {
 // floorWriter writes the queued creates: it takes the first one waiting, then whatever
 // else is queued by then, writes them all in one transaction and answers them after
 // its commit (one fsync for the batch).
-func floorWriter(db *sql.DB, queue <-chan *floorCreate) {
+func floorWriter(db *sql.DB, queue <-chan *floorCreate, hub *floorHub) {
 	var seq int64 // the project's last event seq: this writer is the only one
 	_ = db.QueryRow(`SELECT coalesce(max(seq), 0) FROM events WHERE project_id = $1`, floorProject).Scan(&seq)
 	batch := make([]*floorCreate, 0, 256)
@@ -188,6 +211,13 @@ func floorWriter(db *sql.DB, queue <-chan *floorCreate) {
 			}
 		}
 		err := floorWrite(db, batch, &seq)
+		if err == nil {
+			events := make([][]byte, len(batch))
+			for i, c := range batch {
+				events[i] = c.event
+			}
+			hub.batches <- events
+		}
 		for _, c := range batch {
 			c.done <- err
 		}
@@ -224,6 +254,11 @@ func floorWrite(db *sql.DB, batch []*floorCreate, seq *int64) error {
 			t.ProjectID, next, at, data); err != nil {
 			return err
 		}
+		event, err := json.Marshal(model.Event{Seq: next, Type: "task.created", ProjectID: t.ProjectID, At: t.CreatedAt, Data: json.RawMessage(data)})
+		if err != nil {
+			return err
+		}
+		c.event = floorFrame(event)
 	}
 	if err := tx.Commit(); err != nil {
 		return err
@@ -237,4 +272,75 @@ func floorError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": http.StatusText(status), "message": msg}})
+}
+
+// floorHub is the floor's event stream: its sockets, and the committed batches' event
+// frames to write on them.
+type floorHub struct {
+	mu      sync.Mutex
+	sockets map[net.Conn]struct{}
+	batches chan [][]byte
+}
+
+// subscribe upgrades the request to a WebSocket and holds it until the client leaves.
+func (h *floorHub) subscribe(w http.ResponseWriter, r *http.Request) {
+	c, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+	if err != nil {
+		return
+	}
+	conn := c.NetConn()
+	h.mu.Lock()
+	h.sockets[conn] = struct{}{}
+	h.mu.Unlock()
+	go func() {
+		// Read until the client goes: the bench sends nothing but its close.
+		for {
+			if _, _, err := c.NextReader(); err != nil {
+				break
+			}
+		}
+		h.mu.Lock()
+		delete(h.sockets, conn)
+		h.mu.Unlock()
+		conn.Close()
+	}()
+}
+
+// run writes each batch's event frames on every socket, the sockets shared among as
+// many goroutines as cores.
+func (h *floorHub) run() {
+	for frames := range h.batches {
+		h.mu.Lock()
+		sockets := make([]net.Conn, 0, len(h.sockets))
+		for conn := range h.sockets {
+			sockets = append(sockets, conn)
+		}
+		h.mu.Unlock()
+		workers := min(runtime.GOMAXPROCS(0), len(sockets))
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for _, frame := range frames {
+					for i := w; i < len(sockets); i += workers {
+						sockets[i].Write(frame) // a socket that fails is closed by its reader
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+}
+
+// floorFrame is payload as a server's unmasked WebSocket text frame (RFC 6455 5.2).
+func floorFrame(payload []byte) []byte {
+	var head []byte
+	switch n := len(payload); {
+	case n < 126:
+		head = []byte{0x81, byte(n)}
+	case n <= 0xffff:
+		head = binary.BigEndian.AppendUint16([]byte{0x81, 126}, uint16(n))
+	default:
+		head = binary.BigEndian.AppendUint64([]byte{0x81, 127}, uint64(n))
+	}
+	return append(head, payload...)
 }

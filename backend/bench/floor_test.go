@@ -4,13 +4,18 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // TestFloorServer: the floor answers creates as agentdesk does (201 and the task), writes
@@ -85,5 +90,71 @@ func TestFloorServer(t *testing.T) {
 	}
 	if tasks != 40 || events != 40 || lastSeq != 40 {
 		t.Errorf("the database holds %d tasks and %d events up to seq %d, want 40, 40, 40", tasks, events, lastSeq)
+	}
+}
+
+// TestFloorEvents: the floor's event stream sends every subscriber each create's event,
+// in order, as agentdesk's stream does (what the fan-out phase reads of it: fanoutKey,
+// eventAt); a wrong token gets no stream.
+func TestFloorEvents(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- runFloor(ctx, ln, t.TempDir(), "full", "secret") }()
+	base := "127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	dial := func(token string) (*websocket.Conn, *http.Response, error) {
+		return websocket.DefaultDialer.Dial("ws://"+base+"/api/events", http.Header{"Authorization": {"Bearer " + token}})
+	}
+	if _, resp, err := dial("wrong"); err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a wrong token: %v %v, want a 401", resp, err)
+	}
+	subs := make([]*websocket.Conn, 3)
+	for i := range subs {
+		c, _, err := dial("secret")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		subs[i] = c
+	}
+	time.Sleep(100 * time.Millisecond) // every subscriber is registered
+	for i := range 2 {
+		req, _ := http.NewRequest("POST", "http://"+base+"/api/tasks", strings.NewReader(fmt.Sprintf(`{"summary":"fan-out %d"}`, i)))
+		req.Header.Set("Authorization", "Bearer secret")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			t.Fatalf("create: %d", resp.StatusCode)
+		}
+	}
+	for s, c := range subs {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for i := range 2 {
+			_, raw, err := c.ReadMessage()
+			if err != nil {
+				t.Fatalf("subscriber %d, event %d: %v", s, i, err)
+			}
+			var e struct {
+				Seq  int64                    `json:"seq"`
+				Type string                   `json:"type"`
+				Data struct{ Summary string } `json:"data"` // the task
+			}
+			key, keyed := fanoutKey(raw)
+			_, timed := eventAt(raw)
+			if err := json.Unmarshal(raw, &e); err != nil || e.Seq != int64(i+1) || e.Type != "task.created" ||
+				e.Data.Summary != fmt.Sprintf("fan-out %d", i) || !keyed || key != i || !timed {
+				t.Errorf("subscriber %d, event %d: %s (%v)", s, i, raw, err)
+			}
+		}
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatal(err)
 	}
 }

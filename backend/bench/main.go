@@ -40,9 +40,13 @@
 // (fanout_p50_ms, fanout_p99_ms: issue 44's figure; negative when the event came
 // first, fanout_early_share of the deliveries), the same from the event's "at", taken
 // by the server as the write starts (fanout_p50_from_at_ms, fanout_p99_from_at_ms:
-// what fanout_p50_ms and fanout_p99_ms measured before e3120f5), and the server's
-// CPU per delivery (fanout_server_cpu_us_per_delivery). -fanout-only runs that phase
-// alone, without the rounds before it.
+// what fanout_p50_ms and fanout_p99_ms measured before e3120f5), and the server's and
+// the bench's own CPU per delivery (fanout_server_cpu_us_per_delivery,
+// fanout_bench_cpu_us_per_delivery: the two share the cores). Each run is paired with
+// one on the floor server, which writes each event on every socket right after its
+// commit and does nothing else (floor_fanout_p50_ms and the rest; agentdesk first in
+// odd runs): the least this machine's cores allow. -fanout-only runs that phase alone,
+// without the rounds before it.
 //
 // For every throughput phase it reports successful requests per second, and how the
 // machine's cores were split: the load generator's own CPU time (getrusage
@@ -179,7 +183,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "bench: -fanout-only takes -subscribers of 1 or more, and no -writes-only")
 			os.Exit(2)
 		}
-		cfg.floor, cfg.vectorChunks = false, 0
+		cfg.vectorChunks = 0
 	}
 	if cfg.instances < 1 || cfg.instances > 2 || (cfg.instances == 2 && (cfg.db == "" || cfg.scale > 0 || sc.duration > 0)) {
 		fmt.Fprintln(os.Stderr, "bench: -instances takes 1, or 2 with -db (several servers share a PostgreSQL database; not with -scale or -soak)")
@@ -345,6 +349,7 @@ func run(ctx context.Context, cfg config) int {
 	// The floor (floor.go): a minimal server on the same machine, its creates timed
 	// beside agentdesk's in every round.
 	var floorCreates func() phase
+	var floorFanout func() (fanoutResult, error)
 	if cfg.floor {
 		floorDir := filepath.Join(dir, "floor")
 		self, err := os.Executable()
@@ -373,6 +378,9 @@ func run(ctx context.Context, cfg config) int {
 			})
 			logThroughput("the floor: POST /api/tasks", cfg.clients, p)
 			return p
+		}
+		floorFanout = func() (fanoutResult, error) {
+			return fl.fanout(cfg.subscribers, fanoutEvents, fanoutRate, floorSrv.floorToken, []string{floorSrv.floorToken})
 		}
 	}
 
@@ -509,22 +517,44 @@ func run(ctx context.Context, cfg config) int {
 
 	if cfg.subscribers > 0 {
 		logf("\nevent fan-out")
+		// The floor's fan-out (floor.go) beside agentdesk's: agentdesk first in odd rounds.
 		for round := 1; round <= cfg.rounds && ctx.Err() == nil; round++ {
-			fo, err := l.fanout(cfg.subscribers, 100, 50, fan.token, fanStreams)
+			var floor fanoutResult
+			var floorErr error
+			if floorFanout != nil && round%2 == 0 {
+				floor, floorErr = floorFanout()
+			}
+			fo, err := l.fanout(cfg.subscribers, fanoutEvents, fanoutRate, fan.token, fanStreams)
 			if err != nil {
 				r.check(fmt.Sprintf("round %d fan-out", round), phase{errors: 1, errSamples: []string{err.Error()}},
 					"fanout_p50_ms", "fanout_p99_ms", "fanout_p50_from_at_ms", "fanout_p99_from_at_ms")
+			} else {
+				r.add("fanout_p50_ms", fo.p50)
+				r.add("fanout_p99_ms", fo.p99)
+				r.add("fanout_early_share", float64(fo.early)/float64(fo.deliveries))
+				r.add("fanout_p50_from_at_ms", fo.p50At)
+				r.add("fanout_p99_from_at_ms", fo.p99At)
+				r.add("fanout_server_cpu_us_per_delivery", fo.cpuPerDelivery)
+				r.add("fanout_bench_cpu_us_per_delivery", fo.benchCPUPerDelivery)
+				logFanout("", cfg.subscribers, fo)
+			}
+			if floorFanout == nil {
 				continue
 			}
-			r.add("fanout_p50_ms", fo.p50)
-			r.add("fanout_p99_ms", fo.p99)
-			r.add("fanout_early_share", float64(fo.early)/float64(fo.deliveries))
-			r.add("fanout_p50_from_at_ms", fo.p50At)
-			r.add("fanout_p99_from_at_ms", fo.p99At)
-			r.add("fanout_server_cpu_us_per_delivery", fo.cpuPerDelivery)
-			r.add("fanout_bench_cpu_us_per_delivery", fo.benchCPUPerDelivery)
-			logf("  %d subscribers, 100 creates at 50/s: from the answer p50 %.2f ms  p99 %.2f ms (%.1f%% before it); from the event's at p50 %.2f ms  p99 %.2f ms; CPU a delivery: server %.2f µs, bench %.2f µs",
-				cfg.subscribers, fo.p50, fo.p99, 100*float64(fo.early)/float64(fo.deliveries), fo.p50At, fo.p99At, fo.cpuPerDelivery, fo.benchCPUPerDelivery)
+			if round%2 == 1 {
+				floor, floorErr = floorFanout()
+			}
+			if floorErr != nil {
+				r.check(fmt.Sprintf("round %d the floor's fan-out", round), phase{errors: 1, errSamples: []string{floorErr.Error()}},
+					"floor_fanout_p50_ms", "floor_fanout_p99_ms")
+				continue
+			}
+			r.add("floor_fanout_p50_ms", floor.p50)
+			r.add("floor_fanout_p99_ms", floor.p99)
+			r.add("floor_fanout_p50_from_at_ms", floor.p50At)
+			r.add("floor_fanout_server_cpu_us_per_delivery", floor.cpuPerDelivery)
+			r.add("floor_fanout_bench_cpu_us_per_delivery", floor.benchCPUPerDelivery)
+			logFanout("the floor: ", cfg.subscribers, floor)
 		}
 	}
 	rssEnd, peak, err := srv.memory()
@@ -622,6 +652,18 @@ func run(ctx context.Context, cfg config) int {
 const graphqlTasks50 = `{"query":"{ tasks(first: 50) { id steps { title } } }"}`
 
 func logf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
+
+// fanoutEvents creates are made at fanoutRate a second in each fan-out run.
+const (
+	fanoutEvents = 100
+	fanoutRate   = 50
+)
+
+// logFanout prints one fan-out run.
+func logFanout(who string, subscribers int, fo fanoutResult) {
+	logf("  %s%d subscribers, %d creates at %d/s: from the answer p50 %.2f ms  p99 %.2f ms (%.1f%% before it); from the event's at p50 %.2f ms  p99 %.2f ms; CPU a delivery: server %.2f µs, bench %.2f µs",
+		who, subscribers, fanoutEvents, fanoutRate, fo.p50, fo.p99, 100*float64(fo.early)/float64(fo.deliveries), fo.p50At, fo.p99At, fo.cpuPerDelivery, fo.benchCPUPerDelivery)
+}
 
 func logThroughput(what string, clients int, p phase) {
 	logf("  %-26s %2d clients %9.0f req/s  ok %7d  errors %-4d  CPU loadgen %.2f + server %.2f of %d cores  RSS %.1f MiB",
