@@ -28,7 +28,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -48,6 +47,7 @@ import (
 	"github.com/gorilla/websocket"
 	_ "modernc.org/sqlite" // the driver agentdesk uses
 
+	"github.com/agentdesk/agentdesk/backend/events"
 	"github.com/agentdesk/agentdesk/backend/model"
 	"github.com/agentdesk/agentdesk/backend/service"
 )
@@ -212,11 +212,11 @@ func floorWriter(db *sql.DB, queue <-chan *floorCreate, hub *floorHub) {
 		}
 		err := floorWrite(db, batch, &seq)
 		if err == nil {
-			events := make([][]byte, len(batch))
+			frames := make([][]byte, len(batch))
 			for i, c := range batch {
-				events[i] = c.event
+				frames[i] = c.event
 			}
-			hub.batches <- events
+			hub.batches <- frames
 		}
 		for _, c := range batch {
 			c.done <- err
@@ -258,7 +258,7 @@ func floorWrite(db *sql.DB, batch []*floorCreate, seq *int64) error {
 		if err != nil {
 			return err
 		}
-		c.event = floorFrame(event)
+		c.event = events.TextFrame(event)
 	}
 	if err := tx.Commit(); err != nil {
 		return err
@@ -329,18 +329,4 @@ func (h *floorHub) run() {
 		}
 		wg.Wait()
 	}
-}
-
-// floorFrame is payload as a server's unmasked WebSocket text frame (RFC 6455 5.2).
-func floorFrame(payload []byte) []byte {
-	var head []byte
-	switch n := len(payload); {
-	case n < 126:
-		head = []byte{0x81, byte(n)}
-	case n <= 0xffff:
-		head = binary.BigEndian.AppendUint16([]byte{0x81, 126}, uint16(n))
-	default:
-		head = binary.BigEndian.AppendUint64([]byte{0x81, 127}, uint64(n))
-	}
-	return append(head, payload...)
 }

@@ -19,9 +19,9 @@ import (
 // The subscriber's out lock orders the two: whoever writes on the socket holds it, and
 // the fan-out only tries it (TryLock), so it never waits for a socket either.
 
-// textFrame is a WebSocket text message of one unmasked frame, as a server sends it
+// TextFrame is a WebSocket text message of one unmasked frame, as a server sends it
 // (RFC 6455 5.2), without compression (the upgrader offers none).
-func textFrame(payload []byte) []byte {
+func TextFrame(payload []byte) []byte {
 	var head []byte
 	switch n := len(payload); {
 	case n < 126:

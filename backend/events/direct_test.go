@@ -127,7 +127,7 @@ func TestTextFrame(t *testing.T) {
 		}
 		defer conn.Close()
 		for _, n := range sizes {
-			if _, err := conn.NetConn().Write(textFrame(bytes.Repeat([]byte("x"), n))); err != nil {
+			if _, err := conn.NetConn().Write(TextFrame(bytes.Repeat([]byte("x"), n))); err != nil {
 				return
 			}
 		}

@@ -477,7 +477,7 @@ func (h *Hub) drop(sub *Subscriber) {
 func encode(e model.Event) *Message {
 	raw, _ := json.Marshal(e)
 	pm, _ := websocket.NewPreparedMessage(websocket.TextMessage, raw)
-	return &Message{Seq: e.Seq, Type: e.Type, JSON: raw, Prepared: pm, Frame: textFrame(raw)}
+	return &Message{Seq: e.Seq, Type: e.Type, JSON: raw, Prepared: pm, Frame: TextFrame(raw)}
 }
 
 // encodeOnce encodes an event sent to one subscriber (a replay): no prepared frame.
