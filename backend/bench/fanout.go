@@ -24,6 +24,7 @@ import (
 type fanoutResult struct {
 	p50, p99            float64 // from the create's answer
 	p50At, p99At        float64 // from the event's "at"
+	createP50           float64 // the creates' own round trips, ms
 	cpuPerDelivery      float64
 	benchCPUPerDelivery float64
 	early, deliveries   int // deliveries that arrived before their create's answer, and all
@@ -92,21 +93,26 @@ func (l *loader) fanout(n, events int, rate float64, token string, streamTokens 
 	}
 	cpuBefore, benchBefore := serversCPU(), selfCPU()
 	answered := make([]time.Time, events)
+	roundTrips := make([]float64, events)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	tick := time.NewTicker(time.Duration(float64(time.Second) / rate))
 	for i := range events {
 		<-tick.C
+		sent := time.Now()
 		if err := l.do("POST", "/api/tasks", token, fmt.Appendf(nil, `{"summary":"fan-out %d"}`, i), http.StatusCreated); err != nil {
 			tick.Stop()
 			return res, err
 		}
 		answered[i] = time.Now()
+		roundTrips[i] = ms(answered[i].Sub(sent))
 	}
 	tick.Stop()
 	wg.Wait()
 	res.cpuPerDelivery = float64((serversCPU() - cpuBefore).Microseconds()) / float64(n*events)
 	res.benchCPUPerDelivery = float64((selfCPU() - benchBefore).Microseconds()) / float64(n*events)
 
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	slices.Sort(roundTrips)
+	res.createP50 = roundTrips[len(roundTrips)/2]
 	fromAnswer := make([]float64, 0, n*events)
 	fromAt := make([]float64, 0, n*events)
 	for _, mine := range arrived {

@@ -536,6 +536,7 @@ func run(ctx context.Context, cfg config) int {
 				r.add("fanout_p99_from_at_ms", fo.p99At)
 				r.add("fanout_server_cpu_us_per_delivery", fo.cpuPerDelivery)
 				r.add("fanout_bench_cpu_us_per_delivery", fo.benchCPUPerDelivery)
+				r.add("fanout_create_p50_ms", fo.createP50)
 				logFanout("", cfg.subscribers, fo)
 			}
 			if floorFanout == nil {
@@ -554,6 +555,7 @@ func run(ctx context.Context, cfg config) int {
 			r.add("floor_fanout_p50_from_at_ms", floor.p50At)
 			r.add("floor_fanout_server_cpu_us_per_delivery", floor.cpuPerDelivery)
 			r.add("floor_fanout_bench_cpu_us_per_delivery", floor.benchCPUPerDelivery)
+			r.add("floor_fanout_create_p50_ms", floor.createP50)
 			logFanout("the floor: ", cfg.subscribers, floor)
 		}
 	}
@@ -661,8 +663,8 @@ const (
 
 // logFanout prints one fan-out run.
 func logFanout(who string, subscribers int, fo fanoutResult) {
-	logf("  %s%d subscribers, %d creates at %d/s: from the answer p50 %.2f ms  p99 %.2f ms (%.1f%% before it); from the event's at p50 %.2f ms  p99 %.2f ms; CPU a delivery: server %.2f µs, bench %.2f µs",
-		who, subscribers, fanoutEvents, fanoutRate, fo.p50, fo.p99, 100*float64(fo.early)/float64(fo.deliveries), fo.p50At, fo.p99At, fo.cpuPerDelivery, fo.benchCPUPerDelivery)
+	logf("  %s%d subscribers, %d creates at %d/s (answered in %.2f ms, p50): from the answer p50 %.2f ms  p99 %.2f ms (%.1f%% before it); from the event's at p50 %.2f ms  p99 %.2f ms; CPU a delivery: server %.2f µs, bench %.2f µs",
+		who, subscribers, fanoutEvents, fanoutRate, fo.createP50, fo.p50, fo.p99, 100*float64(fo.early)/float64(fo.deliveries), fo.p50At, fo.p99At, fo.cpuPerDelivery, fo.benchCPUPerDelivery)
 }
 
 func logThroughput(what string, clients int, p phase) {

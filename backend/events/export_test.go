@@ -17,3 +17,6 @@ func HoldReplaySlots(h *Hub) (release func()) {
 		}
 	}
 }
+
+// SetMaxDeliveryWait changes how long AwaitDelivery holds a write's answer at most.
+func SetMaxDeliveryWait(h *Hub, d time.Duration) { h.maxDeliveryWait.Store(int64(d)) }

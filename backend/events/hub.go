@@ -51,6 +51,8 @@ type Hub struct {
 	wake         chan struct{}
 	replays      chan struct{} // a slot per replay running
 	writeTimeout atomic.Int64  // nanoseconds; export_test.go shortens it
+	// maxDeliveryWait in nanoseconds; export_test.go changes it.
+	maxDeliveryWait atomic.Int64
 
 	mu       sync.Mutex
 	projects map[string]*feed
@@ -62,6 +64,16 @@ type Hub struct {
 	// checkedChanges is the count of credential changes (store.Store.CredentialChanges)
 	// read before the last check that followed a commit. Only Run's goroutine uses it.
 	checkedChanges int64
+
+	// Delivery passes (AwaitDelivery). notified counts Notify's calls; watched is
+	// len(projects), readable without mu. Under passMu: delivered, the notified count
+	// the last finished pass began with (every commit notified before it began was
+	// handed to every subscriber), and passEnded, closed when a pass ends.
+	notified  atomic.Int64
+	watched   atomic.Int32
+	passMu    sync.Mutex
+	delivered int64
+	passEnded chan struct{}
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -301,7 +313,9 @@ func New(opts Options) *Hub {
 		opts.MaxReplays = max(2, runtime.NumCPU())
 	}
 	h := &Hub{opts: opts, wake: make(chan struct{}, 1), replays: make(chan struct{}, opts.MaxReplays),
-		projects: map[string]*feed{}, credentials: map[credential]map[*Watch]struct{}{}, closing: make(chan struct{})}
+		projects: map[string]*feed{}, credentials: map[credential]map[*Watch]struct{}{}, closing: make(chan struct{}),
+		passEnded: make(chan struct{})}
+	h.maxDeliveryWait.Store(int64(maxDeliveryWait))
 	h.writeTimeout.Store(int64(writeTimeout))
 	return h
 }
@@ -323,6 +337,7 @@ func (h *Hub) Attach(st *store.Store, check CheckFunc) { h.store, h.check = st, 
 // Notify tells the hub that events were committed. It never blocks: it is called from
 // the store's writer.
 func (h *Hub) Notify([]model.Event) {
+	h.notified.Add(1)
 	select {
 	case h.wake <- struct{}{}:
 	default:
@@ -347,9 +362,53 @@ func (h *Hub) Run(ctx context.Context) {
 			h.checkCredentials(ctx)
 			continue
 		}
+		covers := h.notified.Load() // this pass reads every commit notified so far
 		// A commit may have ended a credential: check before sending what follows it.
 		h.checkIfChanged(ctx)
 		h.deliver(ctx)
+		h.passMu.Lock()
+		h.delivered = covers
+		close(h.passEnded)
+		h.passEnded = make(chan struct{})
+		h.passMu.Unlock()
+	}
+}
+
+// maxDeliveryWait bounds how long AwaitDelivery holds a write's answer: a hub slowed
+// down (thousands of subscribers, a burst of writes) delays answers by no more.
+const maxDeliveryWait = 50 * time.Millisecond
+
+// AwaitDelivery returns once the events committed so far are handed to every
+// subscriber of this server: written on each idle socket, queued for the others. The
+// store calls it before answering a write that made events (store.Options), so that
+// when a client is told its change is done, every stream here already has it; a
+// change made on another server reaches this one's streams by its NOTIFY, later. It
+// returns at once when nobody follows any project, and after maxDeliveryWait at most.
+// The cost falls on the writer's caller: with 1,000 subscribers on two cores, a few
+// milliseconds (docs/performance.md).
+func (h *Hub) AwaitDelivery(ctx context.Context) {
+	if h.watched.Load() == 0 {
+		return
+	}
+	mine := h.notified.Load()
+	limit := time.NewTimer(time.Duration(h.maxDeliveryWait.Load()))
+	defer limit.Stop()
+	for {
+		h.passMu.Lock()
+		done, ended := h.delivered >= mine, h.passEnded
+		h.passMu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-ended:
+		case <-limit.C:
+			return
+		case <-ctx.Done():
+			return
+		case <-h.closing:
+			return
+		}
 	}
 }
 
@@ -569,6 +628,7 @@ func (h *Hub) Subscribe(ctx context.Context, w *Watch, since int64) (*Subscriber
 		}
 		f = &feed{last: last, subs: map[*Subscriber]struct{}{}}
 		h.projects[p.ProjectID] = f
+		h.watched.Store(int32(len(h.projects)))
 	}
 	f.subs[sub] = struct{}{}
 	sub.upTo = f.last
@@ -670,6 +730,7 @@ func (h *Hub) Unsubscribe(sub *Subscriber) {
 		delete(f.subs, sub)
 		if len(f.subs) == 0 {
 			delete(h.projects, sub.Principal.ProjectID)
+			h.watched.Store(int32(len(h.projects)))
 		}
 	}
 }

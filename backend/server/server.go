@@ -84,7 +84,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			}
 		}
 	}
-	storeOpts := store.Options{OnCommit: onCommit, OnForeign: onForeign, Synchronous: cfg.Synchronous}
+	storeOpts := store.Options{OnCommit: onCommit, OnForeign: onForeign, Synchronous: cfg.Synchronous, AwaitDelivery: hub.AwaitDelivery}
 	if m != nil {
 		storeOpts.OnBatch = m.Batch
 	}

@@ -95,7 +95,7 @@ func (s *postgresEngine) writePostgres(j *job) error {
 		s.failStop(fmt.Errorf("commit: %w", err))
 		return s.unknownOutcome()
 	}
-	j.credentialsMoved = b.credentialsMoved
+	j.credentialsMoved, j.madeEvents = b.credentialsMoved, len(b.events) > 0
 	s.counted(1, start, committing)
 	if len(b.events) > 0 && s.opts.OnCommit != nil {
 		s.opts.OnCommit(b.events)

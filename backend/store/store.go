@@ -25,6 +25,10 @@ type Options struct {
 	Synchronous string
 	// OnCommit, if set, receives the events of each committed batch, in order.
 	OnCommit func([]model.Event)
+	// AwaitDelivery, if set, is called before a write that made events is answered, in
+	// the caller's goroutine, after OnCommit had its batch: the hub returns once the
+	// events are on their way to every subscriber (events.Hub.AwaitDelivery).
+	AwaitDelivery func(context.Context)
 	// OnBatch, if set, is told of each committed batch: how many writes it held and how
 	// long its COMMIT took (the metrics, backend/metrics). It must not block.
 	OnBatch func(writes int, commit time.Duration)

@@ -50,6 +50,8 @@ type job struct {
 	done chan error
 	// Its batch changed a token: set by the writer before the write is answered.
 	credentialsMoved bool
+	// It made events (and was not rolled back): set by the writer before it is answered.
+	madeEvents bool
 }
 
 // By is who makes the write, and its project.
@@ -90,6 +92,9 @@ func (s *Store) Write(ctx context.Context, by Author, fn func(*Tx) error) error 
 	// Once submitted, wait for the outcome even if ctx ends: the write may commit.
 	err = <-j.done
 	s.waitForOtherServers(j)
+	if err == nil && j.madeEvents && s.opts.AwaitDelivery != nil {
+		s.opts.AwaitDelivery(ctx) // its events are on their way to every stream
+	}
 	return err
 }
 
@@ -319,6 +324,7 @@ func (b *batch) run(ctx context.Context, j *job) error {
 		b.events = append(b.events, t.events...)
 		b.audit = append(b.audit, t.audit...)
 	}
+	j.madeEvents = err == nil && len(t.events) > 0
 	*result = err
 	if _, err := r.exec(ctx, "RELEASE w"); err != nil {
 		return fmt.Errorf("release savepoint: %w", err)
