@@ -16,9 +16,10 @@ package main
 //   - the task answered as the same JSON (model.Task), 201;
 //   - GET /api/events, a WebSocket of the creates' events (the fan-out phase's floor):
 //     right after a batch's commit, each event's frame is written on every socket by as
-//     many goroutines as cores, while the batch's creates are answered: agentdesk's
-//     order (backend/events/direct.go), without its reading the events back, its checks
-//     of each subscriber, or its queue for a socket that is not idle.
+//     many goroutines as cores, and then the batch's creates are answered: agentdesk's
+//     order (backend/events/direct.go, Hub.AwaitDelivery), without its reading the
+//     events back, its checks of each subscriber, or its queue for a socket that is
+//     not idle.
 //
 // The bench runs it as a child process of its own binary (`bench -floor-serve ADDR
 // -floor-data DIR`), so that it is measured as agentdesk is: its CPU from /proc, its
@@ -102,7 +103,7 @@ func runFloor(ctx context.Context, ln net.Listener, dir, synchronous, token stri
 		return err
 	}
 	queue := make(chan *floorCreate, 1024)
-	hub := &floorHub{sockets: map[net.Conn]struct{}{}, batches: make(chan [][]byte, 1024)}
+	hub := &floorHub{sockets: map[net.Conn]struct{}{}, batches: make(chan floorBatch, 1024)}
 	go hub.run()
 	go floorWriter(db, queue, hub)
 
@@ -216,7 +217,9 @@ func floorWriter(db *sql.DB, queue <-chan *floorCreate, hub *floorHub) {
 			for i, c := range batch {
 				frames[i] = c.event
 			}
-			hub.batches <- frames
+			written := make(chan struct{})
+			hub.batches <- floorBatch{frames, written}
+			<-written // answered once every socket has its events
 		}
 		for _, c := range batch {
 			c.done <- err
@@ -279,7 +282,14 @@ func floorError(w http.ResponseWriter, status int, msg string) {
 type floorHub struct {
 	mu      sync.Mutex
 	sockets map[net.Conn]struct{}
-	batches chan [][]byte
+	batches chan floorBatch
+}
+
+// floorBatch is a committed batch's event frames, and a channel closed once they are
+// written on every socket.
+type floorBatch struct {
+	frames  [][]byte
+	written chan struct{}
 }
 
 // subscribe upgrades the request to a WebSocket and holds it until the client leaves.
@@ -309,7 +319,8 @@ func (h *floorHub) subscribe(w http.ResponseWriter, r *http.Request) {
 // run writes each batch's event frames on every socket, the sockets shared among as
 // many goroutines as cores.
 func (h *floorHub) run() {
-	for frames := range h.batches {
+	for batch := range h.batches {
+		frames := batch.frames
 		h.mu.Lock()
 		sockets := make([]net.Conn, 0, len(h.sockets))
 		for conn := range h.sockets {
@@ -328,5 +339,6 @@ func (h *floorHub) run() {
 			})
 		}
 		wg.Wait()
+		close(batch.written)
 	}
 }
