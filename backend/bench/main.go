@@ -517,6 +517,17 @@ func run(ctx context.Context, cfg config) int {
 
 	if cfg.subscribers > 0 {
 		logf("\nevent fan-out")
+		// One run's figures, agentdesk's (prefix "") or the floor's ("floor_").
+		addFanout := func(prefix string, fo fanoutResult) {
+			r.add(prefix+"fanout_p50_ms", fo.p50)
+			r.add(prefix+"fanout_p99_ms", fo.p99)
+			r.add(prefix+"fanout_early_share", float64(fo.early)/float64(fo.deliveries))
+			r.add(prefix+"fanout_p50_from_at_ms", fo.p50At)
+			r.add(prefix+"fanout_p99_from_at_ms", fo.p99At)
+			r.add(prefix+"fanout_server_cpu_us_per_delivery", fo.cpuPerDelivery)
+			r.add(prefix+"fanout_bench_cpu_us_per_delivery", fo.benchCPUPerDelivery)
+			r.add(prefix+"fanout_create_p50_ms", fo.createP50)
+		}
 		// The floor's fan-out (floor.go) beside agentdesk's: agentdesk first in odd rounds.
 		for round := 1; round <= cfg.rounds && ctx.Err() == nil; round++ {
 			var floor fanoutResult
@@ -529,14 +540,7 @@ func run(ctx context.Context, cfg config) int {
 				r.check(fmt.Sprintf("round %d fan-out", round), phase{errors: 1, errSamples: []string{err.Error()}},
 					"fanout_p50_ms", "fanout_p99_ms", "fanout_p50_from_at_ms", "fanout_p99_from_at_ms")
 			} else {
-				r.add("fanout_p50_ms", fo.p50)
-				r.add("fanout_p99_ms", fo.p99)
-				r.add("fanout_early_share", float64(fo.early)/float64(fo.deliveries))
-				r.add("fanout_p50_from_at_ms", fo.p50At)
-				r.add("fanout_p99_from_at_ms", fo.p99At)
-				r.add("fanout_server_cpu_us_per_delivery", fo.cpuPerDelivery)
-				r.add("fanout_bench_cpu_us_per_delivery", fo.benchCPUPerDelivery)
-				r.add("fanout_create_p50_ms", fo.createP50)
+				addFanout("", fo)
 				logFanout("", cfg.subscribers, fo)
 			}
 			if floorFanout == nil {
@@ -550,12 +554,7 @@ func run(ctx context.Context, cfg config) int {
 					"floor_fanout_p50_ms", "floor_fanout_p99_ms")
 				continue
 			}
-			r.add("floor_fanout_p50_ms", floor.p50)
-			r.add("floor_fanout_p99_ms", floor.p99)
-			r.add("floor_fanout_p50_from_at_ms", floor.p50At)
-			r.add("floor_fanout_server_cpu_us_per_delivery", floor.cpuPerDelivery)
-			r.add("floor_fanout_bench_cpu_us_per_delivery", floor.benchCPUPerDelivery)
-			r.add("floor_fanout_create_p50_ms", floor.createP50)
+			addFanout("floor_", floor)
 			logFanout("the floor: ", cfg.subscribers, floor)
 		}
 	}
