@@ -37,16 +37,21 @@ func (s *Service) OIDC() auth.OIDC { return s.oidc }
 // Now is the service's clock, for the ID token checks of the sign-in.
 func (s *Service) Now() time.Time { return s.clock() }
 
-// PruneSessions forgets the sessions that can no longer be used (signed out, or past
-// SessionIdle or SessionMaxAge); backend/jobs runs it hourly. A forgotten session's
-// cookie is refused like an expired one.
+// PruneSessions forgets the sessions that can no longer be used (signed out at least
+// endedSessionKept ago, or past SessionIdle or SessionMaxAge); backend/jobs runs it
+// hourly. A forgotten session's cookie is refused like an expired one.
 func (s *Service) PruneSessions(ctx context.Context) error {
 	now := s.clock()
 	return s.store.Write(ctx, s.author(nil), func(tx *store.Tx) error {
-		_, err := tx.PruneSessions(ctx, now.Add(-SessionIdle), now.Add(-SessionMaxAge))
+		_, err := tx.PruneSessions(ctx, now.Add(-endedSessionKept), now.Add(-SessionIdle), now.Add(-SessionMaxAge))
 		return err
 	})
 }
+
+// endedSessionKept is how long a signed-out session is kept before pruning forgets it:
+// long enough for the streams still open on it to be told "signed out" at their next
+// check (events.Hub: within a second), rather than "unknown session".
+const endedSessionKept = time.Minute
 
 // MaxPendingLogins bounds the logins under way (begun at /login in the last
 // LoginMaxAge, not yet back at the callback), whoever began them.

@@ -4,10 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
@@ -83,8 +84,9 @@ func testSignInPeople(t *testing.T, engine string) {
 	}
 }
 
-// TestPruneSessions: sessions that can no longer be used (signed out, idle too long,
-// too old) are deleted; a live one stays and keeps working.
+// TestPruneSessions: sessions that can no longer be used (signed out a minute ago,
+// idle too long, too old) are deleted; one just signed out stays a while, and a live one
+// stays and keeps working.
 // It counts the rows in SQLite's file: SQLite only.
 func TestPruneSessions(t *testing.T) {
 	ctx := context.Background()
@@ -122,6 +124,14 @@ func TestPruneSessions(t *testing.T) {
 	}
 	if _, err := svc.EndSession(ctx, p); err != nil {
 		t.Fatal(err)
+	}
+	// Pruned at once, a signed-out session is kept a while: the streams still open on it
+	// are told it was signed out, not that it is unknown.
+	if err := svc.PruneSessions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := authn(out); errs.CodeOf(err) != errs.Unauthenticated || !strings.Contains(err.Error(), "signed out") {
+		t.Fatalf("the session just signed out, after pruning: %v, want unauthenticated, signed out", err)
 	}
 	now = now.Add(service.SessionIdle + time.Hour)
 	live := signIn("live")

@@ -110,7 +110,7 @@ func testCredentialChanges(t *testing.T, engine string) {
 		{"session signed out", func(tx *Tx, h credentialHolders) error { return tx.EndSession(ctx, h.sessionID, later) }, true},
 		{"user signed out everywhere", func(tx *Tx, h credentialHolders) error { return tx.EndUserSessions(ctx, h.userID, later) }, true},
 		{"sessions pruned", func(tx *Tx, h credentialHolders) error {
-			_, err := tx.PruneSessions(ctx, later, at.Add(-time.Hour)) // idle since before later
+			_, err := tx.PruneSessions(ctx, later, later, at.Add(-time.Hour)) // idle since before later
 			return err
 		}, true},
 		{"token session signed out", func(tx *Tx, h credentialHolders) error { return tx.EndTokenSession(ctx, h.tokenSessionID, later) }, true},

@@ -165,15 +165,15 @@ func (t *Tx) EndSession(ctx context.Context, id int64, at time.Time) error {
 }
 
 // PruneSessions deletes the sessions that can no longer be used, people's and tokens'
-// (tokensessions.go): ended, unused since idleBefore, or begun before oldBefore. It
-// returns how many went.
-func (t *Tx) PruneSessions(ctx context.Context, idleBefore, oldBefore time.Time) (int64, error) {
+// (tokensessions.go): ended by endedBefore, unused since idleBefore, or begun before
+// oldBefore. It returns how many went.
+func (t *Tx) PruneSessions(ctx context.Context, endedBefore, idleBefore, oldBefore time.Time) (int64, error) {
 	var n int64
 	for _, prune := range []string{
-		`DELETE FROM sessions WHERE ended_at IS NOT NULL OR last_seen_at <= $1 OR created_at <= $2`,
+		`DELETE FROM sessions WHERE ended_at <= $3 OR last_seen_at <= $1 OR created_at <= $2`,
 		pruneTokenSessions,
 	} {
-		res, err := t.exec(ctx, prune, fmtTime(idleBefore), fmtTime(oldBefore))
+		res, err := t.exec(ctx, prune, fmtTime(idleBefore), fmtTime(oldBefore), fmtTime(endedBefore))
 		if err != nil {
 			return 0, err
 		}

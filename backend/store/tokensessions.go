@@ -64,7 +64,7 @@ func (t *Tx) EndTokenSession(ctx context.Context, id int64, at time.Time) error 
 	return err
 }
 
-// pruneTokenSessions deletes the token sessions that can no longer be used: ended,
-// unused since $1, or begun before $2 (PruneSessions runs it). The session of a revoked
-// or expired token, refused from then on, goes once idle.
-const pruneTokenSessions = `DELETE FROM token_sessions WHERE ended_at IS NOT NULL OR last_seen_at <= $1 OR created_at <= $2`
+// pruneTokenSessions deletes the token sessions that can no longer be used: ended by
+// $3, unused since $1, or begun before $2 (PruneSessions runs it). The session of a
+// revoked or expired token, refused from then on, goes once idle.
+const pruneTokenSessions = `DELETE FROM token_sessions WHERE ended_at <= $3 OR last_seen_at <= $1 OR created_at <= $2`

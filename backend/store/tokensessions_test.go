@@ -81,7 +81,7 @@ func testTokenSessions(t *testing.T, engine string) {
 	// Idle: not seen since at; old: begun before at (though seen later). Only "live" stays.
 	var n int64
 	write(func(tx *Tx) (err error) {
-		n, err = tx.PruneSessions(ctx, at, at.Add(-time.Second))
+		n, err = tx.PruneSessions(ctx, later, at, at.Add(-time.Second))
 		return err
 	})
 	if n != 3 {
