@@ -65,12 +65,11 @@ type Hub struct {
 	// read before the last check that followed a commit. Only Run's goroutine uses it.
 	checkedChanges int64
 
-	// Delivery passes (AwaitDelivery). notified counts Notify's calls; watched is
-	// len(projects), readable without mu. Under passMu: delivered, the notified count
-	// the last finished pass began with (every commit notified before it began was
-	// handed to every subscriber), and passEnded, closed when a pass ends.
+	// Delivery passes (AwaitDelivery). notified counts Notify's calls. Under passMu:
+	// delivered, the notified count the last finished pass began with (every commit
+	// notified before it began was handed to every subscriber), and passEnded, closed
+	// when a pass ends.
 	notified  atomic.Int64
-	watched   atomic.Int32
 	passMu    sync.Mutex
 	delivered int64
 	passEnded chan struct{}
@@ -387,7 +386,10 @@ const maxDeliveryWait = 50 * time.Millisecond
 // The cost falls on the writer's caller: with 1,000 subscribers on two cores, about
 // 8 ms (docs/performance.md).
 func (h *Hub) AwaitDelivery(ctx context.Context) {
-	if h.watched.Load() == 0 {
+	h.mu.Lock()
+	idle := len(h.projects) == 0
+	h.mu.Unlock()
+	if idle {
 		return
 	}
 	mine := h.notified.Load()
@@ -628,7 +630,6 @@ func (h *Hub) Subscribe(ctx context.Context, w *Watch, since int64) (*Subscriber
 		}
 		f = &feed{last: last, subs: map[*Subscriber]struct{}{}}
 		h.projects[p.ProjectID] = f
-		h.watched.Store(int32(len(h.projects)))
 	}
 	f.subs[sub] = struct{}{}
 	sub.upTo = f.last
@@ -730,7 +731,6 @@ func (h *Hub) Unsubscribe(sub *Subscriber) {
 		delete(f.subs, sub)
 		if len(f.subs) == 0 {
 			delete(h.projects, sub.Principal.ProjectID)
-			h.watched.Store(int32(len(h.projects)))
 		}
 	}
 }
