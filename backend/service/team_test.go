@@ -8,13 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
-
 	"github.com/agentdesk/agentdesk/backend/auth"
 	"github.com/agentdesk/agentdesk/backend/errs"
 	"github.com/agentdesk/agentdesk/backend/service"
 	"github.com/agentdesk/agentdesk/backend/store"
 	"github.com/agentdesk/agentdesk/backend/testenv"
+	"github.com/agentdesk/agentdesk/backend/testenv/pgtest"
 )
 
 func teamService(t *testing.T, engine string) *service.Service {

@@ -170,10 +170,10 @@ func (t *Tx) EndSession(ctx context.Context, id int64, at time.Time) error {
 func (t *Tx) PruneSessions(ctx context.Context, endedBefore, idleBefore, oldBefore time.Time) (int64, error) {
 	var n int64
 	for _, prune := range []string{
-		`DELETE FROM sessions WHERE ended_at <= $3 OR last_seen_at <= $1 OR created_at <= $2`,
+		`DELETE FROM sessions WHERE ended_at <= $1 OR last_seen_at <= $2 OR created_at <= $3`,
 		pruneTokenSessions,
 	} {
-		res, err := t.exec(ctx, prune, fmtTime(idleBefore), fmtTime(oldBefore), fmtTime(endedBefore))
+		res, err := t.exec(ctx, prune, fmtTime(endedBefore), fmtTime(idleBefore), fmtTime(oldBefore))
 		if err != nil {
 			return 0, err
 		}

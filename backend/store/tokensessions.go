@@ -65,6 +65,6 @@ func (t *Tx) EndTokenSession(ctx context.Context, id int64, at time.Time) error 
 }
 
 // pruneTokenSessions deletes the token sessions that can no longer be used: ended by
-// $3, unused since $1, or begun before $2 (PruneSessions runs it). The session of a
+// $1, unused since $2, or begun before $3 (PruneSessions runs it). The session of a
 // revoked or expired token, refused from then on, goes once idle.
-const pruneTokenSessions = `DELETE FROM token_sessions WHERE ended_at <= $3 OR last_seen_at <= $1 OR created_at <= $2`
+const pruneTokenSessions = `DELETE FROM token_sessions WHERE ended_at <= $1 OR last_seen_at <= $2 OR created_at <= $3`
