@@ -166,14 +166,13 @@ func (t *Tx) EndSession(ctx context.Context, id int64, at time.Time) error {
 
 // PruneSessions deletes the sessions that can no longer be used, people's and tokens'
 // (tokensessions.go): ended by endedBefore, unused since idleBefore, or begun before
-// oldBefore. It returns how many went.
+// oldBefore. The session of a revoked or expired token, refused from then on, goes once
+// idle. It returns how many went.
 func (t *Tx) PruneSessions(ctx context.Context, endedBefore, idleBefore, oldBefore time.Time) (int64, error) {
 	var n int64
-	for _, prune := range []string{
-		`DELETE FROM sessions WHERE ended_at <= $1 OR last_seen_at <= $2 OR created_at <= $3`,
-		pruneTokenSessions,
-	} {
-		res, err := t.exec(ctx, prune, fmtTime(endedBefore), fmtTime(idleBefore), fmtTime(oldBefore))
+	for _, table := range []string{"sessions", "token_sessions"} {
+		res, err := t.exec(ctx, `DELETE FROM `+table+` WHERE ended_at <= $1 OR last_seen_at <= $2 OR created_at <= $3`,
+			fmtTime(endedBefore), fmtTime(idleBefore), fmtTime(oldBefore))
 		if err != nil {
 			return 0, err
 		}

@@ -63,8 +63,3 @@ func (t *Tx) EndTokenSession(ctx context.Context, id int64, at time.Time) error 
 	_, err := t.exec(ctx, `UPDATE token_sessions SET ended_at = $1 WHERE id = $2 AND ended_at IS NULL`, fmtTime(at), id)
 	return err
 }
-
-// pruneTokenSessions deletes the token sessions that can no longer be used: ended by
-// $1, unused since $2, or begun before $3 (PruneSessions runs it). The session of a
-// revoked or expired token, refused from then on, goes once idle.
-const pruneTokenSessions = `DELETE FROM token_sessions WHERE ended_at <= $1 OR last_seen_at <= $2 OR created_at <= $3`
